@@ -1,0 +1,65 @@
+"""mcpkit: a thin Model Context Protocol core for servers.
+
+Declare a server with `Server` and its decorators, run it with `mcpkit.cli`, test it with
+`mcpkit.testing.connect`. Handlers receive a `Context`; they never see the transport.
+"""
+
+from .context import Context
+from .errors import (
+    ClientRequestError,
+    InvalidParams,
+    MCPError,
+    ProtocolError,
+    ResourceNotFound,
+    ToolError,
+)
+from .server import Server
+from .types import (
+    Annotations,
+    AudioContent,
+    BlobResourceContents,
+    ElicitResult,
+    EmbeddedResource,
+    Icon,
+    ImageContent,
+    Message,
+    ModelPreferences,
+    ResourceLink,
+    Root,
+    SamplingMessage,
+    SamplingResult,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+    ToolResult,
+)
+from .watch import Changed
+
+__all__ = (
+    "Annotations",
+    "AudioContent",
+    "BlobResourceContents",
+    "Changed",
+    "ClientRequestError",
+    "Context",
+    "ElicitResult",
+    "EmbeddedResource",
+    "Icon",
+    "ImageContent",
+    "InvalidParams",
+    "MCPError",
+    "Message",
+    "ModelPreferences",
+    "ProtocolError",
+    "ResourceLink",
+    "ResourceNotFound",
+    "Root",
+    "SamplingMessage",
+    "SamplingResult",
+    "Server",
+    "TextContent",
+    "TextResourceContents",
+    "ToolAnnotations",
+    "ToolError",
+    "ToolResult",
+)

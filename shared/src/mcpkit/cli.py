@@ -1,0 +1,80 @@
+"""The command line every server shares: `mcp-x [server args] [--transport stdio] ...`.
+
+`run(server, argv)` parses the common options, sends operator logs to stderr, and serves
+until stdin closes or a SIGTERM/SIGINT arrives (in-flight work is cancelled either way).
+Every option can also be set through an environment variable, for host configurations.
+"""
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+import anyio
+
+from .connection import Connection
+from .runtime import Runtime
+from .server import Server
+from .transports.stdio import StdioTransport
+
+_LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options every server has to `parser`."""
+    group = parser.add_argument_group("protocol")
+    group.add_argument(
+        "--transport",
+        choices=("stdio",),
+        default=os.environ.get("MCPKIT_TRANSPORT", "stdio"),
+        help="how clients connect: stdio, for a host that starts the server (env MCPKIT_TRANSPORT)",
+    )
+    group.add_argument(
+        "--log-level",
+        choices=_LOG_LEVELS,
+        default=os.environ.get("MCPKIT_LOG_LEVEL", "warning"),
+        help="operator log level; logs go to stderr (env MCPKIT_LOG_LEVEL, default warning)",
+    )
+
+
+def run(server: Server, args: argparse.Namespace, *, config_hint: str) -> None:
+    """Serve `server` as `args` say, until the client disconnects or a signal arrives.
+
+    `config_hint` is the host configuration to show someone who starts the server from a
+    terminal, where nobody would speak JSON-RPC to it.
+    """
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if sys.stdin.isatty():
+        sys.stderr.write(
+            f"{server.info.name} {server.info.version} speaks MCP on stdin/stdout; a host starts it."
+            f" Add it to your host's configuration, for example:\n\n{config_hint}\n\n"
+            "Waiting for JSON-RPC on stdin (Ctrl-D to quit).\n"
+        )
+    anyio.run(_serve_stdio, server)
+
+
+async def _serve_stdio(server: Server) -> None:
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(_cancel_on_signal, task_group.cancel_scope)
+        async with Runtime(server) as runtime, StdioTransport() as transport:
+            await Connection(runtime, transport).run()
+        task_group.cancel_scope.cancel()
+
+
+async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Add the common options to `parser` and parse `argv` (default: the command line)."""
+    add_common_arguments(parser)
+    return parser.parse_args(argv)

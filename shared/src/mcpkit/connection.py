@@ -1,0 +1,339 @@
+"""One handshake-era connection: read frames, answer them, talk back to the client.
+
+This is the only module that runs handlers, and the one exception-to-wire boundary. Rules:
+- Cheap methods (`ping`, `initialize`, `logging/setLevel`, subscriptions) are answered by
+  the reader at once; every other request runs in its own task and cancel scope, so a
+  `ping` is answered while a long tool call runs.
+- `notifications/cancelled` cancels the request's scope, and no response is sent.
+- Notifications are never answered; a request id already in flight is refused.
+- A batch (2025-03-26 sessions only) is answered with one array of responses.
+- At end of input, in-flight work is cancelled and the connection ends.
+"""
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from . import jsonrpc
+from .context import Context, ListKind, parse_answer
+from .errors import (
+    ClientRequestError,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ProtocolError,
+)
+from .jsonrpc import JSON, RequestId
+from .runtime import Runtime
+from .session import Session
+from .shape import dump
+from .transports import FrameTooLarge, Transport
+from .types import LogLevel, Root
+
+logger = logging.getLogger("mcpkit.connection")
+
+
+class _Waiter:
+    """A request we sent to the client, waiting for its answer."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.response: JSON = {}
+
+
+class Connection:
+    """Serves one client over one transport until the client closes it."""
+
+    def __init__(self, runtime: Runtime, transport: Transport) -> None:
+        self.runtime = runtime
+        self.server = runtime.server
+        self.transport = transport
+        self.session = Session()
+        self._capabilities: dict[str, Any] = {}
+        self._in_flight: dict[RequestId, anyio.CancelScope] = {}
+        self._waiters: dict[RequestId, _Waiter] = {}
+        self._roots: list[Root] | None = None
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    async def run(self) -> None:
+        """Serve until end of input, then cancel whatever is still running."""
+        self.runtime.connections.add(self)
+        try:
+            async with anyio.create_task_group() as task_group:
+                self._task_group = task_group
+                async for frame in self.transport.frames():
+                    self._receive(frame)
+                task_group.cancel_scope.cancel()
+        finally:
+            self.runtime.disconnect(self)
+
+    # Peer, for Context ------------------------------------------------------------------
+
+    @property
+    def version(self) -> str:
+        """The negotiated protocol version."""
+        return self.session.version
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        """The client's name and version, as it reported them."""
+        return self.session.client_info
+
+    def client_supports(self, *path: str) -> bool:
+        """Whether the client declared the capability at `path`."""
+        return self.session.client_supports(*path)
+
+    def wants_log(self, level: LogLevel) -> bool:
+        """Whether the client wants log messages at `level`."""
+        return self.session.wants_log(level)
+
+    async def notify(self, method: str, params: dict[str, Any], related: RequestId | None) -> None:
+        """Send a notification (over stdio every message shares one stream)."""
+        self.notify_nowait(method, params)
+        await self.transport.drain()
+
+    async def request(
+        self, method: str, params: dict[str, Any], timeout: float, related: RequestId | None
+    ) -> dict[str, Any]:
+        """Send a request to the client and wait for its result.
+
+        Raises:
+            ClientRequestError: the client answered with an error, or not within `timeout`.
+        """
+        request_id = self.session.next_request_id()
+        waiter = self._waiters[request_id] = _Waiter()
+        self._send(jsonrpc.request(request_id, method, params))
+        try:
+            with anyio.fail_after(timeout):
+                await waiter.done.wait()
+        except TimeoutError:
+            self._cancel_request(request_id, "timed out")
+            raise ClientRequestError(f"The client did not answer {method} within {timeout:g} s") from None
+        except anyio.get_cancelled_exc_class():
+            self._cancel_request(request_id, "the server's request was cancelled")
+            raise
+        finally:
+            del self._waiters[request_id]
+        response = waiter.response
+        if "error" in response:
+            message = response["error"].get("message") if isinstance(response["error"], dict) else None
+            raise ClientRequestError(f"The client refused {method}: {message or 'no reason given'}")
+        if not isinstance(response.get("result"), dict):
+            raise ClientRequestError(f"The client answered {method} without a result object")
+        return response["result"]
+
+    async def roots(self, timeout: float) -> list[Root]:
+        """Return the client's roots, asking again only after it said they changed."""
+        if self._roots is None:
+            result = await self.request("roots/list", {}, timeout, None)
+            roots = result.get("roots")
+            if not isinstance(roots, list):
+                raise ClientRequestError("The client answered roots/list without a roots list")
+            self._roots = [parse_answer(Root, root) for root in roots]  # pyright: ignore[reportUnknownVariableType]
+        return self._roots
+
+    async def notify_list_changed(self, kind: ListKind) -> None:
+        """Tell every connected client that the `kind` list changed."""
+        self.runtime.notify_list_changed(kind)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell every subscriber of `uri` that it changed."""
+        self.runtime.notify_resource_updated(uri)
+
+    # Subscriber, for Runtime ------------------------------------------------------------
+
+    def notify_nowait(self, method: str, params: dict[str, Any] | None) -> None:
+        """Queue a notification to the client."""
+        self._send(jsonrpc.notification(method, params))
+
+    def wants_list_changed(self, kind: ListKind) -> bool:
+        """Whether this client was told at initialize that `kind` lists may change."""
+        return kind in self._capabilities
+
+    # Inbound ----------------------------------------------------------------------------
+
+    def _send(self, message: JSON | list[JSON]) -> None:
+        self.transport.send_nowait(jsonrpc.encode(message))
+
+    def _cancel_request(self, request_id: RequestId, reason: str) -> None:
+        self.notify_nowait("notifications/cancelled", {"requestId": request_id, "reason": reason})
+
+    def _receive(self, frame: bytes | FrameTooLarge) -> None:
+        """Handle one inbound frame: a message or a batch."""
+        try:
+            if isinstance(frame, FrameTooLarge):
+                raise InvalidRequest(f"Invalid Request: {frame}")
+            message = jsonrpc.decode(frame)
+        except ProtocolError as exc:
+            self._send(jsonrpc.error(None, exc.to_wire()))
+            return
+        if isinstance(message, list):
+            self._receive_batch(message)  # pyright: ignore[reportUnknownArgumentType]
+            return
+        answer = self._dispatch(message)
+        if isinstance(answer, dict):
+            self._send(answer)
+        elif answer is not None:
+            self._spawn(self._send_when_done, answer)
+
+    def _receive_batch(self, batch: list[Any]) -> None:
+        """Handle a batch: allowed in 2025-03-26 sessions only, answered with one array."""
+        if not self.session.accepts_batches:
+            version = self.session.version
+            problem = InvalidRequest(f"Invalid Request: protocol {version} does not allow batches")
+            self._send(jsonrpc.error(None, problem.to_wire()))
+            return
+        if not batch:
+            self._send(jsonrpc.error(None, InvalidRequest("Invalid Request: empty batch").to_wire()))
+            return
+        answers = [self._dispatch(message, in_batch=True) for message in batch]
+        self._spawn(self._send_batch, answers)
+
+    async def _send_batch(self, answers: list[JSON | Awaitable[JSON | None] | None]) -> None:
+        responses: list[JSON | None] = [a if isinstance(a, dict) or a is None else None for a in answers]
+
+        async def settle(index: int, pending: Awaitable[JSON | None]) -> None:
+            responses[index] = await pending
+
+        async with anyio.create_task_group() as task_group:
+            for index, answer in enumerate(answers):
+                if answer is not None and not isinstance(answer, dict):
+                    task_group.start_soon(settle, index, answer)
+        sent = [response for response in responses if response is not None]
+        if sent:
+            self._send(sent)
+
+    async def _send_when_done(self, pending: Awaitable[JSON | None]) -> None:
+        response = await pending
+        if response is not None:
+            self._send(response)
+
+    def _spawn(self, work: Callable[[Any], Awaitable[None]], argument: Any) -> None:
+        assert self._task_group is not None
+        self._task_group.start_soon(work, argument)
+
+    def _dispatch(self, message: Any, *, in_batch: bool = False) -> JSON | Awaitable[JSON | None] | None:
+        """Handle one message: the response now, a coroutine that will produce it, or None."""
+        try:
+            kind = jsonrpc.classify(message)
+        except InvalidRequest as exc:
+            readable_id = message.get("id") if isinstance(message, dict) else None
+            request_id = readable_id if jsonrpc.is_request_id(readable_id) else None
+            return jsonrpc.error(request_id, exc.to_wire())
+        if kind == "response":
+            self._resolve(message)
+            return None
+        if kind == "notification":
+            self._on_notification(message["method"], message.get("params"))
+            return None
+        request_id: RequestId = message["id"]
+        try:
+            return self._on_request(request_id, message["method"], message.get("params"), in_batch)
+        except ProtocolError as exc:
+            return jsonrpc.error(request_id, exc.to_wire())
+
+    def _on_request(
+        self, request_id: RequestId, method: str, params: Any, in_batch: bool
+    ) -> JSON | Awaitable[JSON | None]:
+        """Answer a cheap request at once, or return the coroutine of a handler's answer.
+
+        Raises:
+            ProtocolError: the request is refused.
+        """
+        if params is None:
+            params = {}
+        elif not isinstance(params, dict):
+            raise InvalidParams("Invalid params: params must be an object")
+        if request_id in self._in_flight:
+            raise InvalidRequest(f"Invalid Request: request id {request_id!r} is already in use")
+        self.session.check_request(method)
+        if method == "ping":
+            return jsonrpc.result(request_id, {})
+        if method == "initialize":
+            if in_batch:
+                raise InvalidRequest("Invalid Request: initialize cannot be part of a batch")
+            return jsonrpc.result(request_id, self._initialize(params))  # pyright: ignore[reportUnknownArgumentType]
+        if method == "logging/setLevel":
+            self.session.set_log_level(params.get("level"))  # pyright: ignore[reportUnknownMemberType]
+            return jsonrpc.result(request_id, {})
+        if method in ("resources/subscribe", "resources/unsubscribe"):
+            self._subscription(method, params)  # pyright: ignore[reportUnknownArgumentType]
+            return jsonrpc.result(request_id, {})
+        handler = self.server.handler(method, self.session.version)
+        scope = self._in_flight[request_id] = anyio.CancelScope()
+        return self._run(request_id, handler(Context(self, request_id, _meta(params)), params), scope)  # pyright: ignore[reportUnknownArgumentType]
+
+    async def _run(
+        self, request_id: RequestId, handling: Awaitable[dict[str, Any]], scope: anyio.CancelScope
+    ) -> JSON | None:
+        """Await a handler in its cancel scope; return its response, or None if cancelled."""
+        try:
+            with scope:
+                try:
+                    return jsonrpc.result(request_id, await handling)
+                except ProtocolError as exc:
+                    return jsonrpc.error(request_id, exc.to_wire())
+                except ClientRequestError as exc:
+                    return jsonrpc.error(request_id, InternalError(str(exc)).to_wire())
+                except Exception:
+                    logger.exception("Request %r failed", request_id)
+                    return jsonrpc.error(request_id, InternalError("Internal error").to_wire())
+            return None  # cancelled by notifications/cancelled: no response
+        finally:
+            del self._in_flight[request_id]
+
+    def _initialize(self, params: dict[str, Any]) -> JSON:
+        version = self.session.initialize(params)
+        self._capabilities = self.server.capabilities(version)
+        result: JSON = {
+            "protocolVersion": version,
+            "capabilities": self._capabilities,
+            "serverInfo": dump(self.server.info, version),
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        return result
+
+    def _subscription(self, method: str, params: dict[str, Any]) -> None:
+        """Subscribe to or unsubscribe from a resource.
+
+        Raises:
+            ProtocolError: no resources capability, or no such resource.
+        """
+        if "resources" not in self.server.capabilities(self.session.version):
+            raise MethodNotFound(f"Method not found: {method} (this server has no resources)")
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams("uri must be a string")
+        if method == "resources/unsubscribe":
+            self.runtime.unsubscribe(self, uri)
+        else:
+            self.server.find_resource(uri)
+            self.runtime.subscribe(self, uri)
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        if method == "notifications/initialized":
+            self.session.initialized()
+        elif method == "notifications/cancelled" and isinstance(params, dict):
+            scope = self._in_flight.get(params.get("requestId"))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            if scope is not None:
+                scope.cancel()
+        elif method == "notifications/roots/list_changed":
+            self._roots = None
+
+    def _resolve(self, response: JSON) -> None:
+        waiter = self._waiters.get(response["id"])
+        if waiter is None:
+            logger.debug("Ignoring a response to unknown request %r", response["id"])
+            return
+        waiter.response = response
+        waiter.done.set()
+
+
+def _meta(params: dict[str, Any]) -> dict[str, Any]:
+    meta = params.get("_meta")
+    return meta if isinstance(meta, dict) else {}  # pyright: ignore[reportUnknownVariableType]

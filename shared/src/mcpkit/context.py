@@ -1,0 +1,225 @@
+"""The Context a handler receives: everything it may do besides returning a result.
+
+Handlers never see a session or a transport, only this. The connection that carries the
+request implements `Peer`; the Context adds the rules: progress only with a token and only
+increasing, logs only at the client's level, requests to the client only when it declared
+the capability.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import ClientRequestError
+from .jsonrpc import RequestId
+from .shape import dump, dump_all
+from .types import ElicitResult, LogLevel, ModelPreferences, Root, SamplingMessage, SamplingResult
+from .versions import V2025_03_26, has_elicitation, has_url_elicitation
+
+ListKind = Literal["tools", "resources", "prompts"]
+
+ROOTS_TIMEOUT = 30.0
+SAMPLING_TIMEOUT = 300.0  # a model may take minutes
+ELICITATION_TIMEOUT = 600.0  # a person may take longer
+
+
+class Peer(Protocol):
+    """What a Context needs from the connection its request came on."""
+
+    version: str
+    client_info: dict[str, Any]
+
+    def client_supports(self, *path: str) -> bool:
+        """Whether the client declared the capability at `path`."""
+        ...
+
+    def wants_log(self, level: LogLevel) -> bool:
+        """Whether the client wants log messages at `level`."""
+        ...
+
+    async def notify(self, method: str, params: dict[str, Any], related: RequestId | None) -> None:
+        """Send a notification, related to request `related` if not None."""
+        ...
+
+    async def request(
+        self, method: str, params: dict[str, Any], timeout: float, related: RequestId | None
+    ) -> dict[str, Any]:
+        """Send a request to the client and return its result.
+
+        Raises:
+            ClientRequestError: the client answered with an error or not in time.
+        """
+        ...
+
+    async def roots(self, timeout: float) -> list[Root]:
+        """Return the client's roots (asking it only when they may have changed).
+
+        Raises:
+            ClientRequestError: the client answered with an error or not in time.
+        """
+        ...
+
+    async def notify_list_changed(self, kind: ListKind) -> None:
+        """Tell every connected client that a list changed."""
+        ...
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell every client subscribed to `uri` that it changed."""
+        ...
+
+
+class Context:
+    """The handler's view of its request: logging, progress, notifications, client requests."""
+
+    def __init__(self, peer: Peer, request_id: RequestId | None, meta: Mapping[str, Any]) -> None:
+        self._peer = peer
+        self.request_id = request_id
+        self._progress_token: object = meta.get("progressToken")
+        self._last_progress: float | None = None
+        self._done = False
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol version of the request."""
+        return self._peer.version
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        """The client's self-reported name and version (never a basis for security)."""
+        return self._peer.client_info
+
+    def finish(self) -> None:
+        """Mark the request answered: from now on, progress is no longer sent."""
+        self._done = True
+
+    async def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> None:
+        """Send a log message to the client, if it wants messages at `level`."""
+        if not self._peer.wants_log(level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._peer.notify("notifications/message", params, self.request_id)
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Report progress, if the client asked for it; does nothing otherwise.
+
+        Raises:
+            ValueError: `progress` is not greater than the previous report (the spec says
+                progress MUST increase).
+        """
+        if self._progress_token is None or self._done:
+            return
+        if self._last_progress is not None and progress <= self._last_progress:
+            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
+        self._last_progress = progress
+        params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None and self.protocol_version >= V2025_03_26:
+            params["message"] = message
+        await self._peer.notify("notifications/progress", params, self.request_id)
+
+    async def notify_list_changed(self, kind: ListKind) -> None:
+        """Tell connected clients that the list of tools, resources or prompts changed."""
+        await self._peer.notify_list_changed(kind)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to `uri` that it changed."""
+        await self._peer.notify_resource_updated(uri)
+
+    async def roots(self, *, timeout: float = ROOTS_TIMEOUT) -> list[Root]:
+        """Ask the client for its roots.
+
+        Raises:
+            ClientRequestError: the client has no roots capability, fails or times out.
+        """
+        self._require("roots", what="roots")
+        return await self._peer.roots(timeout)
+
+    async def sample(
+        self,
+        messages: Sequence[SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: ModelPreferences | None = None,
+        timeout: float = SAMPLING_TIMEOUT,
+    ) -> SamplingResult:
+        """Ask the client's model for a completion.
+
+        Raises:
+            ClientRequestError: the client has no sampling capability, fails or times out.
+        """
+        self._require("sampling", what="sampling")
+        version = self.protocol_version
+        params: dict[str, Any] = {"messages": dump_all(list(messages), version), "maxTokens": max_tokens}
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        if temperature is not None:
+            params["temperature"] = temperature
+        if stop_sequences is not None:
+            params["stopSequences"] = list(stop_sequences)
+        if model_preferences is not None:
+            params["modelPreferences"] = dump(model_preferences, version)
+        result = await self._peer.request("sampling/createMessage", params, timeout, self.request_id)
+        return parse_answer(SamplingResult, result)
+
+    async def elicit(
+        self, message: str, requested_schema: Mapping[str, Any], *, timeout: float = ELICITATION_TIMEOUT
+    ) -> ElicitResult:
+        """Ask the user to fill in a form (a flat object schema of primitive fields).
+
+        Raises:
+            ClientRequestError: the client cannot show forms, fails or times out.
+        """
+        if not has_elicitation(self.protocol_version):
+            raise ClientRequestError(f"Protocol {self.protocol_version} has no elicitation")
+        self._require("elicitation", what="elicitation")
+        # `elicitation: {}` means forms; a client listing modes must list "form".
+        supports = self._peer.client_supports
+        if supports("elicitation", "url") and not supports("elicitation", "form"):
+            raise ClientRequestError("The client accepts only URL elicitation, not forms")
+        params = {"message": message, "requestedSchema": dict(requested_schema)}
+        if has_url_elicitation(self.protocol_version):
+            params["mode"] = "form"
+        result = await self._peer.request("elicitation/create", params, timeout, self.request_id)
+        return parse_answer(ElicitResult, result)
+
+    async def elicit_url(
+        self, message: str, url: str, elicitation_id: str, *, timeout: float = ELICITATION_TIMEOUT
+    ) -> ElicitResult:
+        """Ask the user to visit `url` (for what must not pass through the client).
+
+        Raises:
+            ClientRequestError: the client does not support URL elicitation, fails or
+                times out.
+        """
+        if not has_url_elicitation(self.protocol_version):
+            raise ClientRequestError(f"Protocol {self.protocol_version} has no URL elicitation")
+        self._require("elicitation", "url", what="URL elicitation")
+        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+        result = await self._peer.request("elicitation/create", params, timeout, self.request_id)
+        return parse_answer(ElicitResult, result)
+
+    def _require(self, *path: str, what: str) -> None:
+        if not self._peer.client_supports(*path):
+            raise ClientRequestError(f"The client does not support {what}")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_answer(model: type[M], value: object) -> M:
+    """Validate a client's answer.
+
+    Raises:
+        ClientRequestError: the answer does not match the spec's shape.
+    """
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise ClientRequestError(f"The client sent an invalid {model.__name__}: {exc}") from None

@@ -1,0 +1,108 @@
+"""The core's exceptions, and where each one ends up on the wire.
+
+```text
+MCPError
+├── ProtocolError(code, message, data)  -> a JSON-RPC error response
+│   ├── ParseError          -32700  the bytes are not JSON
+│   ├── InvalidRequest      -32600  JSON, but not a valid request in this state
+│   ├── MethodNotFound      -32601  unknown method, or a capability the server lacks
+│   ├── InvalidParams       -32602  bad params, unknown tool or prompt, bad cursor
+│   ├── InternalError       -32603  a bug in the server (never code 0)
+│   └── ResourceNotFound    -32002  resources/read of a URI nobody serves
+├── ToolError(message)                  -> a tool result with isError: true
+└── ClientRequestError(message)         -> raised by ctx.sample/elicit/roots when the
+                                           client lacks the capability, answers with an
+                                           error, or does not answer in time
+```
+
+Inside a tool, `ToolError` and `ClientRequestError` become an `isError` result the model can
+read; any other exception there becomes an `isError` result without details (the traceback
+goes to stderr). Outside tools, a `ProtocolError` is answered as itself and anything else as
+`InternalError`.
+"""
+
+from typing import Any
+
+PARSE_ERROR = -32700
+"""Invalid JSON was received."""
+INVALID_REQUEST = -32600
+"""The JSON is not a valid request object, or not valid in the session's state."""
+METHOD_NOT_FOUND = -32601
+"""The method does not exist or its capability was not declared."""
+INVALID_PARAMS = -32602
+"""Invalid method parameters."""
+INTERNAL_ERROR = -32603
+"""Internal error in the server."""
+RESOURCE_NOT_FOUND = -32002
+"""No resource with the requested URI (handshake-era versions)."""
+
+
+class MCPError(Exception):
+    """Base class of every exception the core raises on purpose."""
+
+
+class ProtocolError(MCPError):
+    """An error answered to the client as a JSON-RPC error response."""
+
+    code: int = INTERNAL_ERROR
+
+    def __init__(self, message: str, data: Any = None, *, code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+        if code is not None:
+            self.code = code
+
+    def to_wire(self) -> dict[str, Any]:
+        """Return the JSON-RPC `error` object for this exception."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class ParseError(ProtocolError):
+    """The input is not valid UTF-8 JSON."""
+
+    code = PARSE_ERROR
+
+
+class InvalidRequest(ProtocolError):
+    """The message is not a valid JSON-RPC request, or not allowed in the current state."""
+
+    code = INVALID_REQUEST
+
+
+class MethodNotFound(ProtocolError):
+    """The method is unknown, or belongs to a capability the server did not declare."""
+
+    code = METHOD_NOT_FOUND
+
+
+class InvalidParams(ProtocolError):
+    """The request's parameters are invalid (unknown tool or prompt, bad cursor, ...)."""
+
+    code = INVALID_PARAMS
+
+
+class InternalError(ProtocolError):
+    """The server failed while handling a request."""
+
+    code = INTERNAL_ERROR
+
+
+class ResourceNotFound(ProtocolError):
+    """No resource is served at the requested URI."""
+
+    code = RESOURCE_NOT_FOUND
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(f"Resource not found: {uri}", {"uri": uri})
+
+
+class ToolError(MCPError):
+    """A tool failed in a way the model should see: becomes an `isError: true` result."""
+
+
+class ClientRequestError(MCPError):
+    """A request to the client (roots, sampling, elicitation) could not be completed."""

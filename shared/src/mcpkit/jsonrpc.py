@@ -1,0 +1,91 @@
+"""JSON-RPC 2.0 framing: decode one frame, classify a message, build and encode replies.
+
+Messages stay plain dicts: the hot path (a ping) must cost little more than `json.loads`.
+This is the one encoder: compact, UTF-8, one line, so a message never contains a newline.
+"""
+
+import json
+from typing import Any, Literal
+
+from .errors import InvalidRequest, ParseError
+
+RequestId = str | int
+JSON = dict[str, Any]
+Kind = Literal["request", "notification", "response"]
+
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_ascii_encoder = json.JSONEncoder(separators=(",", ":"))
+
+
+def encode(message: JSON | list[JSON]) -> bytes:
+    """Serialize one message (or a batch) to compact UTF-8 JSON, without a newline."""
+    try:
+        return _encoder.encode(message).encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (e.g. an undecodable file name) cannot be UTF-8: escape it instead.
+        return _ascii_encoder.encode(message).encode()
+
+
+def decode(frame: bytes) -> Any:
+    """Parse one frame (a message or a batch).
+
+    Raises:
+        ParseError: the frame is not UTF-8 or not JSON.
+    """
+    try:
+        return json.loads(frame)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise ParseError(f"Parse error: {exc}") from None
+
+
+def is_request_id(value: object) -> bool:
+    """Return whether `value` is a valid request id: a string or an integer, not a bool."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def classify(message: object) -> Kind:
+    """Return what kind of JSON-RPC message `message` is.
+
+    Raises:
+        InvalidRequest: it is not a JSON-RPC 2.0 request, notification or response.
+    """
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        raise InvalidRequest("Invalid Request: expected a JSON-RPC 2.0 object")
+    method = message.get("method")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if method is None:
+        if is_request_id(message.get("id")) and ("result" in message or "error" in message):
+            return "response"
+        raise InvalidRequest("Invalid Request: a response needs an id and a result or an error")
+    if not isinstance(method, str):
+        raise InvalidRequest("Invalid Request: method must be a string")
+    if "id" not in message:
+        return "notification"
+    if not is_request_id(message["id"]):
+        raise InvalidRequest("Invalid Request: id must be a string or an integer")
+    return "request"
+
+
+def result(request_id: RequestId, value: JSON) -> JSON:
+    """Build a success response."""
+    return {"jsonrpc": "2.0", "id": request_id, "result": value}
+
+
+def error(request_id: RequestId | None, error_object: JSON) -> JSON:
+    """Build an error response; without a readable id the id is left out."""
+    if request_id is None:
+        return {"jsonrpc": "2.0", "error": error_object}
+    return {"jsonrpc": "2.0", "id": request_id, "error": error_object}
+
+
+def request(request_id: RequestId, method: str, params: JSON | None) -> JSON:
+    """Build a request."""
+    if params is None:
+        return {"jsonrpc": "2.0", "id": request_id, "method": method}
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def notification(method: str, params: JSON | None) -> JSON:
+    """Build a notification."""
+    if params is None:
+        return {"jsonrpc": "2.0", "method": method}
+    return {"jsonrpc": "2.0", "method": method, "params": params}

@@ -1,0 +1,78 @@
+"""Prompts: a registered function whose string parameters are the prompt's arguments.
+
+The function returns a `str` (one user message) or a list of `Message`. A parameter with a
+default is optional; a description comes from `Annotated[str, Field(description=...)]`.
+"""
+
+import inspect
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, get_args
+
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
+
+from .context import Context
+from .errors import InvalidParams
+from .signature import Signature
+from .tools import summarize
+from .types import Icon, Message, Prompt, PromptArgument, TextContent
+
+PromptFunction = Callable[..., Coroutine[Any, Any, str | list[Message]]]
+
+
+def _description(annotation: Any) -> str | None:
+    """Return the description given in `Annotated[..., Field(description=...)]`, if any."""
+    for extra in get_args(annotation)[1:]:
+        if isinstance(extra, FieldInfo) and extra.description:
+            return extra.description
+    return None
+
+
+class RegisteredPrompt:
+    """A prompt function with its listing metadata."""
+
+    def __init__(
+        self,
+        fn: PromptFunction,
+        *,
+        name: str | None,
+        title: str | None,
+        description: str | None,
+        icons: list[Icon] | None,
+        meta: dict[str, Any] | None,
+    ) -> None:
+        self.fn = fn
+        self.signature = Signature(fn)
+        self.name = name or fn.__name__
+        self.definition = Prompt(
+            name=self.name,
+            title=title,
+            description=description or inspect.getdoc(fn),
+            arguments=[
+                PromptArgument(
+                    name=parameter.name,
+                    description=_description(self.signature.hints[parameter.name]),
+                    required=parameter.default is inspect.Parameter.empty,
+                )
+                for parameter in self.signature.parameters.values()
+            ],
+            icons=icons,
+            meta=meta,
+        )
+
+    async def render(self, context: Context, arguments: Mapping[str, Any]) -> list[Message]:
+        """Call the function with `arguments` and return the prompt's messages.
+
+        Raises:
+            InvalidParams: an argument is missing, unknown, or not a string.
+        """
+        if not all(isinstance(value, str) for value in arguments.values()):
+            raise InvalidParams(f"Arguments of prompt {self.name} must be strings")
+        try:
+            kwargs = self.signature.bind(dict(arguments), context)
+        except ValidationError as exc:
+            raise InvalidParams(f"Invalid arguments for prompt {self.name}: {summarize(exc)}") from None
+        value = await self.fn(**kwargs)
+        if isinstance(value, str):
+            return [Message(role="user", content=TextContent(text=value))]
+        return value

@@ -1,0 +1,367 @@
+"""`Server`: what a server offers (tools, resources, prompts, completions, watches) and
+the handlers of the methods that use them.
+
+Declare once: each tool, resource, prompt or completion is one async function and one
+decorator; its schema, validation, listing and the server's capabilities derive from it.
+Registrations may change while clients are connected: they are told through
+`notifications/*/list_changed`.
+"""
+
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, TypeVar
+
+from .completions import Completer, completion_result
+from .context import Context, ListKind
+from .errors import InvalidParams, MethodNotFound, ResourceNotFound
+from .pagination import page
+from .prompts import PromptFunction, RegisteredPrompt
+from .resources import RegisteredResource, ResourceFunction
+from .shape import dump, dump_all
+from .tools import RegisteredTool, ToolFunction
+from .types import Annotations, Icon, Implementation, ToolAnnotations
+from .uritemplate import UriTemplate
+from .versions import has_completions
+from .watch import WatchFunction
+
+F = TypeVar("F", bound=Callable[..., Coroutine[Any, Any, Any]])
+Handler = Callable[[Context, dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
+ListChangedListener = Callable[[ListKind], None]
+
+
+def _params_object(params: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """Return `params[key]` if it is an object (absent = empty).
+
+    Raises:
+        InvalidParams: it is present and not an object.
+    """
+    value = params.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidParams(f"{key} must be an object")
+    return value  # pyright: ignore[reportUnknownVariableType]
+
+
+def _params_string(params: Mapping[str, Any], key: str) -> str:
+    """Return the required string `params[key]`.
+
+    Raises:
+        InvalidParams: it is missing or not a string.
+    """
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise InvalidParams(f"{key} must be a string")
+    return value
+
+
+class Server:
+    """An MCP server's offer: register with the decorators, run with `mcpkit.cli.run`."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[Icon] | None = None,
+        page_size: int = 100,
+    ) -> None:
+        self.info = Implementation(
+            name=name, version=version, title=title, website_url=website_url, icons=icons
+        )
+        self.instructions = instructions
+        self.page_size = page_size
+        self.tools: dict[str, RegisteredTool] = {}
+        self.resources: dict[str, RegisteredResource] = {}
+        self.prompts: dict[str, RegisteredPrompt] = {}
+        self.completers: dict[tuple[str, str, str], Completer] = {}
+        self.watches: list[tuple[UriTemplate, WatchFunction]] = []
+        self.list_changed_listeners: list[ListChangedListener] = []
+        self.handlers: dict[str, tuple[str, Handler]] = {
+            "tools/list": ("tools", self._list_tools),
+            "tools/call": ("tools", self._call_tool),
+            "resources/list": ("resources", self._list_resources),
+            "resources/templates/list": ("resources", self._list_templates),
+            "resources/read": ("resources", self._read_resource),
+            "prompts/list": ("prompts", self._list_prompts),
+            "prompts/get": ("prompts", self._get_prompt),
+            "completion/complete": ("completions", self._complete),
+        }
+
+    # Registration -----------------------------------------------------------------------
+
+    def tool(
+        self,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register an async function as a tool (see `mcpkit.tools` for what it may return).
+
+        Parameters become the input schema (a `Context` parameter is injected instead);
+        the docstring becomes the description. `input_schema` replaces the derived schema
+        in the listing only (arguments are still validated against the signature).
+        """
+
+        def register(fn: F) -> F:
+            self.add_tool(
+                RegisteredTool(
+                    fn,
+                    name=name,
+                    title=title,
+                    description=description,
+                    annotations=annotations,
+                    icons=icons,
+                    input_schema=input_schema,
+                    meta=meta,
+                )
+            )
+            return fn
+
+        return register
+
+    def add_tool(self, tool: RegisteredTool) -> None:
+        """Add (or replace) a tool and tell connected clients."""
+        self.tools[tool.name] = tool
+        self._changed("tools")
+
+    def remove_tool(self, name: str) -> None:
+        """Remove a tool, if present, and tell connected clients."""
+        if self.tools.pop(name, None) is not None:
+            self._changed("tools")
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Annotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register an async function as the resource at `uri`, or a template if it has
+        `{var}` / `{+var}` variables (which must be the function's parameters)."""
+
+        def register(fn: F) -> F:
+            self.add_resource(
+                RegisteredResource(
+                    fn,
+                    uri,
+                    name=name,
+                    title=title,
+                    description=description,
+                    mime_type=mime_type,
+                    size=size,
+                    annotations=annotations,
+                    icons=icons,
+                    meta=meta,
+                )
+            )
+            return fn
+
+        return register
+
+    def add_resource(self, resource: RegisteredResource) -> None:
+        """Add (or replace) a resource or template and tell connected clients."""
+        self.resources[resource.uri] = resource
+        self._changed("resources")
+
+    def remove_resource(self, uri: str) -> None:
+        """Remove a resource or template, if present, and tell connected clients."""
+        if self.resources.pop(uri, None) is not None:
+            self._changed("resources")
+
+    def prompt(
+        self,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register an async function as a prompt; its string parameters are the arguments."""
+
+        def register(fn: F) -> F:
+            prompt = RegisteredPrompt(
+                fn, name=name, title=title, description=description, icons=icons, meta=meta
+            )
+            self.add_prompt(prompt)
+            return fn
+
+        return register
+
+    def add_prompt(self, prompt: RegisteredPrompt) -> None:
+        """Add (or replace) a prompt and tell connected clients."""
+        self.prompts[prompt.name] = prompt
+        self._changed("prompts")
+
+    def remove_prompt(self, name: str) -> None:
+        """Remove a prompt, if present, and tell connected clients."""
+        if self.prompts.pop(name, None) is not None:
+            self._changed("prompts")
+
+    def complete(
+        self, *, argument: str, prompt: str | None = None, resource: str | None = None
+    ) -> Callable[[Completer], Completer]:
+        """Register a completer for `argument` of a prompt or of a resource template.
+
+        Raises:
+            TypeError: not exactly one of `prompt` and `resource` is given.
+        """
+        if (prompt is None) == (resource is None):
+            raise TypeError("complete() needs exactly one of prompt= and resource=")
+        key = ("ref/prompt", prompt, argument) if prompt else ("ref/resource", resource, argument)
+
+        def register(fn: Completer) -> Completer:
+            self.completers[key] = fn  # pyright: ignore[reportArgumentType]
+            return fn
+
+        return register
+
+    def watch(self, uri: str) -> Callable[[WatchFunction], WatchFunction]:
+        """Register an async function that watches the resources matching `uri`.
+
+        It runs while at least one client is subscribed to a matching URI, receives the
+        template variables and a `Changed` to await on each change, and is cancelled
+        when the last subscriber leaves.
+        """
+
+        def register(fn: WatchFunction) -> WatchFunction:
+            self.watches.append((UriTemplate(uri), fn))
+            return fn
+
+        return register
+
+    def _changed(self, kind: ListKind) -> None:
+        for listener in self.list_changed_listeners:
+            listener(kind)
+
+    # Capabilities and lookup ------------------------------------------------------------
+
+    def capabilities(self, version: str) -> dict[str, Any]:
+        """Return the server capabilities for a session of `version`: what is registered."""
+        capabilities: dict[str, Any] = {"logging": {}}
+        if self.tools:
+            capabilities["tools"] = {"listChanged": True}
+        if self.resources:
+            capabilities["resources"] = {"subscribe": True, "listChanged": True}
+        if self.prompts:
+            capabilities["prompts"] = {"listChanged": True}
+        if self.completers and has_completions(version):
+            capabilities["completions"] = {}
+        return capabilities
+
+    def handler(self, method: str, version: str) -> Handler:
+        """Return the handler of `method`.
+
+        Raises:
+            MethodNotFound: no such method, or its capability is not offered.
+        """
+        entry = self.handlers.get(method)
+        if entry is None:
+            raise MethodNotFound(f"Method not found: {method}")
+        capability, handler = entry
+        if capability not in self.capabilities(version) and not (
+            capability == "completions" and self.completers
+        ):
+            raise MethodNotFound(f"Method not found: {method} (this server has no {capability})")
+        return handler
+
+    def find_resource(self, uri: str) -> tuple[RegisteredResource, dict[str, str]]:
+        """Return the resource serving `uri` and its variables: exact URIs before templates.
+
+        Raises:
+            ResourceNotFound: nothing serves `uri`.
+        """
+        exact = self.resources.get(uri)
+        if exact is not None and not exact.is_template:
+            return exact, {}
+        for resource in self.resources.values():
+            variables = resource.match(uri) if resource.is_template else None
+            if variables is not None:
+                return resource, variables
+        raise ResourceNotFound(uri)
+
+    # Method handlers --------------------------------------------------------------------
+
+    async def _list_tools(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        tools, cursor = page(list(self.tools.values()), params.get("cursor"), "tools", self.page_size)
+        result: dict[str, Any] = {"tools": [dump(t.definition, ctx.protocol_version) for t in tools]}
+        return _with_cursor(result, cursor)
+
+    async def _call_tool(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        name = _params_string(params, "name")
+        tool = self.tools.get(name)
+        if tool is None:
+            raise InvalidParams(f"Unknown tool: {name}")
+        return await tool.call(ctx, _params_object(params, "arguments"))
+
+    async def _list_resources(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        static = [r for r in self.resources.values() if not r.is_template]
+        items, cursor = page(static, params.get("cursor"), "resources", self.page_size)
+        listing = [r.listing() for r in items]
+        return _with_cursor({"resources": dump_all(listing, ctx.protocol_version)}, cursor)
+
+    async def _list_templates(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        templates = [r for r in self.resources.values() if r.is_template]
+        items, cursor = page(templates, params.get("cursor"), "templates", self.page_size)
+        listing = [r.listing() for r in items]
+        return _with_cursor({"resourceTemplates": dump_all(listing, ctx.protocol_version)}, cursor)
+
+    async def _read_resource(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        uri = _params_string(params, "uri")
+        resource, variables = self.find_resource(uri)
+        contents = await resource.read(ctx, uri, variables)
+        return {"contents": dump_all(contents, ctx.protocol_version)}
+
+    async def _list_prompts(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        prompts, cursor = page(list(self.prompts.values()), params.get("cursor"), "prompts", self.page_size)
+        result = {"prompts": dump_all([p.definition for p in prompts], ctx.protocol_version)}
+        return _with_cursor(result, cursor)
+
+    async def _get_prompt(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        name = _params_string(params, "name")
+        prompt = self.prompts.get(name)
+        if prompt is None:
+            raise InvalidParams(f"Unknown prompt: {name}")
+        messages = await prompt.render(ctx, _params_object(params, "arguments"))
+        result: dict[str, Any] = {"messages": dump_all(messages, ctx.protocol_version)}
+        if prompt.definition.description:
+            result["description"] = prompt.definition.description
+        return result
+
+    async def _complete(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        ref = _params_object(params, "ref")
+        argument = _params_object(params, "argument")
+        kind = ref.get("type")
+        target = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
+        if kind == "ref/prompt" and target not in self.prompts:
+            raise InvalidParams(f"Unknown prompt: {target}")
+        if kind == "ref/resource" and target not in self.resources:
+            raise InvalidParams(f"Unknown resource template: {target}")
+        if kind not in ("ref/prompt", "ref/resource"):
+            raise InvalidParams("ref.type must be ref/prompt or ref/resource")
+        name = _params_string(argument, "name")
+        value = _params_string(argument, "value")
+        completer = self.completers.get((kind, str(target), name))
+        context = _params_object(params, "context").get("arguments") or {}
+        values = [] if completer is None else await completer(value, context)
+        return {"completion": completion_result(values)}
+
+
+def _with_cursor(result: dict[str, Any], cursor: str | None) -> dict[str, Any]:
+    if cursor is not None:
+        result["nextCursor"] = cursor
+    return result

@@ -1,0 +1,109 @@
+"""Per-connection protocol state of the handshake era, with no I/O.
+
+Rules, all decided here and nowhere else:
+- `initialize` comes first and only once; `ping` is allowed at any time.
+- Any other request before `initialize` is refused with an error (never left hanging).
+- After the `initialize` response, requests are served even if `notifications/initialized`
+  is late: the spec only asks the client not to send them, and refusing helps no one.
+- Batches are accepted only in a 2025-03-26 session.
+- Log notifications are sent at the client's level and above (`info` until it sets one).
+"""
+
+import enum
+import itertools
+from typing import Any, get_args
+
+from .errors import InvalidParams, InvalidRequest
+from .types import LogLevel
+from .versions import LATEST_HANDSHAKE_VERSION, accepts_batches, negotiate
+
+LOG_LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
+"""RFC 5424 severities, least severe first."""
+_SEVERITY = {level: rank for rank, level in enumerate(LOG_LEVELS)}
+
+
+class Phase(enum.Enum):
+    """Where a connection is in its lifecycle."""
+
+    AWAITING_INITIALIZE = "awaiting initialize"
+    INITIALIZING = "initializing"  # initialize answered, notifications/initialized not yet seen
+    READY = "ready"
+
+
+class Session:
+    """What one handshake-era connection has negotiated and asked for."""
+
+    def __init__(self) -> None:
+        self.phase = Phase.AWAITING_INITIALIZE
+        self.version = LATEST_HANDSHAKE_VERSION
+        self.client_info: dict[str, Any] = {}
+        self.client_capabilities: dict[str, Any] = {}
+        self.log_level: LogLevel = "info"
+        self._request_ids = itertools.count(1)
+
+    def check_request(self, method: str) -> None:
+        """Check that a request for `method` may be handled now.
+
+        Raises:
+            InvalidRequest: before `initialize`, or a second `initialize`.
+        """
+        if method == "ping":
+            return
+        if self.phase is Phase.AWAITING_INITIALIZE:
+            if method != "initialize":
+                raise InvalidRequest(f"Cannot handle {method} before initialize: send initialize")
+        elif method == "initialize":
+            raise InvalidRequest("The session is already initialized")
+
+    def initialize(self, params: dict[str, Any]) -> str:
+        """Record the client's `initialize` and return the negotiated version.
+
+        Raises:
+            InvalidParams: capabilities or clientInfo are not objects.
+        """
+        capabilities = params.get("capabilities", {})
+        client_info = params.get("clientInfo", {})
+        if not isinstance(capabilities, dict) or not isinstance(client_info, dict):
+            raise InvalidParams("initialize: capabilities and clientInfo must be objects")
+        self.version = negotiate(params.get("protocolVersion"))
+        self.client_capabilities = capabilities  # pyright: ignore[reportUnknownMemberType]
+        self.client_info = client_info  # pyright: ignore[reportUnknownMemberType]
+        self.phase = Phase.INITIALIZING
+        return self.version
+
+    def initialized(self) -> None:
+        """Record `notifications/initialized`; ignored before `initialize`."""
+        if self.phase is Phase.INITIALIZING:
+            self.phase = Phase.READY
+
+    @property
+    def accepts_batches(self) -> bool:
+        """Whether this session may send a batch (an array of messages)."""
+        return self.phase is not Phase.AWAITING_INITIALIZE and accepts_batches(self.version)
+
+    def set_log_level(self, level: object) -> None:
+        """Set the least severe level the client wants to receive.
+
+        Raises:
+            InvalidParams: `level` is not one of the eight syslog levels.
+        """
+        if level not in _SEVERITY:
+            raise InvalidParams(f"Invalid log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
+        self.log_level = level  # pyright: ignore[reportAttributeAccessIssue]
+
+    def wants_log(self, level: LogLevel) -> bool:
+        """Return whether a message at `level` should be sent to the client."""
+        return _SEVERITY[level] >= _SEVERITY[self.log_level]
+
+    def client_supports(self, *path: str) -> bool:
+        """Return whether the client declared the capability at `path`, e.g. ("elicitation", "url")."""
+        node: Any = self.client_capabilities
+        for key in path:
+            if not isinstance(node, dict) or key not in node:
+                return False
+            node = node[key]  # pyright: ignore[reportUnknownVariableType]
+        return node is not None
+
+    def next_request_id(self) -> int:
+        """Return a fresh id for a request to the client."""
+        return next(self._request_ids)

@@ -1,0 +1,180 @@
+"""Tools: a registered function, how it is listed, and how a call becomes a result.
+
+| the handler returns                         | the client gets                               |
+| ------------------------------------------- | --------------------------------------------- |
+| `str`                                       | one text block                                |
+| `None`                                      | no content                                    |
+| a content block or a list of them           | those blocks                                  |
+| `ToolResult`                                | exactly that                                  |
+| a pydantic model, dataclass or TypedDict    | `structuredContent` + `outputSchema` + the    |
+|                                             | same JSON as a text block                     |
+
+Invalid arguments, `ToolError` and `ClientRequestError` become `isError` results with a
+message the model can act on; any other exception becomes an `isError` result that says
+only that the tool failed, and its traceback goes to the operator's log (stderr).
+"""
+
+import dataclasses
+import inspect
+import json
+import logging
+import types
+import typing
+from collections.abc import Callable, Coroutine
+from functools import cached_property
+from typing import Any, get_args, get_origin
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from .context import Context
+from .errors import ClientRequestError, ToolError
+from .shape import dump
+from .signature import Signature, json_schema
+from .types import (
+    AudioContent,
+    EmbeddedResource,
+    Icon,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+    ToolResult,
+)
+
+logger = logging.getLogger("mcpkit.tools")
+
+ToolFunction = Callable[..., Coroutine[Any, Any, Any]]
+_CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+
+
+def _is_structured(annotation: Any) -> bool:
+    """Return whether a return annotation asks for structured output."""
+    if not isinstance(annotation, type) or issubclass(annotation, (*_CONTENT_TYPES, ToolResult)):
+        return False
+    return (
+        issubclass(annotation, BaseModel)
+        or dataclasses.is_dataclass(annotation)
+        or typing.is_typeddict(annotation)
+    )
+
+
+_PLAIN_RETURNS = (str, None, type(None), ToolResult, inspect.Parameter.empty, *_CONTENT_TYPES)
+
+
+def _is_supported_return(annotation: Any) -> bool:
+    """Return whether the table in the module docstring covers a return annotation."""
+    if annotation in _PLAIN_RETURNS or _is_structured(annotation):
+        return True
+    if get_origin(annotation) in (list, types.UnionType, typing.Union):
+        return all(_is_supported_return(arg) for arg in get_args(annotation))
+    return False
+
+
+def summarize(error: ValidationError) -> str:
+    """Return a validation error as one readable line per problem, without pydantic's URLs."""
+    problems: list[str] = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        problems.append(f"{where}: {item['msg']}")
+    return "; ".join(problems)
+
+
+class RegisteredTool:
+    """A tool function with its listing metadata."""
+
+    def __init__(
+        self,
+        fn: ToolFunction,
+        *,
+        name: str | None,
+        title: str | None,
+        description: str | None,
+        annotations: ToolAnnotations | None,
+        icons: list[Icon] | None,
+        input_schema: dict[str, Any] | None,
+        meta: dict[str, Any] | None,
+    ) -> None:
+        self.signature = Signature(fn)
+        self.fn = fn
+        self.name = name or fn.__name__
+        if not _is_supported_return(self.signature.returns):
+            raise TypeError(
+                f"Tool {self.name!r} returns {self.signature.returns!r}: return str, None, content"
+                " blocks, a ToolResult, or a model, dataclass or TypedDict for structured output"
+            )
+        self.title = title
+        self.description = description or inspect.getdoc(fn)
+        self.annotations = annotations
+        self.icons = icons
+        self.meta = meta
+        self._input_schema = input_schema
+        self._structured = _is_structured(self.signature.returns)
+
+    @cached_property
+    def _output_adapter(self) -> TypeAdapter[Any]:
+        return TypeAdapter(self.signature.returns)
+
+    @cached_property
+    def definition(self) -> Tool:
+        """The tool as `tools/list` shows it (before shaping for a version)."""
+        output_schema = None
+        if self._structured:
+            returns = self.signature.returns
+            if isinstance(returns, type) and issubclass(returns, BaseModel):
+                output_schema = json_schema(returns, mode="serialization")
+            else:
+                output_schema = self._output_adapter.json_schema(mode="serialization")
+        return Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self._input_schema or self.signature.input_schema,
+            output_schema=output_schema,
+            annotations=self.annotations,
+            icons=self.icons,
+            meta=self.meta,
+        )
+
+    async def call(self, context: Context, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Run the tool and return its `CallToolResult`, shaped for the context's version."""
+        try:
+            kwargs = self.signature.bind(arguments, context)
+        except ValidationError as exc:
+            return _error(f"Invalid arguments for tool {self.name}: {summarize(exc)}", context)
+        try:
+            result = self._result(await self.fn(**kwargs))
+        except (ToolError, ClientRequestError) as exc:
+            return _error(str(exc), context)
+        except Exception:
+            logger.exception("Tool %s failed", self.name)
+            return _error(f"Tool {self.name} failed with an internal error", context)
+        return dump(result, context.protocol_version)
+
+    def _result(self, value: Any) -> ToolResult:
+        """Convert what the function returned into a ToolResult (see the module docstring).
+
+        Raises:
+            TypeError: the value is none of the supported kinds.
+        """
+        if self._structured:
+            data = self._output_adapter.dump_python(value, mode="json", by_alias=True)
+            text = TextContent(text=json.dumps(data, ensure_ascii=False))
+            return ToolResult(content=[text], structured_content=data)
+        if isinstance(value, ToolResult):
+            return value
+        if value is None:
+            return ToolResult(content=[])
+        if isinstance(value, str):
+            return ToolResult(content=[TextContent(text=value)])
+        if isinstance(value, _CONTENT_TYPES):
+            return ToolResult(content=[value])
+        if isinstance(value, list) and all(isinstance(item, _CONTENT_TYPES) for item in value):  # pyright: ignore[reportUnknownVariableType]
+            return ToolResult(content=value)  # pyright: ignore[reportUnknownArgumentType]
+        raise TypeError(f"Tool {self.name} returned {type(value).__name__}, not a supported result")
+
+
+def _error(message: str, context: Context) -> dict[str, Any]:
+    """Return an `isError` result carrying `message`."""
+    return dump(ToolResult(content=[TextContent(text=message)], is_error=True), context.protocol_version)
+

@@ -1,0 +1,83 @@
+"""Split a byte stream into JSON frames: newline-delimited, or `Content-Length:` framed.
+
+MCP's stdio transport is one JSON message per line. Some older clients frame messages the
+LSP way (`Content-Length: N` headers, a blank line, N bytes); a frame starting with that
+header is read that way. No I/O here: feed bytes in, take frames out.
+"""
+
+_HEADER = b"content-length:"
+
+
+class FrameTooLarge(Exception):
+    """A frame exceeded the size limit; its bytes were discarded."""
+
+
+class Framer:
+    """Incremental splitter of inbound bytes into frames."""
+
+    def __init__(self, max_frame: int) -> None:
+        self._buffer = bytearray()
+        self._max_frame = max_frame
+        self._skipping = False  # discarding the rest of an oversized line
+        self._scanned = 0  # bytes of the buffer already searched for a newline
+
+    def feed(self, data: bytes) -> list[bytes | FrameTooLarge]:
+        """Add `data` and return the frames it completed, in order.
+
+        An oversized frame is reported in place as a `FrameTooLarge` item.
+        """
+        self._buffer += data
+        frames: list[bytes | FrameTooLarge] = []
+        while True:
+            frame = self._next()
+            if frame is None:
+                break
+            if frame.strip():
+                frames.append(frame)
+        if len(self._buffer) > self._max_frame and not self._skipping:
+            self._buffer.clear()
+            self._scanned = 0
+            self._skipping = True
+            frames.append(FrameTooLarge(f"message larger than {self._max_frame} bytes"))
+        return frames
+
+    def _next(self) -> bytes | None:
+        """Take one complete frame off the buffer, or return None if none is complete."""
+        buffer = self._buffer
+        if buffer[: len(_HEADER)].lower() == _HEADER:
+            return self._next_with_length()
+        end = buffer.find(b"\n", self._scanned)
+        if end < 0:
+            if self._skipping:
+                buffer.clear()
+            self._scanned = len(buffer)
+            return None
+        self._scanned = 0
+        frame = bytes(buffer[:end])
+        del buffer[: end + 1]
+        if self._skipping:
+            self._skipping = False
+            return b""
+        return frame
+
+    def _next_with_length(self) -> bytes | None:
+        """Take one `Content-Length:` framed message, or None if it is incomplete."""
+        buffer = self._buffer
+        end = buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return None
+        length = -1
+        for line in bytes(buffer[:end]).split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length" and value.strip().isdigit():
+                length = int(value)
+        start = end + 4
+        if length < 0:  # unreadable header: hand it on as a frame, it will not parse
+            frame = bytes(buffer[:end])
+            del buffer[:start]
+            return frame
+        if len(buffer) < start + length:
+            return None
+        frame = bytes(buffer[start : start + length])
+        del buffer[: start + length]
+        return frame

@@ -1,0 +1,47 @@
+"""A connected pair of in-memory transports, for tests and for embedding a server."""
+
+import math
+from collections.abc import AsyncIterator
+
+import anyio
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
+
+from .framing import FrameTooLarge
+
+
+class MemoryTransport:
+    """One end of an in-memory channel of frames. Closing it ends the peer's `frames()`."""
+
+    def __init__(self, send: ObjectSendStream[bytes], receive: ObjectReceiveStream[bytes]) -> None:
+        self._send = send
+        self._receive = receive
+
+    async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
+        """Yield frames sent by the other end until it closes."""
+        async for frame in self._receive:
+            yield frame
+
+    def send_nowait(self, frame: bytes) -> None:
+        """Deliver one frame to the other end; dropped if the other end has gone."""
+        try:
+            self._send.send_nowait(frame)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    async def drain(self) -> None:
+        """Nothing to wait for: the channel is unbounded."""
+
+    async def aclose(self) -> None:
+        """Close this end: the other end sees end of input."""
+        await self._send.aclose()
+        await self._receive.aclose()
+
+
+def memory_pair() -> tuple[MemoryTransport, MemoryTransport]:
+    """Return two transports connected to each other: (client end, server end)."""
+    to_server_send, to_server_receive = anyio.create_memory_object_stream[bytes](math.inf)
+    to_client_send, to_client_receive = anyio.create_memory_object_stream[bytes](math.inf)
+    return (
+        MemoryTransport(to_server_send, to_client_receive),
+        MemoryTransport(to_client_send, to_server_receive),
+    )

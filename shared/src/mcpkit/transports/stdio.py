@@ -1,0 +1,134 @@
+"""The stdio transport: newline-delimited UTF-8 JSON on stdin and stdout.
+
+This module is the only writer to stdout. Reads wait for the descriptor to be readable
+and then take whatever is there, so a burst of pipelined requests costs one system call;
+writes are queued and flushed by one writer task, so a burst of answers costs one too.
+"""
+
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import Self
+
+import anyio
+import anyio.abc
+
+from .framing import Framer, FrameTooLarge
+
+_CHUNK = 1 << 16
+_MAX_FRAME = 64 << 20  # a message larger than this is refused, not buffered
+_HIGH_WATER = 4 << 20  # stop reading requests while this much output waits for the client
+_CLOSE_TIMEOUT = 5.0  # seconds to flush the last answers when the connection ends
+
+
+def _pollable(fd: int) -> bool:
+    """Return whether `fd` can be waited on by the event loop (pipes, sockets, terminals)."""
+    if os.name == "nt":
+        return False
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
+class StdioTransport:
+    """Frames over a pair of file descriptors (stdin and stdout by default).
+
+    Use as an async context manager: it runs the writer task and, on exit, flushes what is
+    still queued (for at most a few seconds) and restores the descriptors' blocking mode.
+    """
+
+    def __init__(self, stdin: int | None = None, stdout: int | None = None) -> None:
+        self._in = sys.stdin.fileno() if stdin is None else stdin
+        self._out = sys.stdout.fileno() if stdout is None else stdout
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._wake = anyio.Event()
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._broken = False
+        self._in_pollable = _pollable(self._in)
+        self._out_pollable = _pollable(self._out)
+        self._out_was_blocking = True
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    async def __aenter__(self) -> Self:
+        if self._out_pollable:
+            self._out_was_blocking = os.get_blocking(self._out)
+            os.set_blocking(self._out, False)
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self._write_loop)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._task_group is not None
+        with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
+            await self._idle.wait()
+        self._task_group.cancel_scope.cancel()
+        await self._task_group.__aexit__(exc_type, exc, tb)
+        if self._out_pollable:
+            os.set_blocking(self._out, self._out_was_blocking)
+
+    async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
+        """Yield each inbound frame until stdin reaches end of file."""
+        framer = Framer(_MAX_FRAME)
+        while chunk := await self._read():
+            for frame in framer.feed(chunk):
+                yield frame
+            await self.drain()
+
+    def send_nowait(self, frame: bytes) -> None:
+        """Queue one message; the writer task sends it with whatever else is queued."""
+        if self._broken:
+            return
+        self._pending.append(frame)
+        self._pending.append(b"\n")
+        self._pending_bytes += len(frame) + 1
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+        self._wake.set()
+
+    async def drain(self) -> None:
+        """Wait for the queued output to be written if it has grown past the limit."""
+        if self._pending_bytes > _HIGH_WATER:
+            await self._idle.wait()
+
+    async def _read(self) -> bytes:
+        """Return the next chunk of stdin, or b"" at end of file or on a read error."""
+        try:
+            if self._in_pollable:
+                await anyio.wait_readable(self._in)
+            elif os.name == "nt":
+                return await anyio.to_thread.run_sync(os.read, self._in, _CHUNK)
+            return os.read(self._in, _CHUNK)
+        except OSError:
+            return b""
+
+    async def _write_loop(self) -> None:
+        """Write queued output whenever there is some, one system call per burst."""
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            while self._pending:
+                data = b"".join(self._pending)
+                self._pending.clear()
+                await self._write(data)
+                self._pending_bytes -= len(data)
+            self._idle.set()
+
+    async def _write(self, data: bytes) -> None:
+        """Write all of `data`, waiting for the pipe when it is full."""
+        view = memoryview(data)
+        while view and not self._broken:
+            try:
+                view = view[os.write(self._out, view) :]
+            except BlockingIOError:
+                await anyio.wait_writable(self._out)
+            except OSError:  # the client closed its end: nothing more can be delivered
+                self._broken = True

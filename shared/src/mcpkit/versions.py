@@ -1,0 +1,48 @@
+"""The protocol versions the core speaks, and what each one defines.
+
+Versions are ISO dates, so comparing the strings compares the versions. This is the only
+module that knows which version introduced what; everything else asks it.
+"""
+
+V2024_11_05 = "2024-11-05"
+V2025_03_26 = "2025-03-26"
+V2025_06_18 = "2025-06-18"
+V2025_11_25 = "2025-11-25"
+
+HANDSHAKE_VERSIONS = (V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25)
+"""Versions that start with `initialize`, oldest first."""
+
+LATEST_HANDSHAKE_VERSION = V2025_11_25
+"""Answered to an `initialize` that asks for a version we do not speak."""
+
+
+def negotiate(requested: object) -> str:
+    """Return the version to answer an `initialize` asking for `requested`.
+
+    The spec: echo the client's version when supported, else answer another supported one,
+    preferably the latest. The stateless 2026-07-28 era has no handshake, so an
+    `initialize` never gets it.
+    """
+    if isinstance(requested, str) and requested in HANDSHAKE_VERSIONS:
+        return requested
+    return LATEST_HANDSHAKE_VERSION
+
+
+def accepts_batches(version: str) -> bool:
+    """Return whether a session of `version` may send JSON-RPC batches (only 2025-03-26)."""
+    return version == V2025_03_26
+
+
+def has_completions(version: str) -> bool:
+    """Return whether `version` defines the `completions` server capability."""
+    return version >= V2025_03_26
+
+
+def has_elicitation(version: str) -> bool:
+    """Return whether `version` defines `elicitation/create`."""
+    return version >= V2025_06_18
+
+
+def has_url_elicitation(version: str) -> bool:
+    """Return whether `version` defines URL-mode elicitation."""
+    return version >= V2025_11_25
