@@ -12,10 +12,9 @@ Figures per server (ratios are value / first server's value):
   call us      p50 of sequential tools/call TOOL ARGS (--call)
   hol          pings answered before a slow tools/call returns, worst round (--hol)
   bad lines    stdout lines that are not JSON-RPC messages (protocol violations)
-Servers take turns (A B A B ...) so that drift of a noisy machine hits them alike.
-Every wait has a timeout; a server that dies, times out, answers with an error or answers
-an id twice stops the run with exit status 1. Servers run in their own process group,
-which is killed when they are done.
+Servers take turns (A B A B ...) so that drift of a noisy machine hits them alike. Every wait
+has a timeout; a server that dies, times out, fails a request or answers an id twice stops the
+run (exit status 1). Each server runs in its own process group, killed when it is done.
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Any, cast
 
 Json = dict[str, Any]
@@ -206,16 +205,13 @@ class Server:
         self.bad_lines += 1
         return None
 
-    def result(self, msg: Json, what: str) -> Json:
-        """The result object of a response; raise on a JSON-RPC error or a tool error."""
-        if "error" in msg:
-            raise self.fail(f"{what} answered with error {json.dumps(msg['error'])[:300]}")
+    def check(self, msg: Json, what: str) -> None:
+        """Raise unless the response has a result object that is not a tool error."""
         result = msg.get("result")
-        if not isinstance(result, dict):
-            raise self.fail(f"{what} answered with a result that is not an object")
+        if "error" in msg or not isinstance(result, dict):
+            raise self.fail(f"{what} failed: {json.dumps(msg)[:300]}")
         if cast(Json, result).get("isError") is True:
             raise self.fail(f"{what} returned a tool error: {json.dumps(result)[:300]}")
-        return cast(Json, result)
 
     def request(self, method: str, params: Json | None = None) -> int:
         """Send one request, wait for its successful response and return the round trip in ns."""
@@ -223,7 +219,7 @@ class Server:
         t0 = time.perf_counter_ns()
         self.send(data)
         self.arrived, msg = self.collect({rid}, method)[rid]
-        self.result(msg, method)
+        self.check(msg, method)
         return self.arrived - t0
 
     def initialize(self) -> None:
@@ -231,6 +227,14 @@ class Server:
         client = {"name": "stdio_bench", "version": "1"}
         params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": client}
         self.request("initialize", params)
+
+    def tool_names(self) -> set[str]:
+        """The tool names in the first page of tools/list."""
+        rid, data = self.prepare("tools/list")
+        self.send(data)
+        _, msg = self.collect({rid}, "tools/list")[rid]
+        self.check(msg, "tools/list")
+        return {t["name"] for t in msg["result"].get("tools", []) if isinstance(t, dict)}
 
     def pipeline(self, n: int) -> float:
         """Write n pings in one go from a thread while reading here; return requests per second."""
@@ -248,7 +252,7 @@ class Server:
         got = self.collect(set(ids), f"{n} pipelined pings")
         thread.join(self.timeout)
         for _, msg in got.values():
-            self.result(msg, "pipelined ping")
+            self.check(msg, "pipelined ping")
         return n / ((max(t for t, _ in got.values()) - started[0]) / 1e9)
 
     def head_of_line(self, tool: str, args: Json) -> int:
@@ -257,7 +261,7 @@ class Server:
         pings = [self.prepare("ping") for _ in range(HOL_PINGS)]
         self.send(call + b"".join(data for _, data in pings))
         got = self.collect({cid, *(i for i, _ in pings)}, f"tools/call {tool} and pings")
-        self.result(got[cid][1], f"tools/call {tool}")
+        self.check(got[cid][1], f"tools/call {tool}")
         return list(got).index(cid)
 
 
@@ -272,6 +276,7 @@ class Samples:
     rps: list[float] = field(default_factory=list[float])
     hol: list[int] = field(default_factory=list[int])
     bad_lines: int = 0
+    missing_tools: set[str] = field(default_factory=set[str])
 
 
 def cold_start(name: str, argv: list[str], opts: argparse.Namespace, out: Samples) -> None:
@@ -293,12 +298,16 @@ def session(name: str, argv: list[str], opts: argparse.Namespace, out: Samples) 
         out.ping_us += [srv.request("ping") / 1e3 for _ in range(opts.pings)]
         if opts.pipeline:
             out.rps.append(srv.pipeline(opts.pipeline))
-        if opts.call:
+        if opts.call or opts.hol:
+            tools = srv.tool_names()
+            wanted = [t for t, _ in filter(None, (opts.call, opts.hol))]
+            out.missing_tools.update(t for t in wanted if t not in tools)
+        if opts.call and opts.call[0] not in out.missing_tools:
             params = {"name": opts.call[0], "arguments": opts.call[1]}
             for _ in range(min(WARMUP, opts.calls)):
                 srv.request("tools/call", params)
             out.call_us += [srv.request("tools/call", params) / 1e3 for _ in range(opts.calls)]
-        if opts.hol:
+        if opts.hol and opts.hol[0] not in out.missing_tools:
             out.hol.append(srv.head_of_line(*opts.hol))
         srv.request("ping")  # a response sent twice above would show up by now
         out.bad_lines += srv.bad_lines
@@ -389,12 +398,15 @@ def run(servers: list[tuple[str, list[str]]], opts: argparse.Namespace) -> Json:
     base = figures(samples[servers[0][0]])
     rows: list[Json] = []
     for name, argv in servers:
-        fig = figures(samples[name])
+        s, fig = samples[name], figures(samples[name])
         ratios = {key: ratio(fig[key], base[key]) for _, key, _, has in COLUMNS if has}
-        raw = {"cold_ms": samples[name].cold_ms, "pipeline_rps": samples[name].rps}
+        missing = sorted(s.missing_tools)
+        raw = {"cold_ms": s.cold_ms, "pipeline_rps": s.rps, "missing_tools": missing}
         rows.append(
             {"name": name, "cmd": shlex.join(argv), **fig, "ratios": ratios, "samples": raw}
         )
+        if missing:
+            print(f"note: {name} lists no tool {', '.join(missing)}", file=sys.stderr)
     settings = ("cold", "rounds", "pings", "pipeline", "call", "calls", "hol", "timeout")
     return {
         "machine": {"cpus": os.cpu_count(), "load1": load1, "python": sys.version.split()[0]},
@@ -406,8 +418,7 @@ def run(servers: list[tuple[str, list[str]]], opts: argparse.Namespace) -> Json:
 def parse_args(argv: list[str] | None) -> tuple[list[tuple[str, list[str]]], argparse.Namespace]:
     """The servers (name, argv) and the options from the command line."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    p.add_argument("--server", action="append", required=True, metavar="NAME=CMD",
-                   help="a server to measure (repeatable); the first is the reference")  # fmt: skip
+    p.add_argument("--server", action="append", required=True, help="NAME=CMD; first: reference")
     p.add_argument("--rounds", type=int, default=3, help="sessions per server (default 3)")
     p.add_argument("--cold", type=int, default=10, help="cold starts per server (default 10)")
     p.add_argument("--pings", type=int, default=1000, help="sequential pings per round")
@@ -441,9 +452,9 @@ def parse_args(argv: list[str] | None) -> tuple[list[tuple[str, list[str]]], arg
     return servers, opts
 
 
-def on_sigterm(signum: int, frame: FrameType | None) -> None:
-    """Turn SIGTERM into SystemExit so that running servers get killed on the way out."""
-    sys.exit(128 + signum)
+def on_sigterm(*_: object) -> None:
+    """Turn SIGTERM into SystemExit, so that the running server still gets killed."""
+    sys.exit(143)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -58,7 +58,7 @@ _FREE_FORM = frozenset(
     {"_meta", "inputSchema", "outputSchema", "requestedSchema", "structuredContent"}
 )
 # Request and notification params may carry `_meta` in every version (see `Request`).
-_PARAMS_BASE = frozenset({"_meta"})
+_META = frozenset({"_meta"})
 # Properties the vendored (post-release) files define that the released version did not.
 _NOT_RELEASED = {"2024-11-05": frozenset({"/definitions/Resource/properties/size"})}
 _RESULT_TYPES = ("complete", "input_required")  # core values in 2026-07-28; extensions may add
@@ -66,6 +66,7 @@ _RESERVED_CODES = range(-32099, -31999)
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f]*")  # absolute, no blanks/controls
 
 _Check = tuple[Any, str, str]  # (instance, schema pointer, where it sits in the message)
+_Walk = tuple[Any, str, str, frozenset[str]]  # ... and keys allowed there but not walked
 
 _FORMATS = FormatChecker(formats=())
 # jsonschema leaves best_match's return type unannotated.
@@ -100,11 +101,11 @@ def validate_server_message(
     for instance, pointer, where in validations:
         error = _best_match(_validator(version, pointer).iter_errors(instance))
         if error is not None:
+            error = _explain(error)
             at = _join(where, *error.absolute_path) or "message"
             problems.append(f"{at}: {error.message} (schema {_name(pointer)})")
-    for instance, pointer, where in walks:
-        extra = _PARAMS_BASE if where == "params" else frozenset[str]()
-        problems += _walk(version, instance, pointer, where, extra)
+    for instance, pointer, where, skip in walks:
+        problems += _walk(version, instance, pointer, where, skip)
     if problems:
         listing = "".join(f"\n  - {problem}" for problem in problems)
         raise AssertionError(
@@ -114,7 +115,7 @@ def validate_server_message(
 
 def _plan(
     version: str, message: dict[str, Any], request_method: str | None
-) -> tuple[list[_Check], list[_Check], list[str]]:
+) -> tuple[list[_Check], list[_Walk], list[str]]:
     """Decide what to validate and walk: ([validations], [walks], [problems found on the way])."""
     defs = _defs(version)
     if "method" in message:
@@ -124,12 +125,14 @@ def _plan(
             return [], [], [f"{message['method']!r} is not a server {kind.lower()} in {version}"]
         specific = _pointer(version, methods[message["method"]])
         envelope = _pointer(version, f"JSONRPC{kind}")
-        walks = [(message, envelope, "")]
-        if isinstance(message.get("params"), dict):
-            walks.append((message["params"], f"{specific}/properties/params", "params"))
+        walks = [(message, envelope, "", frozenset({"params"}))]
+        if "params" in message:
+            walks.append((message["params"], f"{specific}/properties/params", "params", _META))
         return [(message, envelope, ""), (message, specific, "")], walks, []
     if "result" in message:
         requests = _methods(version, "ClientRequest")
+        if request_method is None:
+            return [], [], ["a response needs request_method, the method of the request it answers"]
         if request_method not in requests:
             return (
                 [],
@@ -138,8 +141,9 @@ def _plan(
             )
         name, problems = _result_name(version, requests[request_method], message["result"])
         envelope = _pointer(version, _first(defs, "JSONRPCResultResponse", "JSONRPCResponse"))
-        checks = [(message, envelope, ""), (message["result"], _pointer(version, name), "result")]
-        return checks, checks, problems
+        body = (message["result"], _pointer(version, name), "result")
+        walks = [(message, envelope, "", frozenset({"result"})), (*body, frozenset[str]())]
+        return [(message, envelope, ""), body], walks, problems
     if "error" in message:
         return _plan_error(version, message)
     return [], [], ["neither a request, a notification, a result nor an error"]
@@ -147,13 +151,14 @@ def _plan(
 
 def _plan_error(
     version: str, message: dict[str, Any]
-) -> tuple[list[_Check], list[_Check], list[str]]:
+) -> tuple[list[_Check], list[_Walk], list[str]]:
     defs = _defs(version)
     envelope = _pointer(version, _first(defs, "JSONRPCErrorResponse", "JSONRPCError"))
     # Before 2025-11-25 the schemas require `id` even when the request's id was unreadable
     # (e.g. a parse error); waive just that requirement (spec.md section 10, item 1).
     checked = message if "id" in message or envelope.endswith("Response") else {**message, "id": 0}
-    validations, walks = [(checked, envelope, "")], [(message, envelope, "")]
+    none = frozenset[str]()
+    validations, walks = [(checked, envelope, "")], [(message, envelope, "", none)]
     error = _as_dict(message["error"]) or {}
     code = error.get("code")
     specific = _error_codes(version).get(code) if isinstance(code, int) else None
@@ -161,7 +166,7 @@ def _plan_error(
         pointer, where = specific
         instance = error if where == "error" else checked
         validations.append((instance, pointer, where))
-        walks.append((error if where == "error" else message, pointer, where))
+        walks.append((error if where == "error" else message, pointer, where, none))
     elif _is_modern(version) and isinstance(code, int) and code in _RESERVED_CODES:
         return validations, walks, [f"error.code {code} is reserved and not defined in {version}"]
     return validations, walks, []
@@ -186,27 +191,50 @@ def _result_name(version: str, request: str, result: Any) -> tuple[str, list[str
     return name, [f"result.resultType 'input_required' is not allowed for {name} in {version}"]
 
 
+def _explain(error: ValidationError) -> ValidationError:
+    """Narrow a failed `anyOf`/`oneOf` to the one branch whose `const` discriminators all match.
+
+    E.g. an image content block with bad base64 fails every content branch; only ImageContent's
+    `type` const matches, so its error (the `byte` format) is the one worth reporting.
+    """
+    while error.validator in ("anyOf", "oneOf") and error.context:
+        branches: dict[str | int, list[ValidationError]] = {}
+        for sub in error.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        fitting = [
+            errors for errors in branches.values() if all(e.validator != "const" for e in errors)
+        ]
+        best = _best_match(fitting[0]) if len(fitting) == 1 else None
+        if best is None:
+            break
+        error = best
+    return error
+
+
 def _walk(
-    version: str, instance: Any, pointer: str, path: str, extra: frozenset[str] = frozenset()
+    version: str, instance: Any, pointer: str, path: str, skip: frozenset[str] = frozenset()
 ) -> list[str]:
-    """Report the keys of `instance` (recursively) that its schema at `pointer` does not define."""
+    """Report the keys of `instance` (recursively) that its schema at `pointer` does not define.
+
+    Keys in `skip` are allowed at this level without being walked.
+    """
     pointer, schema = _deref(version, pointer)
     branches = [
         f"{pointer}/{kw}/{i}" for kw in ("anyOf", "oneOf") for i in range(len(schema.get(kw, ())))
     ]
     if branches:  # judge by the best branch that fits; if none fits, the schema check reports it
         fits = [branch for branch in branches if _validator(version, branch).is_valid(instance)]
-        reports = [_walk(version, instance, branch, path, extra) for branch in fits]
+        reports = [_walk(version, instance, branch, path, skip) for branch in fits]
         return min(reports, key=len, default=list[str]())
     if isinstance(instance, list) and isinstance(schema.get("items"), dict):
         items = enumerate(cast("list[Any]", instance))
         return [p for i, x in items for p in _walk(version, x, f"{pointer}/items", f"{path}[{i}]")]
     obj = _as_dict(instance)
-    return [] if obj is None else _walk_object(version, obj, pointer, path, extra)
+    return [] if obj is None else _walk_object(version, obj, pointer, path, skip)
 
 
 def _walk_object(
-    version: str, instance: dict[str, Any], pointer: str, path: str, extra: frozenset[str]
+    version: str, instance: dict[str, Any], pointer: str, path: str, skip: frozenset[str]
 ) -> list[str]:
     parts = _parts(version, pointer)
     hidden = _NOT_RELEASED.get(version, frozenset())
@@ -216,27 +244,46 @@ def _walk_object(
             sub = f"{part}/properties/{key.replace('~', '~0').replace('/', '~1')}"
             if sub not in hidden:
                 known.setdefault(key, []).append(sub)
-    closed = any(
-        "properties" in schema and "additionalProperties" not in schema for _, schema in parts
-    )
-    maps = [
-        f"{part}/additionalProperties"
-        for part, schema in parts
-        if isinstance(schema.get("additionalProperties"), dict)
-    ]
+    closed = any(_is_closed(version, schema) for _, schema in parts)
+    maps = [f"{part}/additionalProperties" for part, schema in parts if _is_map(schema)]
     problems: list[str] = []
     for key, value in instance.items():
         where = _join(path, key)
+        if key in skip:
+            continue
         if key in known:
             if key not in _FREE_FORM:
                 problems += [p for sub in known[key] for p in _walk(version, value, sub, where)]
-        elif key in extra:
-            continue
         elif closed:
             problems.append(f"{where}: field not defined by {_name(pointer)} in {version}")
         else:  # an open object: only a map's value schema (`additionalProperties`) applies
             problems += [p for sub in maps for p in _walk(version, value, sub, where)]
     return problems
+
+
+def _is_closed(version: str, schema: dict[str, Any]) -> bool:
+    """Whether `schema` lists the only fields an object may have.
+
+    True when it has `properties` and no `additionalProperties`, and for the generic bases'
+    catch-alls (`Result`, and the params of `Request` and `Notification`): their index
+    signatures exist for subtypes to add fields, so a message typed as the base itself (ping's
+    `EmptyResult`, a list_changed notification's params) has no field beyond those listed.
+    """
+    return ("properties" in schema and "additionalProperties" not in schema) or any(
+        schema == base for base in _catch_alls(version)
+    )
+
+
+def _is_map(schema: dict[str, Any]) -> bool:
+    return isinstance(schema.get("additionalProperties"), dict)
+
+
+@cache
+def _catch_alls(version: str) -> tuple[dict[str, Any], ...]:
+    params = [
+        f"{_pointer(version, base)}/properties/params" for base in ("Request", "Notification")
+    ]
+    return tuple(_deref(version, pointer)[1] for pointer in (_pointer(version, "Result"), *params))
 
 
 def _parts(version: str, pointer: str) -> list[tuple[str, dict[str, Any]]]:

@@ -52,8 +52,8 @@ def run(server: Server, args: argparse.Namespace, *, config_hint: str) -> None:
     )
     if sys.stdin.isatty():
         sys.stderr.write(
-            f"{server.info.name} {server.info.version} speaks MCP on stdin/stdout; a host starts it."
-            f" Add it to your host's configuration, for example:\n\n{config_hint}\n\n"
+            f"{server.info.name} {server.info.version} speaks MCP on stdin and stdout: a host"
+            " starts it. Add it to your host's configuration, for example:\n\n{config_hint}\n\n"
             "Waiting for JSON-RPC on stdin (Ctrl-D to quit).\n"
         )
     anyio.run(_serve_stdio, server)

@@ -11,7 +11,7 @@ This is the only module that runs handlers, and the one exception-to-wire bounda
 """
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -112,28 +112,31 @@ class Connection:
                 await waiter.done.wait()
         except TimeoutError:
             self._cancel_request(request_id, "timed out")
-            raise ClientRequestError(f"The client did not answer {method} within {timeout:g} s") from None
+            raise ClientRequestError(
+                f"The client did not answer {method} within {timeout:g} s"
+            ) from None
         except anyio.get_cancelled_exc_class():
             self._cancel_request(request_id, "the server's request was cancelled")
             raise
         finally:
             del self._waiters[request_id]
-        response = waiter.response
-        if "error" in response:
-            message = response["error"].get("message") if isinstance(response["error"], dict) else None
-            raise ClientRequestError(f"The client refused {method}: {message or 'no reason given'}")
-        if not isinstance(response.get("result"), dict):
+        error = jsonrpc.as_object(waiter.response.get("error"))
+        if error is not None:
+            reason = error.get("message") or "no reason given"
+            raise ClientRequestError(f"The client refused {method}: {reason}")
+        result = jsonrpc.as_object(waiter.response.get("result"))
+        if result is None:
             raise ClientRequestError(f"The client answered {method} without a result object")
-        return response["result"]
+        return result
 
     async def roots(self, timeout: float) -> list[Root]:
         """Return the client's roots, asking again only after it said they changed."""
         if self._roots is None:
             result = await self.request("roots/list", {}, timeout, None)
-            roots = result.get("roots")
-            if not isinstance(roots, list):
+            roots = jsonrpc.as_list(result.get("roots"))
+            if roots is None:
                 raise ClientRequestError("The client answered roots/list without a roots list")
-            self._roots = [parse_answer(Root, root) for root in roots]  # pyright: ignore[reportUnknownVariableType]
+            self._roots = [parse_answer(Root, root) for root in roots]
         return self._roots
 
     async def notify_list_changed(self, kind: ListKind) -> None:
@@ -171,8 +174,9 @@ class Connection:
         except ProtocolError as exc:
             self._send(jsonrpc.error(None, exc.to_wire()))
             return
-        if isinstance(message, list):
-            self._receive_batch(message)  # pyright: ignore[reportUnknownArgumentType]
+        batch = jsonrpc.as_list(message)
+        if batch is not None:
+            self._receive_batch(batch)
             return
         answer = self._dispatch(message)
         if isinstance(answer, dict):
@@ -188,13 +192,17 @@ class Connection:
             self._send(jsonrpc.error(None, problem.to_wire()))
             return
         if not batch:
-            self._send(jsonrpc.error(None, InvalidRequest("Invalid Request: empty batch").to_wire()))
+            self._send(
+                jsonrpc.error(None, InvalidRequest("Invalid Request: empty batch").to_wire())
+            )
             return
         answers = [self._dispatch(message, in_batch=True) for message in batch]
         self._spawn(self._send_batch, answers)
 
     async def _send_batch(self, answers: list[JSON | Awaitable[JSON | None] | None]) -> None:
-        responses: list[JSON | None] = [a if isinstance(a, dict) or a is None else None for a in answers]
+        responses: list[JSON | None] = [
+            a if isinstance(a, dict) or a is None else None for a in answers
+        ]
 
         async def settle(index: int, pending: Awaitable[JSON | None]) -> None:
             responses[index] = await pending
@@ -212,18 +220,20 @@ class Connection:
         if response is not None:
             self._send(response)
 
-    def _spawn(self, work: Callable[[Any], Awaitable[None]], argument: Any) -> None:
+    def _spawn(self, work: Callable[[Any], Coroutine[Any, Any, None]], argument: Any) -> None:
         assert self._task_group is not None
         self._task_group.start_soon(work, argument)
 
-    def _dispatch(self, message: Any, *, in_batch: bool = False) -> JSON | Awaitable[JSON | None] | None:
+    def _dispatch(
+        self, message: Any, *, in_batch: bool = False
+    ) -> JSON | Awaitable[JSON | None] | None:
         """Handle one message: the response now, a coroutine that will produce it, or None."""
         try:
             kind = jsonrpc.classify(message)
         except InvalidRequest as exc:
-            readable_id = message.get("id") if isinstance(message, dict) else None
-            request_id = readable_id if jsonrpc.is_request_id(readable_id) else None
-            return jsonrpc.error(request_id, exc.to_wire())
+            readable_id = (jsonrpc.as_object(message) or {}).get("id")
+            answer_to = readable_id if jsonrpc.is_request_id(readable_id) else None
+            return jsonrpc.error(answer_to, exc.to_wire())
         if kind == "response":
             self._resolve(message)
             return None
@@ -244,9 +254,8 @@ class Connection:
         Raises:
             ProtocolError: the request is refused.
         """
+        params = {} if params is None else jsonrpc.as_object(params)
         if params is None:
-            params = {}
-        elif not isinstance(params, dict):
             raise InvalidParams("Invalid params: params must be an object")
         if request_id in self._in_flight:
             raise InvalidRequest(f"Invalid Request: request id {request_id!r} is already in use")
@@ -256,16 +265,17 @@ class Connection:
         if method == "initialize":
             if in_batch:
                 raise InvalidRequest("Invalid Request: initialize cannot be part of a batch")
-            return jsonrpc.result(request_id, self._initialize(params))  # pyright: ignore[reportUnknownArgumentType]
+            return jsonrpc.result(request_id, self._initialize(params))
         if method == "logging/setLevel":
-            self.session.set_log_level(params.get("level"))  # pyright: ignore[reportUnknownMemberType]
+            self.session.set_log_level(params.get("level"))
             return jsonrpc.result(request_id, {})
         if method in ("resources/subscribe", "resources/unsubscribe"):
-            self._subscription(method, params)  # pyright: ignore[reportUnknownArgumentType]
+            self._subscription(method, params)
             return jsonrpc.result(request_id, {})
         handler = self.server.handler(method, self.session.version)
         scope = self._in_flight[request_id] = anyio.CancelScope()
-        return self._run(request_id, handler(Context(self, request_id, _meta(params)), params), scope)  # pyright: ignore[reportUnknownArgumentType]
+        context = Context(self, request_id, jsonrpc.as_object(params.get("_meta")) or {})
+        return self._run(request_id, handler(context, params), scope)
 
     async def _run(
         self, request_id: RequestId, handling: Awaitable[dict[str, Any]], scope: anyio.CancelScope
@@ -318,8 +328,9 @@ class Connection:
     def _on_notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":
             self.session.initialized()
-        elif method == "notifications/cancelled" and isinstance(params, dict):
-            scope = self._in_flight.get(params.get("requestId"))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        elif method == "notifications/cancelled":
+            request_id = (jsonrpc.as_object(params) or {}).get("requestId")
+            scope = self._in_flight.get(request_id) if jsonrpc.is_request_id(request_id) else None
             if scope is not None:
                 scope.cancel()
         elif method == "notifications/roots/list_changed":
@@ -332,8 +343,3 @@ class Connection:
             return
         waiter.response = response
         waiter.done.set()
-
-
-def _meta(params: dict[str, Any]) -> dict[str, Any]:
-    meta = params.get("_meta")
-    return meta if isinstance(meta, dict) else {}  # pyright: ignore[reportUnknownVariableType]

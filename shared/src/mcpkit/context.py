@@ -27,8 +27,15 @@ ELICITATION_TIMEOUT = 600.0  # a person may take longer
 class Peer(Protocol):
     """What a Context needs from the connection its request came on."""
 
-    version: str
-    client_info: dict[str, Any]
+    @property
+    def version(self) -> str:
+        """The protocol version of the request."""
+        ...
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        """The client's self-reported name and version."""
+        ...
 
     def client_supports(self, *path: str) -> bool:
         """Whether the client declared the capability at `path`."""
@@ -102,7 +109,9 @@ class Context:
             params["logger"] = logger
         await self._peer.notify("notifications/message", params, self.request_id)
 
-    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """Report progress, if the client asked for it; does nothing otherwise.
 
         Raises:
@@ -156,7 +165,10 @@ class Context:
         """
         self._require("sampling", what="sampling")
         version = self.protocol_version
-        params: dict[str, Any] = {"messages": dump_all(list(messages), version), "maxTokens": max_tokens}
+        params: dict[str, Any] = {
+            "messages": dump_all(list(messages), version),
+            "maxTokens": max_tokens,
+        }
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt
         if temperature is not None:
@@ -165,11 +177,17 @@ class Context:
             params["stopSequences"] = list(stop_sequences)
         if model_preferences is not None:
             params["modelPreferences"] = dump(model_preferences, version)
-        result = await self._peer.request("sampling/createMessage", params, timeout, self.request_id)
+        result = await self._peer.request(
+            "sampling/createMessage", params, timeout, self.request_id
+        )
         return parse_answer(SamplingResult, result)
 
     async def elicit(
-        self, message: str, requested_schema: Mapping[str, Any], *, timeout: float = ELICITATION_TIMEOUT
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any],
+        *,
+        timeout: float = ELICITATION_TIMEOUT,
     ) -> ElicitResult:
         """Ask the user to fill in a form (a flat object schema of primitive fields).
 

@@ -5,7 +5,7 @@ This is the one encoder: compact, UTF-8, one line, so a message never contains a
 """
 
 import json
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard, cast
 
 from .errors import InvalidRequest, ParseError
 
@@ -38,7 +38,17 @@ def decode(frame: bytes) -> Any:
         raise ParseError(f"Parse error: {exc}") from None
 
 
-def is_request_id(value: object) -> bool:
+def as_object(value: object) -> JSON | None:
+    """Return `value` if it is a JSON object (a dict), else None."""
+    return cast(JSON, value) if isinstance(value, dict) else None
+
+
+def as_list(value: object) -> list[Any] | None:
+    """Return `value` if it is a JSON array (a list), else None."""
+    return cast(list[Any], value) if isinstance(value, list) else None
+
+
+def is_request_id(value: object) -> TypeGuard[RequestId]:
     """Return whether `value` is a valid request id: a string or an integer, not a bool."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -49,9 +59,10 @@ def classify(message: object) -> Kind:
     Raises:
         InvalidRequest: it is not a JSON-RPC 2.0 request, notification or response.
     """
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+    message = as_object(message)
+    if message is None or message.get("jsonrpc") != "2.0":
         raise InvalidRequest("Invalid Request: expected a JSON-RPC 2.0 object")
-    method = message.get("method")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    method = message.get("method")
     if method is None:
         if is_request_id(message.get("id")) and ("result" in message or "error" in message):
             return "response"

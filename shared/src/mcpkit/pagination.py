@@ -6,6 +6,7 @@ treat it as opaque; one that does not decode, or belongs to another list, is -32
 
 import base64
 import binascii
+import contextlib
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -14,7 +15,9 @@ from .errors import InvalidParams
 T = TypeVar("T")
 
 
-def page(items: Sequence[T], cursor: object, list_name: str, size: int) -> tuple[list[T], str | None]:
+def page(
+    items: Sequence[T], cursor: object, list_name: str, size: int
+) -> tuple[list[T], str | None]:
     """Return the page of `items` at `cursor` (None = first page) and the next cursor.
 
     Raises:
@@ -33,10 +36,8 @@ def _encode(list_name: str, offset: int) -> str:
 def _decode(cursor: object, list_name: str) -> int:
     name, offset = "", ""
     if isinstance(cursor, str):
-        try:
+        with contextlib.suppress(binascii.Error, ValueError):  # not base64, or not UTF-8
             name, _, offset = base64.urlsafe_b64decode(cursor).decode().partition(":")
-        except (binascii.Error, ValueError):  # not base64, or not UTF-8
-            pass
     if name != list_name or not offset.isdigit():
         raise InvalidParams(f"Invalid cursor for {list_name}: {cursor!r}")
     return int(offset)

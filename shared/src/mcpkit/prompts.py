@@ -71,7 +71,9 @@ class RegisteredPrompt:
         try:
             kwargs = self.signature.bind(dict(arguments), context)
         except ValidationError as exc:
-            raise InvalidParams(f"Invalid arguments for prompt {self.name}: {summarize(exc)}") from None
+            raise InvalidParams(
+                f"Invalid arguments for prompt {self.name}: {summarize(exc)}"
+            ) from None
         value = await self.fn(**kwargs)
         if isinstance(value, str):
             return [Message(role="user", content=TextContent(text=value))]

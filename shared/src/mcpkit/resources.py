@@ -13,6 +13,7 @@ from typing import Any
 
 from .context import Context
 from .errors import InvalidParams
+from .jsonrpc import as_list
 from .signature import Signature
 from .types import (
     Annotations,
@@ -87,7 +88,9 @@ class RegisteredResource:
         """Return the template variables if this resource serves `uri`, else None."""
         return self.template.match(uri)
 
-    async def read(self, context: Context, uri: str, variables: dict[str, str]) -> list[ResourceContents]:
+    async def read(
+        self, context: Context, uri: str, variables: dict[str, str]
+    ) -> list[ResourceContents]:
         """Call the function and return the contents of `uri`.
 
         Raises:
@@ -104,9 +107,7 @@ class RegisteredResource:
         if isinstance(value, bytes):
             blob = base64.b64encode(value).decode()
             return [BlobResourceContents(uri=uri, mime_type=self.mime_type, blob=blob)]
-        if isinstance(value, list) and all(
-            isinstance(item, TextResourceContents | BlobResourceContents)
-            for item in value  # pyright: ignore[reportUnknownVariableType]
-        ):
-            return value  # pyright: ignore[reportUnknownVariableType]
+        items = as_list(value)
+        if items is not None and all(isinstance(item, ResourceContents) for item in items):
+            return items
         raise TypeError(f"Resource {self.uri} returned {type(value).__name__}, not str or bytes")

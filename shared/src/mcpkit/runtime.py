@@ -107,7 +107,9 @@ class Runtime:
                 self._task_group.start_soon(self._run_watch, scope, uri, fn, variables)
                 return
 
-    async def _run_watch(self, scope: anyio.CancelScope, uri: str, fn: Any, variables: dict[str, str]) -> None:
+    async def _run_watch(
+        self, scope: anyio.CancelScope, uri: str, fn: Any, variables: dict[str, str]
+    ) -> None:
         async def notify() -> None:
             self.notify_resource_updated(uri)
 

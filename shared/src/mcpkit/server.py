@@ -1,5 +1,6 @@
-"""`Server`: what a server offers (tools, resources, prompts, completions, watches) and
-the handlers of the methods that use them.
+"""`Server`: what a server offers, and the handlers of the methods that use it.
+
+A server offers tools, resources, prompts, completions and watches.
 
 Declare once: each tool, resource, prompt or completion is one async function and one
 decorator; its schema, validation, listing and the server's capabilities derive from it.
@@ -13,11 +14,12 @@ from typing import Any, TypeVar
 from .completions import Completer, completion_result
 from .context import Context, ListKind
 from .errors import InvalidParams, MethodNotFound, ResourceNotFound
+from .jsonrpc import as_object
 from .pagination import page
-from .prompts import PromptFunction, RegisteredPrompt
-from .resources import RegisteredResource, ResourceFunction
+from .prompts import RegisteredPrompt
+from .resources import RegisteredResource
 from .shape import dump, dump_all
-from .tools import RegisteredTool, ToolFunction
+from .tools import RegisteredTool
 from .types import Annotations, Icon, Implementation, ToolAnnotations
 from .uritemplate import UriTemplate
 from .versions import has_completions
@@ -37,9 +39,10 @@ def _params_object(params: Mapping[str, Any], key: str) -> dict[str, Any]:
     value = params.get(key)
     if value is None:
         return {}
-    if not isinstance(value, dict):
+    found = as_object(value)
+    if found is None:
         raise InvalidParams(f"{key} must be an object")
-    return value  # pyright: ignore[reportUnknownVariableType]
+    return found
 
 
 def _params_string(params: Mapping[str, Any], key: str) -> str:
@@ -150,8 +153,11 @@ class Server:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
     ) -> Callable[[F], F]:
-        """Register an async function as the resource at `uri`, or a template if it has
-        `{var}` / `{+var}` variables (which must be the function's parameters)."""
+        """Register an async function as the resource at `uri`.
+
+        With `{var}` or `{+var}` variables (which must be the function's parameters), `uri`
+        is a template.
+        """
 
         def register(fn: F) -> F:
             self.add_resource(
@@ -297,8 +303,12 @@ class Server:
     # Method handlers --------------------------------------------------------------------
 
     async def _list_tools(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        tools, cursor = page(list(self.tools.values()), params.get("cursor"), "tools", self.page_size)
-        result: dict[str, Any] = {"tools": [dump(t.definition, ctx.protocol_version) for t in tools]}
+        tools, cursor = page(
+            list(self.tools.values()), params.get("cursor"), "tools", self.page_size
+        )
+        result: dict[str, Any] = {
+            "tools": [dump(t.definition, ctx.protocol_version) for t in tools]
+        }
         return _with_cursor(result, cursor)
 
     async def _call_tool(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -327,7 +337,9 @@ class Server:
         return {"contents": dump_all(contents, ctx.protocol_version)}
 
     async def _list_prompts(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        prompts, cursor = page(list(self.prompts.values()), params.get("cursor"), "prompts", self.page_size)
+        prompts, cursor = page(
+            list(self.prompts.values()), params.get("cursor"), "prompts", self.page_size
+        )
         result = {"prompts": dump_all([p.definition for p in prompts], ctx.protocol_version)}
         return _with_cursor(result, cursor)
 
@@ -356,7 +368,7 @@ class Server:
         name = _params_string(argument, "name")
         value = _params_string(argument, "value")
         completer = self.completers.get((kind, str(target), name))
-        context = _params_object(params, "context").get("arguments") or {}
+        context = _params_object(_params_object(params, "context"), "arguments")
         values = [] if completer is None else await completer(value, context)
         return {"completion": completion_result(values)}
 

@@ -96,7 +96,7 @@ class Session:
         return _SEVERITY[level] >= _SEVERITY[self.log_level]
 
     def client_supports(self, *path: str) -> bool:
-        """Return whether the client declared the capability at `path`, e.g. ("elicitation", "url")."""
+        """Return whether the client declared the capability at `path` ("elicitation", "url")."""
         node: Any = self.client_capabilities
         for key in path:
             if not isinstance(node, dict) or key not in node:

@@ -7,7 +7,7 @@ client capabilities that those handlers imply.
 """
 
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -109,9 +109,16 @@ class Client:
 
     async def wait_for_notification(self, method: str, timeout: float = 5.0) -> JSON:
         """Return the first notification `method` (received or to come)."""
-        return await self.wait_for(lambda m: isinstance(m, dict) and m.get("method") == method and "id" not in m, timeout)
 
-    async def call_tool(self, name: str, arguments: JSON | None = None, *, progress_token: str | int | None = None) -> JSON:
+        def is_wanted(message: Any) -> bool:
+            found = jsonrpc.as_object(message)
+            return found is not None and found.get("method") == method and "id" not in found
+
+        return await self.wait_for(is_wanted, timeout)
+
+    async def call_tool(
+        self, name: str, arguments: JSON | None = None, *, progress_token: str | int | None = None
+    ) -> JSON:
         """Call a tool and return its result (an `isError` result is returned, not raised)."""
         params: JSON = {"name": name, "arguments": arguments or {}}
         if progress_token is not None:
@@ -168,7 +175,7 @@ async def connect(
     handlers: Mapping[str, ServerRequestHandler] | None = None,
     capabilities: JSON | None = None,
     initialize: bool = True,
-) -> AsyncIterator[Client]:
+) -> AsyncGenerator[Client]:
     """Run `server` in-process and yield a client connected to it, initialized by default.
 
     `handlers` answer the server's requests by method (`roots/list`,
@@ -186,7 +193,9 @@ async def connect(
                 "initialize",
                 {
                     "protocolVersion": protocol_version,
-                    "capabilities": _capabilities(handlers) if capabilities is None else capabilities,
+                    "capabilities": _capabilities(handlers)
+                    if capabilities is None
+                    else capabilities,
                     "clientInfo": {"name": "mcpkit-testing", "version": "0"},
                 },
             )

@@ -22,12 +22,13 @@ import types
 import typing
 from collections.abc import Callable, Coroutine
 from functools import cached_property
-from typing import Any, get_args, get_origin
+from typing import Any, cast, get_args, get_origin
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .context import Context
 from .errors import ClientRequestError, ToolError
+from .jsonrpc import as_list
 from .shape import dump
 from .signature import Signature, json_schema
 from .types import (
@@ -50,12 +51,13 @@ _CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, Embedde
 
 def _is_structured(annotation: Any) -> bool:
     """Return whether a return annotation asks for structured output."""
-    if not isinstance(annotation, type) or issubclass(annotation, (*_CONTENT_TYPES, ToolResult)):
+    if not isinstance(annotation, type):
+        return False
+    kind = cast(type[Any], annotation)
+    if issubclass(kind, (*_CONTENT_TYPES, ToolResult)):
         return False
     return (
-        issubclass(annotation, BaseModel)
-        or dataclasses.is_dataclass(annotation)
-        or typing.is_typeddict(annotation)
+        issubclass(kind, BaseModel) or dataclasses.is_dataclass(kind) or typing.is_typeddict(kind)
     )
 
 
@@ -169,12 +171,14 @@ class RegisteredTool:
             return ToolResult(content=[TextContent(text=value)])
         if isinstance(value, _CONTENT_TYPES):
             return ToolResult(content=[value])
-        if isinstance(value, list) and all(isinstance(item, _CONTENT_TYPES) for item in value):  # pyright: ignore[reportUnknownVariableType]
-            return ToolResult(content=value)  # pyright: ignore[reportUnknownArgumentType]
+        items = as_list(value)
+        if items is not None and all(isinstance(item, _CONTENT_TYPES) for item in items):
+            return ToolResult(content=items)
         raise TypeError(f"Tool {self.name} returned {type(value).__name__}, not a supported result")
 
 
 def _error(message: str, context: Context) -> dict[str, Any]:
     """Return an `isError` result carrying `message`."""
-    return dump(ToolResult(content=[TextContent(text=message)], is_error=True), context.protocol_version)
-
+    return dump(
+        ToolResult(content=[TextContent(text=message)], is_error=True), context.protocol_version
+    )

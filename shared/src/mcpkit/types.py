@@ -98,7 +98,9 @@ class AudioContent(WireModel):
 
     def downgrade(self) -> WireModel:
         """Describe the audio in text: 2024-11-05 has no audio content."""
-        return TextContent(text=f"[{self.mime_type} audio omitted: the session's protocol has no audio]")
+        return TextContent(
+            text=f"[{self.mime_type} audio omitted: the session's protocol has no audio]"
+        )
 
 
 class TextResourceContents(WireModel):

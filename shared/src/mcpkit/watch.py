@@ -12,6 +12,7 @@ one call.
 """
 
 import logging
+import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ class FileWatcher:
     async def watch(self, paths: Iterable[Path], callback: Callback) -> None:
         """Call `callback` after each burst of changes to `paths`; runs until cancelled."""
         key = object()
-        self._watches[key] = (frozenset(Path(p).absolute() for p in paths), callback)
+        self._watches[key] = (_absolute(paths), callback)
         self._changed.set()
         try:
             await anyio.sleep_forever()
@@ -59,8 +60,10 @@ class FileWatcher:
                 task_group.cancel_scope.cancel()
 
     def _directories(self) -> list[Path]:
-        """Return the existing directories to watch: each path's own if a directory, else its parent's."""
-        wanted = {p if p.is_dir() else p.parent for paths, _ in self._watches.values() for p in paths}
+        """Return the directories to watch: each path if a directory, else its parent."""
+        wanted = {
+            p if p.is_dir() else p.parent for paths, _ in self._watches.values() for p in paths
+        }
         return sorted(d for d in wanted if d.is_dir())
 
     async def _follow(self, directories: list[Path]) -> None:
@@ -74,6 +77,11 @@ class FileWatcher:
             callbacks = {cb for paths, cb in list(self._watches.values()) if paths & touched}
             for callback in callbacks:
                 await callback()
+
+
+def _absolute(paths: Iterable[Path]) -> frozenset[Path]:
+    """Return `paths` made absolute, without resolving symbolic links."""
+    return frozenset(Path(os.path.abspath(path)) for path in paths)
 
 
 class Changed:

@@ -1,11 +1,14 @@
-"""The data mcp-everything serves: the official conformance suite's fixtures, and the
-watched file. No MCP here, only values and file operations."""
+"""The data mcp-everything serves: the conformance suite's fixtures, and the watched file.
+
+No MCP here, only values and file operations.
+"""
 
 import json
 from pathlib import Path
 
 RED_PIXEL_PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5E"
+    "rkJggg=="
 )
 """A 1x1 PNG, base64."""
 

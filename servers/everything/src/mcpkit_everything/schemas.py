@@ -1,5 +1,8 @@
-"""JSON Schemas mcp-everything sends as they are: elicitation forms, and one tool's input
-schema written by hand to use JSON Schema 2020-12 features (`$schema`, `$defs`, `$ref`)."""
+"""JSON Schemas mcp-everything sends as they are.
+
+The elicitation forms, and one tool's input schema written by hand to use JSON Schema
+2020-12 features (`$schema`, `$defs`, `$ref`).
+"""
 
 from typing import Any
 
@@ -7,7 +10,12 @@ USER_FORM: dict[str, Any] = {
     "type": "object",
     "properties": {
         "username": {"type": "string", "title": "Username", "description": "Your user name"},
-        "email": {"type": "string", "title": "Email", "format": "email", "description": "Your email"},
+        "email": {
+            "type": "string",
+            "title": "Email",
+            "format": "email",
+            "description": "Your email",
+        },
     },
     "required": ["username", "email"],
 }

@@ -33,7 +33,9 @@ from . import __version__, fixtures
 from .schemas import ADDRESS_TOOL_SCHEMA, DEFAULTS_FORM, ENUMS_FORM, USER_FORM
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-ICON = Icon(src=f"data:image/png;base64,{fixtures.RED_PIXEL_PNG}", mime_type="image/png", sizes=["1x1"])
+ICON = Icon(
+    src=f"data:image/png;base64,{fixtures.RED_PIXEL_PNG}", mime_type="image/png", sizes=["1x1"]
+)
 
 
 class Weather(BaseModel):
@@ -69,7 +71,11 @@ def build_server(watched_path: Path) -> Server:
     _register_completions(app)
     _register_dynamic_items(app)
 
-    @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
+    @app.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True
+        )
+    )
     async def update_watched_resource(text: str) -> str:
         """Replace the text of test://watched-resource; subscribers get an update notification."""
         await anyio.to_thread.run_sync(watched.write, text)
@@ -98,14 +104,18 @@ def _register_content_tools(app: Server) -> None:
     async def test_embedded_resource() -> EmbeddedResource:
         """Return an embedded text resource."""
         text = fixtures.EMBEDDED_TEXT
-        resource = TextResourceContents(uri="test://embedded-resource", mime_type="text/plain", text=text)
+        resource = TextResourceContents(
+            uri="test://embedded-resource", mime_type="text/plain", text=text
+        )
         return EmbeddedResource(resource=resource)
 
     @app.tool(annotations=READ_ONLY)
     async def test_multiple_content_types() -> list[TextContent | ImageContent | EmbeddedResource]:
         """Return text, an image and an embedded resource together."""
         resource = TextResourceContents(
-            uri="test://mixed-content-resource", mime_type="application/json", text=fixtures.MIXED_JSON
+            uri="test://mixed-content-resource",
+            mime_type="application/json",
+            text=fixtures.MIXED_JSON,
         )
         return [
             TextContent(text="Multiple content types test:"),
@@ -177,7 +187,11 @@ def _register_client_request_tools(app: Server) -> None:
         """Ask the client's model to answer a prompt."""
         message = SamplingMessage(role="user", content=TextContent(text=prompt))
         answer = await ctx.sample([message], max_tokens=100)
-        text = answer.content.text if isinstance(answer.content, TextContent) else f"[{answer.content.type}]"
+        text = (
+            answer.content.text
+            if isinstance(answer.content, TextContent)
+            else f"[{answer.content.type}]"
+        )
         return f"LLM response: {text}"
 
     @app.tool(annotations=READ_ONLY)
@@ -198,7 +212,9 @@ def _register_client_request_tools(app: Server) -> None:
     @app.tool(annotations=READ_ONLY)
     async def test_url_elicitation(ctx: Context, url: str) -> str:
         """Ask the user to complete a step on a web page (URL-mode elicitation)."""
-        return _elicit_reply(await ctx.elicit_url("Please complete this step", url, "everything-url-1"))
+        return _elicit_reply(
+            await ctx.elicit_url("Please complete this step", url, "everything-url-1")
+        )
 
     @app.tool(annotations=READ_ONLY)
     async def list_roots(ctx: Context) -> Roots:
@@ -254,21 +270,26 @@ def _register_prompts(app: Server) -> None:
 
     @app.prompt()
     async def test_prompt_with_embedded_resource(
-        resourceUri: Annotated[str, Field(description="URI of the resource to embed")],  # noqa: N803
+        resourceUri: Annotated[str, Field(description="URI of the resource to embed")],
     ) -> list[Message]:
         """A prompt that embeds a resource."""
         text = fixtures.PROMPT_RESOURCE_TEXT
         resource = TextResourceContents(uri=resourceUri, mime_type="text/plain", text=text)
         return [
             Message(role="user", content=EmbeddedResource(resource=resource)),
-            Message(role="user", content=TextContent(text="Please process the embedded resource above.")),
+            Message(
+                role="user", content=TextContent(text="Please process the embedded resource above.")
+            ),
         ]
 
     @app.prompt()
     async def test_prompt_with_image() -> list[Message]:
         """A prompt that contains an image."""
         return [
-            Message(role="user", content=ImageContent(data=fixtures.RED_PIXEL_PNG, mime_type="image/png")),
+            Message(
+                role="user",
+                content=ImageContent(data=fixtures.RED_PIXEL_PNG, mime_type="image/png"),
+            ),
             Message(role="user", content=TextContent(text="Please analyze the image above.")),
         ]
 
@@ -296,14 +317,18 @@ def _register_dynamic_items(app: Server) -> None:
         """A prompt that exists only while dynamic items are on."""
         return "This is a dynamic prompt."
 
-    @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
+    @app.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True
+        )
+    )
     async def set_dynamic_items(present: bool) -> str:
         """Add or remove test_dynamic_tool, test://dynamic-resource and test_dynamic_prompt."""
         if present:
             app.tool(annotations=READ_ONLY)(test_dynamic_tool)
-            app.resource("test://dynamic-resource", name="dynamic-resource", mime_type="text/plain")(
-                dynamic_resource
-            )
+            app.resource(
+                "test://dynamic-resource", name="dynamic-resource", mime_type="text/plain"
+            )(dynamic_resource)
             app.prompt()(test_dynamic_prompt)
         else:
             app.remove_tool("test_dynamic_tool")

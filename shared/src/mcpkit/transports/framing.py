@@ -44,7 +44,7 @@ class Framer:
     def _next(self) -> bytes | None:
         """Take one complete frame off the buffer, or return None if none is complete."""
         buffer = self._buffer
-        if buffer[: len(_HEADER)].lower() == _HEADER:
+        if bytes(buffer[: len(_HEADER)]).lower() == _HEADER:
             return self._next_with_length()
         end = buffer.find(b"\n", self._scanned)
         if end < 0:

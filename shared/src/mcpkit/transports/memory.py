@@ -1,10 +1,11 @@
 """A connected pair of in-memory transports, for tests and for embedding a server."""
 
+import contextlib
 import math
 from collections.abc import AsyncIterator
 
 import anyio
-from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .framing import FrameTooLarge
 
@@ -12,7 +13,9 @@ from .framing import FrameTooLarge
 class MemoryTransport:
     """One end of an in-memory channel of frames. Closing it ends the peer's `frames()`."""
 
-    def __init__(self, send: ObjectSendStream[bytes], receive: ObjectReceiveStream[bytes]) -> None:
+    def __init__(
+        self, send: MemoryObjectSendStream[bytes], receive: MemoryObjectReceiveStream[bytes]
+    ) -> None:
         self._send = send
         self._receive = receive
 
@@ -23,10 +26,8 @@ class MemoryTransport:
 
     def send_nowait(self, frame: bytes) -> None:
         """Deliver one frame to the other end; dropped if the other end has gone."""
-        try:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._send.send_nowait(frame)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
 
     async def drain(self) -> None:
         """Nothing to wait for: the channel is unbounded."""

@@ -1,0 +1,51 @@
+# The one entry point for people and CI. `make help` lists the targets.
+# uv comes from PATH, or is installed with pip into .tools/ when missing.
+
+UV ?= $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/.tools/bin/uv)
+RUN := $(UV) run --frozen
+export UV_PYTHON_DOWNLOADS := never
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help:  ## Show the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(CURDIR)/.tools/bin/uv:
+	python3 -m venv .tools
+	.tools/bin/python -m pip install --quiet "uv>=0.8"
+
+.PHONY: install
+install: $(UV)  ## Install uv if missing, then every package and the dev tools into .venv
+	$(UV) sync --frozen --all-packages
+
+.PHONY: run
+run: install  ## Run mcp-everything over stdio (prints how to configure a host)
+	$(RUN) mcp-everything
+
+.PHONY: lint
+lint: install  ## ruff (lint + format check) and pyright strict
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+	$(RUN) pyright
+
+.PHONY: fix
+fix: install  ## Apply ruff's fixes and formatting
+	$(RUN) ruff check --fix .
+	$(RUN) ruff format .
+
+.PHONY: test
+test: lint  ## Everything CI checks: lint, types, all tests
+	$(RUN) pytest
+
+.PHONY: bench
+bench: install  ## Measure mcp-everything beside a stdlib echo server (figures, not pass/fail)
+	$(RUN) python bench/stdio_bench.py \
+		--server "floor=$(CURDIR)/.venv/bin/python bench/floor_echo.py" \
+		--server "everything=$(CURDIR)/.venv/bin/mcp-everything" \
+		--call echo '{"text": "hello"}' --hol long_running_operation '{"duration": 1, "steps": 2}'
+
+.PHONY: build
+build: install  ## Build every package's wheel and sdist into dist/
+	rm -rf dist
+	$(UV) build --all-packages --no-sources -o dist

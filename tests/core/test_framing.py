@@ -1,0 +1,38 @@
+"""Splitting a byte stream into frames."""
+
+from mcpkit.transports.framing import Framer, FrameTooLarge
+
+
+def test_newline_delimited_frames_across_chunks() -> None:
+    framer = Framer(1024)
+    assert framer.feed(b'{"a":1}\n{"b"') == [b'{"a":1}']
+    assert framer.feed(b":2}\r\n\n") == [b'{"b":2}\r']
+    assert framer.feed(b"") == []
+
+
+def test_content_length_frames() -> None:
+    framer = Framer(1024)
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    header = f"Content-Length: {len(body)}\r\n\r\n".encode()
+    assert framer.feed(header + body[:10]) == []
+    assert framer.feed(body[10:] + header + body) == [body, body]
+
+
+def test_content_length_then_newline_framing() -> None:
+    framer = Framer(1024)
+    assert framer.feed(b"content-length: 2\r\n\r\n{}" + b'{"x":1}\n') == [b"{}", b'{"x":1}']
+
+
+def test_oversized_frame_is_reported_and_skipped() -> None:
+    framer = Framer(16)
+    first = framer.feed(b"x" * 20)
+    assert len(first) == 1 and isinstance(first[0], FrameTooLarge)
+    assert framer.feed(b"yyyy\n{}\n") == [b"{}"]
+
+
+def test_long_frame_in_many_chunks() -> None:
+    framer = Framer(1 << 20)
+    chunks = [b"a" * 1000] * 500
+    for chunk in chunks:
+        assert framer.feed(chunk) == []
+    assert framer.feed(b"\n") == [b"a" * 500_000]

@@ -1,0 +1,64 @@
+"""Framing of single messages: decode, classify, encode."""
+
+import json
+
+import pytest
+
+from mcpkit import jsonrpc
+from mcpkit.errors import InvalidRequest, ParseError
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping"}, "request"),
+        ({"jsonrpc": "2.0", "id": "a", "method": "ping", "params": {}}, "request"),
+        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, "notification"),
+        ({"jsonrpc": "2.0", "id": 7, "result": {}}, "response"),
+        ({"jsonrpc": "2.0", "id": "x", "error": {"code": 1, "message": "m"}}, "response"),
+    ],
+)
+def test_classify(message: object, kind: str) -> None:
+    assert jsonrpc.classify(message) == kind
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        [],
+        "ping",
+        {"id": 1, "method": "ping"},  # no jsonrpc member
+        {"jsonrpc": "1.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": None, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
+        {"jsonrpc": "2.0", "id": True, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1, "method": 5},
+        {"jsonrpc": "2.0", "id": 1},
+        {"jsonrpc": "2.0", "result": {}},
+    ],
+)
+def test_invalid_messages(message: object) -> None:
+    with pytest.raises(InvalidRequest):
+        jsonrpc.classify(message)
+
+
+@pytest.mark.parametrize("frame", [b"{", b"not json", b'{"a": 1}}', b"\xff\xfe{}", b'"\xc3\x28"'])
+def test_decode_refuses_what_is_not_utf8_json(frame: bytes) -> None:
+    with pytest.raises(ParseError):
+        jsonrpc.decode(frame)
+
+
+def test_encode_is_one_compact_line_of_utf8() -> None:
+    frame = jsonrpc.encode(jsonrpc.result(1, {"text": "a\nb", "name": "ü"}))
+    assert b"\n" not in frame
+    assert frame == '{"jsonrpc":"2.0","id":1,"result":{"text":"a\\nb","name":"ü"}}'.encode()
+
+
+def test_encode_escapes_lone_surrogates_instead_of_failing() -> None:
+    frame = jsonrpc.encode(jsonrpc.result(1, {"name": "bad\udcff"}))
+    frame.decode("utf-8")  # valid UTF-8
+    assert json.loads(frame)["result"]["name"] == "bad\udcff"
+
+
+def test_error_without_readable_id_leaves_id_out() -> None:
+    assert "id" not in jsonrpc.error(None, {"code": -32700, "message": "Parse error"})
