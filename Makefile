@@ -4,6 +4,9 @@
 UV ?= $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/.tools/bin/uv)
 RUN := $(UV) run --frozen
 export UV_PYTHON_DOWNLOADS := never
+# Compiled bytecode in the venv: servers start in a fraction of the time without it when
+# PYTHONDONTWRITEBYTECODE is set, as it is on some machines.
+export UV_COMPILE_BYTECODE := 1
 
 .DEFAULT_GOAL := help
 

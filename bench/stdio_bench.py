@@ -82,6 +82,12 @@ def tree_rss_mib(root: int) -> float:
     return kib / 1024
 
 
+# This machine sets these and users' machines do not: PYTHONDONTWRITEBYTECODE alone makes
+# every start compile its imports from source when the venv has no bytecode.
+_MACHINE_ONLY = ("PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "NODE_EXTRA_CA_CERTS")
+SERVER_ENV = {k: v for k, v in os.environ.items() if k not in _MACHINE_ONLY}
+
+
 class Server:
     """One server process in its own process group, spoken to over newline-delimited stdio."""
 
@@ -99,7 +105,12 @@ class Server:
         self.t_spawn = time.perf_counter_ns()
         try:
             self.proc = subprocess.Popen(
-                argv, stdin=child_in, stdout=child_out, stderr=self.stderr, start_new_session=True
+                argv,
+                stdin=child_in,
+                stdout=child_out,
+                stderr=self.stderr,
+                start_new_session=True,
+                env=SERVER_ENV,
             )
         except OSError as e:
             self.__exit__()
@@ -467,6 +478,8 @@ def main(argv: list[str] | None = None) -> int:
     except BenchError as e:
         print(f"stdio_bench: error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130
     print(json.dumps(report, indent=2) if opts.json else render(report))
     return 0
 

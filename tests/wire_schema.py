@@ -36,7 +36,7 @@ import re
 from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import referencing
 from jsonschema import FormatChecker, ValidationError, exceptions
@@ -67,6 +67,7 @@ _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f]*")  # absolute, n
 
 _Check = tuple[Any, str, str]  # (instance, schema pointer, where it sits in the message)
 _Walk = tuple[Any, str, str, frozenset[str]]  # ... and keys allowed there but not walked
+_Plan = tuple[list[_Check], list[_Walk], list[str]]  # what to validate, walk; problems so far
 
 _FORMATS = FormatChecker(formats=())
 # jsonschema leaves best_match's return type unannotated.
@@ -93,7 +94,8 @@ def validate_server_message(
 ) -> None:
     """Raise AssertionError unless `message` is a valid server-sent message of `version`.
 
-    For a response, `request_method` is the method of the client request it answers.
+    For a result, `request_method` is the method of the client request it answers (ignored
+    for other messages).
     """
     if version not in ALL_VERSIONS:
         raise AssertionError(f"unknown MCP protocol version {version!r}")
@@ -107,22 +109,23 @@ def validate_server_message(
     for instance, pointer, where, skip in walks:
         problems += _walk(version, instance, pointer, where, skip)
     if problems:
-        listing = "".join(f"\n  - {problem}" for problem in problems)
-        raise AssertionError(
-            f"not a valid MCP {version} server message:{listing}\n  message: {_brief(message)}"
-        )
+        _fail(version, message, *problems)
 
 
-def _plan(
-    version: str, message: dict[str, Any], request_method: str | None
-) -> tuple[list[_Check], list[_Walk], list[str]]:
-    """Decide what to validate and walk: ([validations], [walks], [problems found on the way])."""
+def _fail(version: str, message: dict[str, Any], *problems: str) -> NoReturn:
+    listing = "".join(f"\n  - {problem}" for problem in problems)
+    text = json.dumps(message)
+    text = text if len(text) <= 800 else f"{text[:800]}..."
+    raise AssertionError(f"not a valid MCP {version} server message:{listing}\n  message: {text}")
+
+
+def _plan(version: str, message: dict[str, Any], request_method: str | None) -> _Plan:
     defs = _defs(version)
     if "method" in message:
         kind = "Request" if "id" in message else "Notification"
         methods = _methods(version, f"Server{kind}")
         if message["method"] not in methods:
-            return [], [], [f"{message['method']!r} is not a server {kind.lower()} in {version}"]
+            _fail(version, message, f"{message['method']!r} is not a server {kind.lower()}")
         specific = _pointer(version, methods[message["method"]])
         envelope = _pointer(version, f"JSONRPC{kind}")
         walks = [(message, envelope, "", frozenset({"params"}))]
@@ -132,13 +135,9 @@ def _plan(
     if "result" in message:
         requests = _methods(version, "ClientRequest")
         if request_method is None:
-            return [], [], ["a response needs request_method, the method of the request it answers"]
+            _fail(version, message, "a response needs request_method (of the request it answers)")
         if request_method not in requests:
-            return (
-                [],
-                [],
-                [f"request_method {request_method!r} is not a client request in {version}"],
-            )
+            _fail(version, message, f"request_method {request_method!r} is not a client request")
         name, problems = _result_name(version, requests[request_method], message["result"])
         envelope = _pointer(version, _first(defs, "JSONRPCResultResponse", "JSONRPCResponse"))
         body = (message["result"], _pointer(version, name), "result")
@@ -146,16 +145,15 @@ def _plan(
         return [(message, envelope, ""), body], walks, problems
     if "error" in message:
         return _plan_error(version, message)
-    return [], [], ["neither a request, a notification, a result nor an error"]
+    _fail(version, message, "neither a request, a notification, a result nor an error")
 
 
-def _plan_error(
-    version: str, message: dict[str, Any]
-) -> tuple[list[_Check], list[_Walk], list[str]]:
+def _plan_error(version: str, message: dict[str, Any]) -> _Plan:
     defs = _defs(version)
     envelope = _pointer(version, _first(defs, "JSONRPCErrorResponse", "JSONRPCError"))
-    # Before 2025-11-25 the schemas require `id` even when the request's id was unreadable
-    # (e.g. a parse error); waive just that requirement (spec.md section 10, item 1).
+    # An unreadable request id (e.g. a parse error) gets an error without `id`: JSON-RPC's
+    # `"id": null` is no MCP RequestId. Schemas before 2025-11-25 still require `id`: waive
+    # just that requirement.
     checked = message if "id" in message or envelope.endswith("Response") else {**message, "id": 0}
     none = frozenset[str]()
     validations, walks = [(checked, envelope, "")], [(message, envelope, "", none)]
@@ -377,8 +375,3 @@ def _join(path: str, *keys: str | int) -> str:
 
 def _name(pointer: str) -> str:
     return pointer.split("/", 2)[2]
-
-
-def _brief(message: dict[str, Any]) -> str:
-    text = json.dumps(message)
-    return text if len(text) <= 800 else f"{text[:800]}..."

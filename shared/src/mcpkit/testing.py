@@ -184,24 +184,27 @@ async def connect(
     """
     client_end, server_end = memory_pair()
     handlers = handlers or {}
-    async with Runtime(server) as runtime, anyio.create_task_group() as task_group:
-        client = Client(client_end, handlers, task_group)
-        task_group.start_soon(Connection(runtime, server_end).run)
-        task_group.start_soon(client.receive_loop)
-        if initialize:
-            client.initialize_result = await client.request(
-                "initialize",
-                {
-                    "protocolVersion": protocol_version,
-                    "capabilities": _capabilities(handlers)
-                    if capabilities is None
-                    else capabilities,
-                    "clientInfo": {"name": "mcpkit-testing", "version": "0"},
-                },
-            )
-            await client.notify("notifications/initialized")
-        try:
-            yield client
-        finally:
-            await client_end.aclose()
-            task_group.cancel_scope.cancel()
+    try:
+        async with Runtime(server) as runtime, anyio.create_task_group() as task_group:
+            client = Client(client_end, handlers, task_group)
+            task_group.start_soon(Connection(runtime, server_end).run)
+            task_group.start_soon(client.receive_loop)
+            if initialize:
+                client.initialize_result = await client.request(
+                    "initialize",
+                    {
+                        "protocolVersion": protocol_version,
+                        "capabilities": _capabilities(handlers)
+                        if capabilities is None
+                        else capabilities,
+                        "clientInfo": {"name": "mcpkit-testing", "version": "0"},
+                    },
+                )
+                await client.notify("notifications/initialized")
+            try:
+                yield client
+            finally:
+                task_group.cancel_scope.cancel()
+    finally:
+        await client_end.aclose()
+        await server_end.aclose()

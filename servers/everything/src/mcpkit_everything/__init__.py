@@ -1,5 +1,4 @@
 """mcp-everything: an MCP server that exercises every protocol feature."""
 
-from importlib.metadata import version
-
-__version__ = version("mcpkit-everything")
+# Also in pyproject.toml (a test checks they agree): importlib.metadata would cost start-up time.
+__version__ = "0.1.0"

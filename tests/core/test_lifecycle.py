@@ -1,0 +1,170 @@
+"""The JSON-RPC and lifecycle rules of a connection, through the in-memory client."""
+
+import anyio
+import pytest
+
+from mcpkit import Server
+from mcpkit.testing import RPCError, connect
+
+
+def make_server() -> Server:
+    app = Server("lifecycle", "1.2.3", instructions="Be nice.")
+
+    @app.tool()
+    async def slow() -> str:
+        """Sleep a long time."""
+        await anyio.sleep(30)
+        return "done"
+
+    return app
+
+
+async def test_initialize_answers_version_capabilities_and_info() -> None:
+    async with connect(make_server(), protocol_version="2025-06-18") as client:
+        result = client.initialize_result
+    assert result["protocolVersion"] == "2025-06-18"
+    assert result["serverInfo"] == {"name": "lifecycle", "version": "1.2.3"}
+    assert result["instructions"] == "Be nice."
+    assert result["capabilities"] == {"logging": {}, "tools": {"listChanged": True}}
+
+
+async def test_unsupported_version_gets_latest_handshake_version() -> None:
+    async with connect(make_server(), protocol_version="2026-07-28") as client:
+        assert client.initialize_result["protocolVersion"] == "2025-11-25"
+
+
+async def test_requests_before_initialize_are_refused_but_ping_works() -> None:
+    async with connect(make_server(), initialize=False) as client:
+        assert await client.request("ping") == {}
+        with pytest.raises(RPCError) as refused:
+            await client.request("tools/list")
+        assert refused.value.code == -32600
+        assert "initialize" in refused.value.message
+
+
+async def test_second_initialize_is_refused() -> None:
+    async with connect(make_server()) as client:
+        with pytest.raises(RPCError) as refused:
+            await client.request("initialize", {"protocolVersion": "2025-11-25"})
+        assert refused.value.code == -32600
+
+
+async def test_unknown_method_and_absent_capability_are_method_not_found() -> None:
+    async with connect(make_server()) as client:
+        for method in ("no/such/method", "prompts/list", "resources/read"):
+            with pytest.raises(RPCError) as refused:
+                await client.request(method)
+            assert refused.value.code == -32601
+
+
+async def test_parse_errors_have_no_id_and_the_server_keeps_serving() -> None:
+    async with connect(make_server()) as client:
+        client.send_frame(b"{not json")
+        client.send_frame(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"\xff}')
+        assert await client.request("ping") == {}
+        errors = [m for m in client.messages if "error" in m]
+        assert len(errors) == 2
+        assert all(set(e) == {"jsonrpc", "error"} and e["error"]["code"] == -32700 for e in errors)
+
+
+@pytest.mark.parametrize(
+    ("message", "code", "answer_id"),
+    [
+        ({"jsonrpc": "2.0", "id": 5}, -32600, 5),
+        ({"jsonrpc": "1.0", "id": 6, "method": "ping"}, -32600, 6),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, -32600, None),
+        ({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": [1]}, -32602, 7),
+        ([1], -32600, None),
+    ],
+)
+async def test_invalid_requests(message: object, code: int, answer_id: object) -> None:
+    async with connect(make_server(), protocol_version="2025-06-18") as client:
+        before = len(client.messages)
+        client.send(message)
+        answer = await client.wait_for(lambda m: client.messages.index(m) >= before and "error" in m)
+        assert answer["error"]["code"] == code
+        assert answer.get("id") == answer_id
+
+
+async def test_ids_keep_their_type() -> None:
+    async with connect(make_server()) as client:
+        for request_id in (0, -3, 2**40 + 7, "3", "", "ü-ñ 2"):
+            response = await client.request_raw({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+            assert response["id"] == request_id
+            assert type(response["id"]) is type(request_id)
+
+
+async def test_notifications_are_never_answered() -> None:
+    async with connect(make_server()) as client:
+        before = len(client.messages)
+        await client.notify("notifications/initialized")
+        await client.notify("notifications/unknown", {"x": 1})
+        await client.notify("notifications/cancelled", {"requestId": 999})
+        assert await client.request("ping") == {}
+        assert len(client.messages) == before + 1  # only the ping's answer
+
+
+async def test_duplicate_in_flight_id_is_refused() -> None:
+    async with connect(make_server()) as client:
+        call = {"jsonrpc": "2.0", "id": "dup", "method": "tools/call", "params": {"name": "slow"}}
+        client.send(call)
+        response = await client.request_raw(call)
+        assert response["error"]["code"] == -32600
+        await client.notify("notifications/cancelled", {"requestId": "dup"})
+
+
+async def test_batch_in_2025_03_26_session_gets_one_array() -> None:
+    async with connect(make_server(), protocol_version="2025-03-26") as client:
+        client.send(
+            [
+                {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": 3, "method": "nope"},
+            ]
+        )
+        answer = await client.wait_for(lambda m: isinstance(m, list))
+        by_id = {item["id"]: item for item in answer}
+        assert set(by_id) == {1, 2, 3}
+        assert by_id[1]["result"] == {}
+        assert by_id[2]["result"]["tools"][0]["name"] == "slow"
+        assert by_id[3]["error"]["code"] == -32601
+
+
+async def test_initialize_in_a_batch_is_refused() -> None:
+    async with connect(make_server(), protocol_version="2025-03-26") as client:
+        client.send([{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}])
+        answer = await client.wait_for(lambda m: isinstance(m, list))
+        assert answer[0]["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
+async def test_batch_outside_2025_03_26_is_refused_clearly(version: str) -> None:
+    async with connect(make_server(), protocol_version=version) as client:
+        client.send([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+        answer = await client.wait_for(lambda m: isinstance(m, dict) and "error" in m)
+        assert answer["error"]["code"] == -32600
+        assert "batch" in answer["error"]["message"]
+        assert "id" not in answer
+
+
+async def test_ping_is_answered_while_a_long_call_runs() -> None:
+    async with connect(make_server()) as client:
+        client.send({"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": {"name": "slow"}})
+        with anyio.fail_after(2):
+            for _ in range(5):
+                assert await client.request("ping") == {}
+
+
+async def test_cancelled_request_gets_no_response() -> None:
+    async with connect(make_server()) as client:
+        client.send({"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": {"name": "slow"}})
+        await client.request("ping")
+        await client.notify("notifications/cancelled", {"requestId": "long", "reason": "user"})
+        await anyio.sleep(0.1)
+        assert await client.request("ping") == {}
+        assert not [m for m in client.messages if isinstance(m, dict) and m.get("id") == "long"]
+        # The id is free again once the request is gone.
+        client.send({"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": {"name": "slow"}})
+        await client.request("ping")
+        assert not [m for m in client.messages if isinstance(m, dict) and m.get("error")]

@@ -1,0 +1,190 @@
+"""Tools: listing, schemas, results, errors, pagination and list changes."""
+
+import logging
+
+import pytest
+from pydantic import BaseModel
+
+from mcpkit import Server, TextContent, ToolAnnotations, ToolError, ToolResult
+from mcpkit.testing import RPCError, connect
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+def make_server(page_size: int = 100) -> Server:
+    app = Server("tools", "1", page_size=page_size)
+
+    @app.tool(title="Add", annotations=ToolAnnotations(read_only_hint=True))
+    async def add(a: int, b: int = 2) -> str:
+        """Add two numbers."""
+        return str(a + b)
+
+    @app.tool()
+    async def point(x: int, y: int) -> Point:
+        """Make a point."""
+        return Point(x=x, y=y)
+
+    @app.tool()
+    async def fail(kind: str) -> str:
+        """Fail in the way asked."""
+        if kind == "tool":
+            raise ToolError("the file is locked; try again later")
+        raise RuntimeError("secret internal detail")
+
+    @app.tool()
+    async def nothing() -> None:
+        """Return nothing."""
+
+    @app.tool()
+    async def custom() -> ToolResult:
+        """Return a full result."""
+        return ToolResult(content=[TextContent(text="x")], is_error=True)
+
+    return app
+
+
+async def test_listing_derives_schema_description_and_annotations() -> None:
+    async with connect(make_server()) as client:
+        tools = {t["name"]: t for t in (await client.request("tools/list"))["tools"]}
+    assert list(tools) == ["add", "point", "fail", "nothing", "custom"]
+    assert tools["add"] == {
+        "name": "add",
+        "title": "Add",
+        "description": "Add two numbers.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer", "default": 2}},
+            "required": ["a"],
+            "additionalProperties": False,
+        },
+        "annotations": {"readOnlyHint": True},
+    }
+    assert tools["point"]["outputSchema"]["properties"] == {"x": {"type": "integer"}, "y": {"type": "integer"}}
+
+
+async def test_listing_is_shaped_for_old_versions() -> None:
+    async with connect(make_server(), protocol_version="2024-11-05") as client:
+        tools = {t["name"]: t for t in (await client.request("tools/list"))["tools"]}
+    assert "title" not in tools["add"] and "annotations" not in tools["add"]
+    assert "outputSchema" not in tools["point"]
+
+
+async def test_structured_output_with_text_mirror() -> None:
+    async with connect(make_server()) as client:
+        result = await client.call_tool("point", {"x": 1, "y": 2})
+    assert result["structuredContent"] == {"x": 1, "y": 2}
+    assert result["content"] == [{"type": "text", "text": '{"x": 1, "y": 2}'}]
+    assert "isError" not in result
+
+
+async def test_structured_output_is_text_only_before_2025_06_18() -> None:
+    async with connect(make_server(), protocol_version="2025-03-26") as client:
+        result = await client.call_tool("point", {"x": 1, "y": 2})
+    assert "structuredContent" not in result
+    assert result["content"][0]["text"] == '{"x": 1, "y": 2}'
+
+
+async def test_invalid_arguments_are_a_readable_tool_error() -> None:
+    async with connect(make_server()) as client:
+        result = await client.call_tool("add", {"a": "many", "c": 1})
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert text.startswith("Invalid arguments for tool add:")
+    assert "a: Input should be a valid integer" in text
+    assert "c: Extra inputs are not permitted" in text
+    assert "https://" not in text
+
+
+async def test_tool_error_reaches_the_model() -> None:
+    async with connect(make_server()) as client:
+        result = await client.call_tool("fail", {"kind": "tool"})
+    assert result == {
+        "content": [{"type": "text", "text": "the file is locked; try again later"}],
+        "isError": True,
+    }
+
+
+async def test_unexpected_exception_hides_details_from_the_client(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="mcpkit.tools"):
+        async with connect(make_server()) as client:
+            result = await client.call_tool("fail", {"kind": "bug"})
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "Tool fail failed with an internal error"
+    assert "secret internal detail" in caplog.text  # the operator sees the traceback
+
+
+async def test_unknown_tool_is_invalid_params() -> None:
+    async with connect(make_server()) as client:
+        with pytest.raises(RPCError) as refused:
+            await client.call_tool("missing")
+        assert refused.value.code == -32602
+        assert refused.value.message == "Unknown tool: missing"
+        with pytest.raises(RPCError) as bad:
+            await client.request("tools/call", {"name": "add", "arguments": [1]})
+        assert bad.value.code == -32602
+
+
+async def test_none_and_full_results() -> None:
+    async with connect(make_server()) as client:
+        assert await client.call_tool("nothing") == {"content": []}
+        assert await client.call_tool("custom") == {"content": [{"type": "text", "text": "x"}], "isError": True}
+
+
+async def test_pagination_and_invalid_cursor() -> None:
+    async with connect(make_server(page_size=2)) as client:
+        names: list[str] = []
+        cursor = None
+        for _ in range(10):
+            page = await client.request("tools/list", {"cursor": cursor} if cursor else {})
+            names += [t["name"] for t in page["tools"]]
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                break
+        assert names == ["add", "point", "fail", "nothing", "custom"]
+        for bad in ("garbage!", "dG9vbHM6eA==", 5):
+            with pytest.raises(RPCError) as refused:
+                await client.request("tools/list", {"cursor": bad})
+            assert refused.value.code == -32602
+        prompts_cursor = "cHJvbXB0czoy"  # a cursor of another list
+        with pytest.raises(RPCError):
+            await client.request("tools/list", {"cursor": prompts_cursor})
+
+
+async def test_adding_and_removing_tools_notifies_clients() -> None:
+    app = make_server()
+    async with connect(app) as client:
+
+        @app.tool()
+        async def extra() -> str:
+            """Appear at run time."""
+            return "extra"
+
+        await client.wait_for_notification("notifications/tools/list_changed")
+        assert await client.call_tool("extra") == {"content": [{"type": "text", "text": "extra"}]}
+        app.remove_tool("extra")
+        assert await client.request("ping") == {}  # the notification was sent before the answer
+        changes = [n for n in client.notifications if n["method"] == "notifications/tools/list_changed"]
+        assert len(changes) == 2
+        with pytest.raises(RPCError):
+            await client.call_tool("extra")
+
+
+def test_registration_refuses_what_cannot_work() -> None:
+    app = Server("bad", "1")
+    with pytest.raises(TypeError, match="async"):
+        app.tool()(lambda: "x")  # pyright: ignore[reportArgumentType]
+
+    async def untyped(x) -> str:  # type: ignore[no-untyped-def]  # noqa: ANN001
+        return str(x)  # pyright: ignore[reportUnknownArgumentType]
+
+    with pytest.raises(TypeError, match="annotation"):
+        app.tool()(untyped)  # pyright: ignore[reportUnknownArgumentType]
+
+    async def returns_int() -> int:
+        return 1
+
+    with pytest.raises(TypeError, match="returns"):
+        app.tool()(returns_int)
