@@ -14,9 +14,11 @@ emitted (a response, an error response, a notification, or a server-to-client re
    so e.g. a 2025-06-18 `title` validates fine against 2024-11-05. We walk each message alongside
    its schema and report every key missing from the `properties` of its object's definition
    (merged over `allOf`, in the `anyOf` branch that fits best). Objects whose schema declares
-   `additionalProperties` are open by design and not checked, nor are free-form values: `_meta`,
-   JSON Schemas (`inputSchema`, `outputSchema`, `requestedSchema`) and `structuredContent`. This
-   one generic rule covers `title`, `icons`, `outputSchema`, `structuredContent`, tool
+   `additionalProperties` are open by design (maps, index signatures) and only their values are
+   walked; the exception is a message typed as a generic base itself (ping's `EmptyResult` is the
+   base `Result`), which may hold only the base's fields. Free-form values are never walked:
+   `_meta`, JSON Schemas (`inputSchema`, `outputSchema`, `requestedSchema`), `structuredContent`.
+   This one generic rule covers `title`, `icons`, `outputSchema`, `structuredContent`, tool
    `annotations`, `annotations.lastModified`, the `completions` capability, and
    `resultType`/`ttlMs`/`cacheScope` in handshake-era results; `audio` and `resource_link`
    content fail the schema's content `anyOf` in the versions that predate them.

@@ -26,7 +26,8 @@ def test_content_length_then_newline_framing() -> None:
 def test_oversized_frame_is_reported_and_skipped() -> None:
     framer = Framer(16)
     first = framer.feed(b"x" * 20)
-    assert len(first) == 1 and isinstance(first[0], FrameTooLarge)
+    assert len(first) == 1
+    assert isinstance(first[0], FrameTooLarge)
     assert framer.feed(b"yyyy\n{}\n") == [b"{}"]
 
 

@@ -3,8 +3,10 @@
 import anyio
 import pytest
 
+from checked import connect
 from mcpkit import Server
-from mcpkit.testing import RPCError, connect
+from mcpkit.jsonrpc import as_object
+from mcpkit.testing import RPCError
 
 
 def make_server() -> Server:
@@ -81,7 +83,9 @@ async def test_invalid_requests(message: object, code: int, answer_id: object) -
     async with connect(make_server(), protocol_version="2025-06-18") as client:
         before = len(client.messages)
         client.send(message)
-        answer = await client.wait_for(lambda m: client.messages.index(m) >= before and "error" in m)
+        answer = await client.wait_for(
+            lambda m: client.messages.index(m) >= before and "error" in m
+        )
         assert answer["error"]["code"] == code
         assert answer.get("id") == answer_id
 
@@ -89,7 +93,9 @@ async def test_invalid_requests(message: object, code: int, answer_id: object) -
 async def test_ids_keep_their_type() -> None:
     async with connect(make_server()) as client:
         for request_id in (0, -3, 2**40 + 7, "3", "", "ü-ñ 2"):
-            response = await client.request_raw({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+            response = await client.request_raw(
+                {"jsonrpc": "2.0", "id": request_id, "method": "ping"}
+            )
             assert response["id"] == request_id
             assert type(response["id"]) is type(request_id)
 
@@ -117,23 +123,23 @@ async def test_batch_in_2025_03_26_session_gets_one_array() -> None:
     async with connect(make_server(), protocol_version="2025-03-26") as client:
         client.send(
             [
-                {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                {"jsonrpc": "2.0", "id": "b1", "method": "ping"},
                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-                {"jsonrpc": "2.0", "id": 3, "method": "nope"},
+                {"jsonrpc": "2.0", "id": "b2", "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": "b3", "method": "nope"},
             ]
         )
         answer = await client.wait_for(lambda m: isinstance(m, list))
         by_id = {item["id"]: item for item in answer}
-        assert set(by_id) == {1, 2, 3}
-        assert by_id[1]["result"] == {}
-        assert by_id[2]["result"]["tools"][0]["name"] == "slow"
-        assert by_id[3]["error"]["code"] == -32601
+        assert set(by_id) == {"b1", "b2", "b3"}
+        assert by_id["b1"]["result"] == {}
+        assert by_id["b2"]["result"]["tools"][0]["name"] == "slow"
+        assert by_id["b3"]["error"]["code"] == -32601
 
 
 async def test_initialize_in_a_batch_is_refused() -> None:
     async with connect(make_server(), protocol_version="2025-03-26") as client:
-        client.send([{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}])
+        client.send([{"jsonrpc": "2.0", "id": "i", "method": "initialize", "params": {}}])
         answer = await client.wait_for(lambda m: isinstance(m, list))
         assert answer[0]["error"]["code"] == -32600
 
@@ -141,7 +147,7 @@ async def test_initialize_in_a_batch_is_refused() -> None:
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
 async def test_batch_outside_2025_03_26_is_refused_clearly(version: str) -> None:
     async with connect(make_server(), protocol_version=version) as client:
-        client.send([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+        client.send([{"jsonrpc": "2.0", "id": "p", "method": "ping"}])
         answer = await client.wait_for(lambda m: isinstance(m, dict) and "error" in m)
         assert answer["error"]["code"] == -32600
         assert "batch" in answer["error"]["message"]
@@ -150,7 +156,9 @@ async def test_batch_outside_2025_03_26_is_refused_clearly(version: str) -> None
 
 async def test_ping_is_answered_while_a_long_call_runs() -> None:
     async with connect(make_server()) as client:
-        client.send({"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": {"name": "slow"}})
+        client.send(
+            {"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": {"name": "slow"}}
+        )
         with anyio.fail_after(2):
             for _ in range(5):
                 assert await client.request("ping") == {}
@@ -158,13 +166,17 @@ async def test_ping_is_answered_while_a_long_call_runs() -> None:
 
 async def test_cancelled_request_gets_no_response() -> None:
     async with connect(make_server()) as client:
-        client.send({"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": {"name": "slow"}})
+        client.send(
+            {"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": {"name": "slow"}}
+        )
         await client.request("ping")
         await client.notify("notifications/cancelled", {"requestId": "long", "reason": "user"})
         await anyio.sleep(0.1)
         assert await client.request("ping") == {}
-        assert not [m for m in client.messages if isinstance(m, dict) and m.get("id") == "long"]
+        assert not [m for m in client.messages if (as_object(m) or {}).get("id") == "long"]
         # The id is free again once the request is gone.
-        client.send({"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": {"name": "slow"}})
+        client.send(
+            {"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": {"name": "slow"}}
+        )
         await client.request("ping")
-        assert not [m for m in client.messages if isinstance(m, dict) and m.get("error")]
+        assert not [m for m in client.messages if (as_object(m) or {}).get("error")]

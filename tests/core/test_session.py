@@ -21,7 +21,9 @@ from mcpkit.versions import negotiate
         (20250618, "2025-11-25"),
     ],
 )
-def test_negotiation_echoes_supported_versions_else_answers_latest(requested: object, answered: str) -> None:
+def test_negotiation_echoes_supported_versions_else_answers_latest(
+    requested: object, answered: str
+) -> None:
     assert negotiate(requested) == answered
 
 
@@ -54,7 +56,11 @@ def test_initialize_then_initialized_reaches_ready() -> None:
     session.initialized()  # too early: ignored
     assert session.phase is Phase.AWAITING_INITIALIZE
     version = session.initialize(
-        {"protocolVersion": "2025-03-26", "capabilities": {"sampling": {}}, "clientInfo": {"name": "c"}}
+        {
+            "protocolVersion": "2025-03-26",
+            "capabilities": {"sampling": {}},
+            "clientInfo": {"name": "c"},
+        }
     )
     assert (version, session.phase) == ("2025-03-26", Phase.INITIALIZING)
     session.initialized()
@@ -82,9 +88,11 @@ def test_batches_only_in_2025_03_26(version: str, batches: bool) -> None:
 
 def test_log_level_threshold() -> None:
     session = Session()
-    assert session.wants_log("info") and not session.wants_log("debug")
+    assert session.wants_log("info")
+    assert not session.wants_log("debug")
     session.set_log_level("error")
-    assert session.wants_log("emergency") and not session.wants_log("warning")
+    assert session.wants_log("emergency")
+    assert not session.wants_log("warning")
     with pytest.raises(InvalidParams):
         session.set_log_level("verbose")
     assert session.log_level == "error"
@@ -92,7 +100,9 @@ def test_log_level_threshold() -> None:
 
 def test_capability_paths() -> None:
     session = Session()
-    session.initialize({"capabilities": {"elicitation": {"form": {}}, "roots": {"listChanged": True}}})
+    session.initialize(
+        {"capabilities": {"elicitation": {"form": {}}, "roots": {"listChanged": True}}}
+    )
     assert session.client_supports("elicitation", "form")
     assert not session.client_supports("elicitation", "url")
     assert session.client_supports("roots", "listChanged")

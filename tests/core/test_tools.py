@@ -5,8 +5,9 @@ import logging
 import pytest
 from pydantic import BaseModel
 
+from checked import connect
 from mcpkit import Server, TextContent, ToolAnnotations, ToolError, ToolResult
-from mcpkit.testing import RPCError, connect
+from mcpkit.testing import RPCError
 
 
 class Point(BaseModel):
@@ -62,13 +63,17 @@ async def test_listing_derives_schema_description_and_annotations() -> None:
         },
         "annotations": {"readOnlyHint": True},
     }
-    assert tools["point"]["outputSchema"]["properties"] == {"x": {"type": "integer"}, "y": {"type": "integer"}}
+    assert tools["point"]["outputSchema"]["properties"] == {
+        "x": {"type": "integer"},
+        "y": {"type": "integer"},
+    }
 
 
 async def test_listing_is_shaped_for_old_versions() -> None:
     async with connect(make_server(), protocol_version="2024-11-05") as client:
         tools = {t["name"]: t for t in (await client.request("tools/list"))["tools"]}
-    assert "title" not in tools["add"] and "annotations" not in tools["add"]
+    assert "title" not in tools["add"]
+    assert "annotations" not in tools["add"]
     assert "outputSchema" not in tools["point"]
 
 
@@ -107,7 +112,9 @@ async def test_tool_error_reaches_the_model() -> None:
     }
 
 
-async def test_unexpected_exception_hides_details_from_the_client(caplog: pytest.LogCaptureFixture) -> None:
+async def test_unexpected_exception_hides_details_from_the_client(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     with caplog.at_level(logging.ERROR, logger="mcpkit.tools"):
         async with connect(make_server()) as client:
             result = await client.call_tool("fail", {"kind": "bug"})
@@ -130,7 +137,10 @@ async def test_unknown_tool_is_invalid_params() -> None:
 async def test_none_and_full_results() -> None:
     async with connect(make_server()) as client:
         assert await client.call_tool("nothing") == {"content": []}
-        assert await client.call_tool("custom") == {"content": [{"type": "text", "text": "x"}], "isError": True}
+        assert await client.call_tool("custom") == {
+            "content": [{"type": "text", "text": "x"}],
+            "isError": True,
+        }
 
 
 async def test_pagination_and_invalid_cursor() -> None:
@@ -166,7 +176,9 @@ async def test_adding_and_removing_tools_notifies_clients() -> None:
         assert await client.call_tool("extra") == {"content": [{"type": "text", "text": "extra"}]}
         app.remove_tool("extra")
         assert await client.request("ping") == {}  # the notification was sent before the answer
-        changes = [n for n in client.notifications if n["method"] == "notifications/tools/list_changed"]
+        changes = [
+            n for n in client.notifications if n["method"] == "notifications/tools/list_changed"
+        ]
         assert len(changes) == 2
         with pytest.raises(RPCError):
             await client.call_tool("extra")
@@ -177,7 +189,7 @@ def test_registration_refuses_what_cannot_work() -> None:
     with pytest.raises(TypeError, match="async"):
         app.tool()(lambda: "x")  # pyright: ignore[reportArgumentType]
 
-    async def untyped(x) -> str:  # type: ignore[no-untyped-def]  # noqa: ANN001
+    async def untyped(x) -> str:  # type: ignore[no-untyped-def]
         return str(x)  # pyright: ignore[reportUnknownArgumentType]
 
     with pytest.raises(TypeError, match="annotation"):

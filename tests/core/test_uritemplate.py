@@ -29,5 +29,5 @@ def test_literal_uri_has_no_variables() -> None:
 
 @pytest.mark.parametrize("bad", ["x://{a}/{a}", "x://{?q}", "x://{a", "x://a}"])
 def test_unsupported_templates_are_refused(bad: str) -> None:
-    with pytest.raises(ValueError, match="template|twice"):
+    with pytest.raises(ValueError, match=r"template|twice"):
         UriTemplate(bad)

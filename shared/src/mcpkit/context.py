@@ -118,11 +118,11 @@ class Context:
             ValueError: `progress` is not greater than the previous report (the spec says
                 progress MUST increase).
         """
-        if self._progress_token is None or self._done:
-            return
         if self._last_progress is not None and progress <= self._last_progress:
             raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
         self._last_progress = progress
+        if self._progress_token is None or self._done:
+            return
         params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress}
         if total is not None:
             params["total"] = total

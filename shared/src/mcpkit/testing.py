@@ -53,6 +53,8 @@ class Client:
         self._arrived = anyio.Event()
         self.messages: list[Any] = []
         """Every message the server sent, in order (batches as lists)."""
+        self.sent: list[Any] = []
+        """Every message this client sent, in order (raw frames as bytes)."""
         self.initialize_result: JSON = {}
 
     @property
@@ -85,10 +87,12 @@ class Client:
 
     def send(self, message: Any) -> None:
         """Send any JSON value as one frame."""
-        self.send_frame(jsonrpc.encode(message))
+        self.sent.append(message)
+        self._transport.send_nowait(jsonrpc.encode(message))
 
     def send_frame(self, frame: bytes) -> None:
         """Send raw bytes as one frame (to test how the server copes with bad input)."""
+        self.sent.append(frame)
         self._transport.send_nowait(frame)
 
     async def wait_for(self, predicate: Callable[[Any], bool], timeout: float = 5.0) -> Any:

@@ -1,0 +1,200 @@
+"""Resources, templates, subscriptions with watches and file watching."""
+
+import base64
+from pathlib import Path
+
+import anyio
+import pytest
+
+from checked import connect
+from mcpkit import Changed, ResourceNotFound, Server, TextResourceContents
+from mcpkit.testing import RPCError
+
+
+def make_server(watched: Path | None = None) -> tuple[Server, list[str]]:
+    app = Server("resources", "1")
+    watching: list[str] = []
+
+    @app.resource("mem://text", mime_type="text/plain", size=5)
+    async def text() -> str:
+        """Some text."""
+        return "hello"
+
+    @app.resource("mem://blob", mime_type="application/octet-stream")
+    async def blob() -> bytes:
+        """Some bytes."""
+        return b"\x00\x01\xff"
+
+    @app.resource("mem://items/{item}", mime_type="text/plain")
+    async def item(item: str) -> str:
+        """One item."""
+        if item == "missing":
+            raise ResourceNotFound(f"mem://items/{item}")
+        return f"item {item}"
+
+    @app.resource("mem://both")
+    async def both() -> list[TextResourceContents]:
+        """Two documents."""
+        return [
+            TextResourceContents(uri="mem://both#1", text="a"),
+            TextResourceContents(uri="mem://both#2", text="b"),
+        ]
+
+    @app.resource("file:///{+path}")
+    async def file(path: str) -> str:
+        """A file."""
+        return await anyio.Path("/" + path).read_text()
+
+    @app.watch("mem://items/{item}")
+    async def watch_item(item: str, changed: Changed) -> None:
+        watching.append(item)
+        try:
+            while True:
+                await anyio.sleep(0.05)
+                await changed()
+        finally:
+            watching.remove(item)
+
+    @app.watch("file:///{+path}")
+    async def watch_file(path: str, changed: Changed) -> None:
+        await changed.follow_files([Path("/" + path)])
+
+    return app, watching
+
+
+async def test_list_read_text_and_blob() -> None:
+    app, _ = make_server()
+    async with connect(app) as client:
+        listed = (await client.request("resources/list"))["resources"]
+        assert listed[0] == {
+            "uri": "mem://text",
+            "name": "text",
+            "description": "Some text.",
+            "mimeType": "text/plain",
+            "size": 5,
+        }
+        assert [r["uri"] for r in listed] == ["mem://text", "mem://blob", "mem://both"]
+        templates = (await client.request("resources/templates/list"))["resourceTemplates"]
+        assert [t["uriTemplate"] for t in templates] == ["mem://items/{item}", "file:///{+path}"]
+        read = await client.request("resources/read", {"uri": "mem://text"})
+        assert read == {
+            "contents": [{"uri": "mem://text", "mimeType": "text/plain", "text": "hello"}]
+        }
+        read = await client.request("resources/read", {"uri": "mem://blob"})
+        assert base64.b64decode(read["contents"][0]["blob"]) == b"\x00\x01\xff"
+        read = await client.request("resources/read", {"uri": "mem://items/a%20b"})
+        assert read["contents"][0] == {
+            "uri": "mem://items/a%20b",
+            "mimeType": "text/plain",
+            "text": "item a b",
+        }
+        read = await client.request("resources/read", {"uri": "mem://both"})
+        assert [c["text"] for c in read["contents"]] == ["a", "b"]
+
+
+async def test_size_is_left_out_for_2024_11_05() -> None:
+    app, _ = make_server()
+    async with connect(app, protocol_version="2024-11-05") as client:
+        listed = (await client.request("resources/list"))["resources"]
+        assert "size" not in listed[0]
+
+
+@pytest.mark.parametrize("uri", ["mem://nothing", "mem://items/missing", "mem://items/a/b"])
+async def test_unknown_resources_are_32002_with_the_uri(uri: str) -> None:
+    app, _ = make_server()
+    async with connect(app) as client:
+        with pytest.raises(RPCError) as refused:
+            await client.request("resources/read", {"uri": uri})
+        assert refused.value.code == -32002
+        assert refused.value.data == {"uri": uri}
+        with pytest.raises(RPCError) as bad:
+            await client.request("resources/read", {})
+        assert bad.value.code == -32602
+
+
+async def test_a_watch_runs_while_subscribed_and_reaches_only_subscribers() -> None:
+    app, watching = make_server()
+    async with connect(app) as subscriber, connect(app) as bystander:
+        assert await subscriber.request("resources/subscribe", {"uri": "mem://items/1"}) == {}
+        update = await subscriber.wait_for_notification("notifications/resources/updated")
+        assert update["params"] == {"uri": "mem://items/1"}
+        assert watching == ["1"]
+        assert await subscriber.request("resources/unsubscribe", {"uri": "mem://items/1"}) == {}
+        await anyio.sleep(0.01)
+        assert watching == []
+        assert not bystander.notifications
+
+
+async def test_the_last_subscriber_leaving_stops_the_watch() -> None:
+    app, watching = make_server()
+    async with connect(app) as first:
+        async with connect(app) as second:
+            await first.request("resources/subscribe", {"uri": "mem://items/2"})
+            await second.request("resources/subscribe", {"uri": "mem://items/2"})
+            await first.request("resources/unsubscribe", {"uri": "mem://items/2"})
+            assert watching == ["2"]
+        await anyio.sleep(0.01)
+        assert watching == []  # the second disconnected without unsubscribing
+
+
+async def test_subscribing_to_an_unknown_resource_is_refused() -> None:
+    app, _ = make_server()
+    async with connect(app) as client:
+        with pytest.raises(RPCError) as refused:
+            await client.request("resources/subscribe", {"uri": "mem://nope"})
+        assert refused.value.code == -32002
+
+
+async def test_file_changes_are_coalesced_into_one_update_per_burst(tmp_path: Path) -> None:
+    watched = tmp_path / "watched.txt"
+    watched.write_text("0")
+    uri = f"file://{watched}"
+    app, _ = make_server()
+    async with connect(app) as client:
+        await client.request("resources/subscribe", {"uri": uri})
+        await anyio.sleep(0.3)  # let the watcher start
+        for n in range(5):
+            watched.write_text(str(n))
+        update = await client.wait_for_notification("notifications/resources/updated", timeout=5)
+        assert update["params"] == {"uri": uri}
+        await anyio.sleep(0.6)
+        updates = [
+            n for n in client.notifications if n["method"] == "notifications/resources/updated"
+        ]
+        assert len(updates) == 1
+        (tmp_path / "other.txt").write_text("unrelated")
+        await anyio.sleep(0.6)
+        assert (
+            len(
+                [
+                    n
+                    for n in client.notifications
+                    if n["method"] == "notifications/resources/updated"
+                ]
+            )
+            == 1
+        )
+
+
+async def test_resource_list_changes_are_announced() -> None:
+    app, _ = make_server()
+    async with connect(app) as client:
+
+        @app.resource("mem://new")
+        async def new() -> str:
+            return "new"
+
+        await client.wait_for_notification("notifications/resources/list_changed")
+        app.remove_resource("mem://new")
+        with pytest.raises(RPCError):
+            await client.request("resources/read", {"uri": "mem://new"})
+
+
+def test_template_variables_must_match_parameters() -> None:
+    app = Server("bad", "1")
+
+    async def wrong(name: str) -> str:
+        return name
+
+    with pytest.raises(TypeError, match="template"):
+        app.resource("mem://{id}")(wrong)

@@ -1,0 +1,468 @@
+"""Drive `mcp-everything` over stdio with the official Python SDK client, recording every byte.
+
+How messages are captured. The SDK's `stdio_client` yields streams of parsed `SessionMessage`s.
+Recording those would be weaker than recording the wire: the SDK parses each line into its own
+pydantic models, and dumping a model again drops what the model does not declare (an unknown
+top-level member, `error.data: null`, extra members of an error object) and fails outright on
+messages it cannot parse (an error response without `id`, a stray `print`). So we record raw
+bytes instead: `stdio_client` is used unchanged, except that the process it spawns is wrapped
+(`mcp.client.stdio._create_platform_compatible_process`, the one seam that sees the pipes) so
+that every byte read from the server's stdout and every byte written to its stdin is also
+appended to a `WireRecord`. Everything else (line splitting, parsing, the session, callbacks,
+shutdown) is the SDK's own code path; the record is exactly what crossed the pipes.
+
+How the protocol version is chosen. `ClientSession.initialize()` always offers the module
+constant `mcp.client.session.LATEST_HANDSHAKE_VERSION`; `Everything.connect(version)` patches
+that constant for the duration of the `initialize()` call only, so the SDK's own handshake
+(request, `adopt()`, `notifications/initialized`) runs with the version under test. The raw
+record then proves that the wire carried that version and that the server answered it.
+
+What is checked for every connection, when the test ends (`Everything.check`): every server
+line is JSON, every server message validates against the official schema of the negotiated
+version (`wire_schema.validate_server_message`, responses against the result of the method
+they answer), every response answers a request the client sent and no request gets two, the
+server wrote nothing to stderr that looks like a traceback, and it exited with status 0 within
+a second of the SDK closing its stdin.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO, TypeVar, cast
+from unittest import mock
+
+import anyio
+import anyio.abc
+import mcp.client.session as sdk_session
+import mcp.client.stdio as sdk_stdio
+import mcp_types as types
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.session import (
+    ElicitationFnT,
+    IncomingMessage,
+    ListRootsFnT,
+    SamplingFnT,
+)
+from mcp.client.stdio import stdio_client
+
+from wire_schema import validate_server_message
+
+EVERYTHING = Path(sys.executable).parent / "mcp-everything"
+"""The console script of the venv running the tests."""
+
+VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+"""The handshake-era protocol versions mcp-everything speaks, oldest first."""
+
+LATEST = VERSIONS[-1]
+CLIENT_INFO = types.Implementation(name="mcpkit-e2e", version="0")
+SHUTDOWN_LIMIT = 1.0
+"""Seconds the server may take to exit once its stdin is closed (the SDK kills it after 2)."""
+
+JSON = dict[str, Any]
+RequestId = str | int
+T = TypeVar("T")
+
+
+def parse_lines(data: bytes, who: str) -> list[Any]:
+    """Parse newline-delimited JSON; every line must be one complete JSON value.
+
+    Raises:
+        AssertionError: a line is not UTF-8 JSON, or the data does not end with a newline.
+    """
+    *lines, rest = data.split(b"\n")
+    if rest:
+        raise AssertionError(f"{who} wrote an unterminated line: {rest[:200]!r}")
+    messages: list[Any] = []
+    for line in lines:
+        try:
+            messages.append(json.loads(line))
+        except ValueError as exc:
+            raise AssertionError(f"{who} wrote a line that is not JSON ({exc}): {line[:200]!r}")
+    return messages
+
+
+def is_request_id(value: object) -> bool:
+    """Whether `value` can be a JSON-RPC id (a string or an integer, not a boolean)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def as_json(value: Any) -> JSON:
+    """Narrow a parsed JSON value known to be an object."""
+    assert isinstance(value, dict), f"expected a JSON object, got {value!r}"
+    return cast(JSON, value)
+
+
+@dataclass
+class WireRecord:
+    """The bytes that crossed one server's stdin and stdout, and what they mean."""
+
+    to_server: bytearray = field(default_factory=bytearray)
+    from_server: bytearray = field(default_factory=bytearray)
+    returncode: int | None = None
+    shutdown_seconds: float | None = None
+
+    def server_messages(self) -> list[JSON]:
+        """Every message the server sent, in order (the SDK sessions never get batches)."""
+        return [as_json(m) for m in parse_lines(bytes(self.from_server), "the server")]
+
+    def client_messages(self) -> list[JSON]:
+        """Every message the client sent, in order."""
+        return [as_json(m) for m in parse_lines(bytes(self.to_server), "the client")]
+
+    def request_methods(self) -> dict[RequestId, str]:
+        """The method of each request the client sent, by id.
+
+        Raises:
+            AssertionError: the client used one id twice (responses would be ambiguous).
+        """
+        methods: dict[RequestId, str] = {}
+        for message in self.client_messages():
+            if "method" in message and "id" in message:
+                request_id = message["id"]
+                assert request_id not in methods, f"the client reused request id {request_id!r}"
+                methods[request_id] = message["method"]
+        return methods
+
+    def requests(self, method: str) -> list[JSON]:
+        """The requests for `method` the client sent, in order."""
+        return [m for m in self.client_messages() if m.get("method") == method and "id" in m]
+
+    def responses(self, request_id: RequestId) -> list[JSON]:
+        """The responses the server sent to the client's request `request_id`."""
+        return [
+            m
+            for m in self.server_messages()
+            if "method" not in m and "id" in m and m["id"] == request_id
+        ]
+
+    def result_of(self, method: str, **params: Any) -> JSON:
+        """The raw result of the client's last request for `method` whose params include `params`.
+
+        E.g. `result_of("tools/call", name="echo")`.
+        """
+        matching = [
+            r
+            for r in self.requests(method)
+            if all(r.get("params", {}).get(key) == value for key, value in params.items())
+        ]
+        assert matching, f"the client sent no {method} request with {params}"
+        (response,) = self.responses(matching[-1]["id"])
+        assert "result" in response, f"{method} failed: {response}"
+        return as_json(response["result"])
+
+    def notifications(self, method: str) -> list[JSON]:
+        """The notifications for `method` the server sent, in order."""
+        return [m for m in self.server_messages() if m.get("method") == method and "id" not in m]
+
+    def server_requests(self, method: str) -> list[JSON]:
+        """The requests for `method` the server sent, in order."""
+        return [m for m in self.server_messages() if m.get("method") == method and "id" in m]
+
+    def negotiated_version(self) -> str:
+        """The protocol version in the server's answer to `initialize`."""
+        version = self.result_of("initialize")["protocolVersion"]
+        assert isinstance(version, str)
+        return version
+
+    def problems(self) -> list[str]:
+        """Everything wrong with the server's side of this record (empty if all is well)."""
+        try:
+            messages = self.server_messages()
+            methods = self.request_methods()
+            version = self.negotiated_version()
+        except (AssertionError, ValueError, IndexError) as exc:
+            return [f"unreadable record: {exc}"]
+        problems: list[str] = []
+        answered: set[RequestId] = set()
+        for message in messages:
+            method: str | None = None
+            if "method" not in message and is_request_id(message.get("id")):
+                request_id: RequestId = message["id"]
+                if request_id not in methods:
+                    problems.append(f"a response to a request never sent: {message}")
+                    continue
+                if request_id in answered:
+                    problems.append(f"a second response to request {request_id!r}: {message}")
+                answered.add(request_id)
+                method = methods[request_id]
+            try:
+                validate_server_message(version, message, method)
+            except AssertionError as exc:
+                problems.append(str(exc))
+        return problems
+
+
+class _TapReceive(anyio.abc.ByteReceiveStream):
+    """A byte stream that copies what it receives into a buffer."""
+
+    def __init__(self, inner: anyio.abc.ByteReceiveStream, sink: bytearray) -> None:
+        self._inner = inner
+        self._sink = sink
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        data = await self._inner.receive(max_bytes)
+        self._sink += data
+        return data
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _TapSend(anyio.abc.ByteSendStream):
+    """A byte stream that copies what it sends into a buffer."""
+
+    def __init__(self, inner: anyio.abc.ByteSendStream, sink: bytearray) -> None:
+        self._inner = inner
+        self._sink = sink
+
+    async def send(self, item: bytes) -> None:
+        await self._inner.send(item)
+        self._sink += item
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _TappedProcess(anyio.abc.Process):
+    """A process whose stdin and stdout are recorded; everything else is the process itself."""
+
+    def __init__(self, inner: anyio.abc.Process, record: WireRecord) -> None:
+        assert inner.stdin is not None and inner.stdout is not None
+        self._inner = inner
+        self._stdin = _TapSend(inner.stdin, record.to_server)
+        self._stdout = _TapReceive(inner.stdout, record.from_server)
+
+    def __getattr__(self, name: str) -> Any:
+        # The SDK closes the asyncio transport through `process._process._transport`.
+        return getattr(self._inner, name)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def wait(self) -> int:
+        return await self._inner.wait()
+
+    def terminate(self) -> None:
+        self._inner.terminate()
+
+    def kill(self) -> None:
+        self._inner.kill()
+
+    def send_signal(self, signal: int) -> None:
+        self._inner.send_signal(signal)
+
+    @property
+    def pid(self) -> int:
+        return self._inner.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._inner.returncode
+
+    @property
+    def stdin(self) -> anyio.abc.ByteSendStream:
+        return self._stdin
+
+    @property
+    def stdout(self) -> anyio.abc.ByteReceiveStream:
+        return self._stdout
+
+    @property
+    def stderr(self) -> anyio.abc.ByteReceiveStream | None:
+        return self._inner.stderr
+
+
+class Inbox:
+    """The notifications the SDK handed to `message_handler`, with a way to wait for one."""
+
+    def __init__(self) -> None:
+        self.items: list[types.ServerNotification] = []
+        self.errors: list[Exception] = []
+        self._arrived = anyio.Event()
+
+    async def __call__(self, message: IncomingMessage) -> None:
+        if isinstance(message, Exception):
+            self.errors.append(message)
+        else:
+            self.items.append(message)
+        self._arrived.set()
+        self._arrived = anyio.Event()
+
+    def of(self, kind: type[T]) -> list[T]:
+        """The notifications received so far of type `kind`."""
+        return [item for item in self.items if isinstance(item, kind)]
+
+    async def wait_for(
+        self, kind: type[T], predicate: Callable[[T], bool] = lambda _: True, *, timeout: float
+    ) -> T:
+        """Return the first notification of type `kind` matching `predicate`, waiting for it.
+
+        Raises:
+            TimeoutError: none arrived within `timeout` seconds.
+        """
+        with anyio.fail_after(timeout):
+            while True:
+                arrived = self._arrived
+                for item in self.of(kind):
+                    if predicate(item):
+                        return item
+                await arrived.wait()
+
+
+@dataclass
+class Connection:
+    """One SDK client session with a fresh mcp-everything process."""
+
+    session: ClientSession
+    record: WireRecord
+    version: str
+    inbox: Inbox
+    logs: list[types.LoggingMessageNotificationParams]
+    initialize_result: types.InitializeResult
+
+
+@contextmanager
+def offering(version: str) -> Iterator[None]:
+    """Make `ClientSession.initialize()` offer `version` instead of the SDK's latest."""
+    with mock.patch.object(sdk_session, "LATEST_HANDSHAKE_VERSION", version):
+        yield
+
+
+class Everything:
+    """Starts mcp-everything processes for one test and checks all of them at the end."""
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        self.servers: list[tuple[WireRecord, Path]] = []
+        """Each server started, with the file that holds its stderr."""
+
+    @asynccontextmanager
+    async def connect(
+        self,
+        version: str = LATEST,
+        *,
+        sampling_callback: SamplingFnT | None = None,
+        elicitation_callback: ElicitationFnT | None = None,
+        list_roots_callback: ListRootsFnT | None = None,
+    ) -> AsyncIterator[Connection]:
+        """Start a server, initialize an SDK session at `version`, and yield it."""
+        record = WireRecord()
+        stderr = self._directory / f"server-{len(self.servers) + 1}.stderr"
+        self.servers.append((record, stderr))
+        inbox = Inbox()
+        logs: list[types.LoggingMessageNotificationParams] = []
+
+        async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+            logs.append(params)
+
+        async with AsyncExitStack() as stack:
+            errlog = stack.enter_context(stderr.open("w", encoding="utf-8"))
+            read, write = await stack.enter_async_context(self._stdio(record, errlog))
+            session = await stack.enter_async_context(
+                ClientSession(
+                    read,
+                    write,
+                    sampling_callback=sampling_callback,
+                    elicitation_callback=elicitation_callback,
+                    list_roots_callback=list_roots_callback,
+                    logging_callback=on_log,
+                    message_handler=inbox,
+                    client_info=CLIENT_INFO,
+                )
+            )
+            with anyio.fail_after(10), offering(version):
+                result = await session.initialize()
+            (offered,) = record.requests("initialize")
+            assert offered["params"]["protocolVersion"] == version
+            assert result.protocol_version == version
+            assert record.negotiated_version() == version
+            assert session.protocol_version == version
+            yield Connection(session, record, version, inbox, logs, result)
+
+    @asynccontextmanager
+    async def _stdio(self, record: WireRecord, errlog: TextIO) -> AsyncIterator[tuple[Any, Any]]:
+        """`stdio_client` for mcp-everything, its pipes recorded in `record`."""
+        spawn = sdk_stdio._create_platform_compatible_process
+        processes: list[anyio.abc.Process] = []
+
+        async def tapped_spawn(*args: Any, **kwargs: Any) -> anyio.abc.Process:
+            process = await spawn(*args, **kwargs)
+            assert isinstance(process, anyio.abc.Process)
+            processes.append(process)
+            return _TappedProcess(process, record)
+
+        params = StdioServerParameters(command=str(EVERYTHING))
+        with mock.patch.object(sdk_stdio, "_create_platform_compatible_process", tapped_spawn):
+            client = stdio_client(params, errlog=errlog)
+            streams = await client.__aenter__()
+        (process,) = processes
+        try:
+            yield streams
+        except BaseException as exc:
+            if not await client.__aexit__(type(exc), exc, exc.__traceback__):
+                raise
+        else:
+            started = time.monotonic()
+            await client.__aexit__(None, None, None)
+            record.shutdown_seconds = time.monotonic() - started
+        finally:
+            record.returncode = process.returncode
+
+    def check(self) -> None:
+        """Check every connection of the test (see the module docstring).
+
+        Raises:
+            AssertionError: listing every problem found.
+        """
+        assert self.servers, "the test started no server: nothing was checked"
+        problems: list[str] = []
+        for number, (record, stderr) in enumerate(self.servers):
+            where = f"server {number + 1}"
+            if not record.from_server:
+                problems.append(f"{where}: recorded no server message")
+            problems += [f"{where}: {problem}" for problem in record.problems()]
+            text = stderr.read_text(encoding="utf-8") if stderr.exists() else ""
+            if "Traceback" in text:
+                problems.append(f"{where}: a traceback on stderr:\n{text}")
+            if record.shutdown_seconds is not None:  # the test body completed normally
+                if record.shutdown_seconds > SHUTDOWN_LIMIT:
+                    problems.append(
+                        f"{where}: took {record.shutdown_seconds:.2f} s to exit after stdin closed"
+                    )
+                if record.returncode != 0:
+                    problems.append(f"{where}: exit status {record.returncode}, not 0")
+        if problems:
+            raise AssertionError("\n".join(problems))
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """The text of a tool result made of exactly one text block."""
+    (block,) = result.content
+    assert isinstance(block, types.TextContent), block
+    return block.text
+
+
+async def wait_until(condition: Callable[[], bool], *, timeout: float, what: str) -> None:
+    """Poll `condition` until it holds.
+
+    Raises:
+        AssertionError: it did not hold within `timeout` seconds.
+    """
+    try:
+        with anyio.fail_after(timeout):
+            while not condition():
+                await anyio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"timed out after {timeout} s waiting for {what}") from None
+
+
+def position(messages: list[JSON], predicate: Callable[[JSON], bool]) -> int:
+    """The index of the only message matching `predicate`."""
+    (index,) = [i for i, message in enumerate(messages) if predicate(message)]
+    return index
