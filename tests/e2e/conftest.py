@@ -20,4 +20,6 @@ def everything(tmp_path: Path) -> Iterator[Everything]:
     """Start servers with `everything.connect(version)`; every message is validated at the end."""
     launcher = Everything(tmp_path)
     yield launcher
-    launcher.check()
+    problems = launcher.problems()
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)

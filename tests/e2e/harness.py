@@ -17,7 +17,7 @@ that constant for the duration of the `initialize()` call only, so the SDK's own
 (request, `adopt()`, `notifications/initialized`) runs with the version under test. The raw
 record then proves that the wire carried that version and that the server answered it.
 
-What is checked for every connection, when the test ends (`Everything.check`): every server
+What is checked for every connection, when the test ends (`Everything.problems`): every server
 line is JSON, every server message validates against the official schema of the negotiated
 version (`wire_schema.validate_server_message`, responses against the result of the method
 they answer), every response answers a request the client sent and no request gets two, the
@@ -414,13 +414,10 @@ class Everything:
         finally:
             record.returncode = process.returncode
 
-    def check(self) -> None:
-        """Check every connection of the test (see the module docstring).
-
-        Raises:
-            AssertionError: listing every problem found.
-        """
-        assert self.servers, "the test started no server: nothing was checked"
+    def problems(self) -> list[str]:
+        """Everything wrong with the servers of the test (see the module docstring)."""
+        if not self.servers:
+            return ["the test started no server: nothing was checked"]
         problems: list[str] = []
         for number, (record, stderr) in enumerate(self.servers):
             where = f"server {number + 1}"
@@ -437,8 +434,7 @@ class Everything:
                     )
                 if record.returncode != 0:
                     problems.append(f"{where}: exit status {record.returncode}, not 0")
-        if problems:
-            raise AssertionError("\n".join(problems))
+        return problems
 
 
 def text_of(result: types.CallToolResult) -> str:
