@@ -1,0 +1,50 @@
+"""Cheap checks that keep the code base the way it should read."""
+
+import ast
+import tomllib
+from pathlib import Path
+
+import mcpkit
+import mcpkit_everything
+
+ROOT = Path(__file__).parent.parent
+PRODUCT = [*ROOT.glob("shared/src/**/*.py"), *ROOT.glob("servers/*/src/**/*.py")]
+
+
+def test_public_api_is_sorted_and_complete() -> None:
+    assert list(mcpkit.__all__) == sorted(mcpkit.__all__)
+    for name in mcpkit.__all__:
+        assert hasattr(mcpkit, name), name
+
+
+def test_core_modules_stay_small() -> None:
+    for path in ROOT.glob("shared/src/**/*.py"):
+        assert len(path.read_text().splitlines()) <= 400, f"{path} is over 400 lines: split it"
+
+
+def test_product_code_never_prints() -> None:
+    # stdout belongs to the stdio transport.
+    for path in PRODUCT:
+        tree = ast.parse(path.read_text())
+        called = [
+            node.func.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        ]
+        assert "print" not in called, f"print() in {path}"
+
+
+def test_versions_agree_with_pyproject() -> None:
+    everything = tomllib.loads((ROOT / "servers/everything/pyproject.toml").read_text())
+    assert everything["project"]["version"] == mcpkit_everything.__version__
+
+
+def test_every_server_is_a_complete_package() -> None:
+    for server in (ROOT / "servers").iterdir():
+        project = tomllib.loads((server / "pyproject.toml").read_text())["project"]
+        name = project["name"]
+        short = "mcp-" + name.removeprefix("mcpkit-")
+        package = name.replace("-", "_")
+        assert set(project["scripts"]) == {name, short}
+        for required in ("README.md", f"src/{package}/py.typed", f"src/{package}/__main__.py"):
+            assert (server / required).is_file(), f"{server.name} lacks {required}"
