@@ -2,7 +2,8 @@
 
 This module is the only writer to stdout. Reads wait for the descriptor to be readable
 and then take whatever is there, so a burst of pipelined requests costs one system call;
-writes are queued and flushed by one writer task, so a burst of answers costs one too.
+writes are queued and leave in one system call per burst: at once after each chunk of input,
+or from the writer task for answers that come later.
 """
 
 import os
@@ -81,6 +82,8 @@ class StdioTransport:
         while chunk := await self._read():
             for frame in framer.feed(chunk):
                 yield frame
+            # Answers the reader gave (pings) leave now, without waiting for the writer task.
+            self._write_some()
             await self.drain()
 
     def send_nowait(self, frame: bytes) -> None:
@@ -111,24 +114,29 @@ class StdioTransport:
             return b""
 
     async def _write_loop(self) -> None:
-        """Write queued output whenever there is some, one system call per burst."""
+        """Write queued output whenever there is some, waiting while the pipe is full."""
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()
+            self._write_some()
             while self._pending:
-                data = b"".join(self._pending)
-                self._pending.clear()
-                await self._write(data)
-                self._pending_bytes -= len(data)
+                await anyio.wait_writable(self._out)
+                self._write_some()
             self._idle.set()
 
-    async def _write(self, data: bytes) -> None:
-        """Write all of `data`, waiting for the pipe when it is full."""
-        view = memoryview(data)
-        while view and not self._broken:
-            try:
-                view = view[os.write(self._out, view) :]
-            except BlockingIOError:
-                await anyio.wait_writable(self._out)
-            except OSError:  # the client closed its end: nothing more can be delivered
-                self._broken = True
+    def _write_some(self) -> None:
+        """Write as much of the queue as the pipe takes now, in one system call."""
+        if not self._pending:
+            return
+        data = b"".join(self._pending)
+        self._pending.clear()
+        try:
+            written = os.write(self._out, data)
+        except BlockingIOError:
+            written = 0
+        except OSError:  # the client closed its end: nothing more can be delivered
+            self._broken = True
+            written = len(data)
+        self._pending_bytes -= written
+        if written < len(data):
+            self._pending.append(data[written:])  # the head of the queue: order is kept

@@ -1,0 +1,201 @@
+"""Subscriptions, list changes, cancellation and concurrency, through the SDK client."""
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientRequestContext
+from mcp.shared.exceptions import MCPError
+
+from e2e.harness import LATEST, VERSIONS, Connection, Everything, text_of, wait_until
+
+WATCHED = "test://watched-resource"
+QUIET = 1.5
+"""Seconds without a notification that show none is coming (the watcher debounces 0.3 s)."""
+
+# mcp 2.x deprecates resources/subscribe and resources/unsubscribe as of protocol 2026-07-28
+# (MCPDeprecationWarning on every call, an error under filterwarnings=error). They are the
+# current methods in the handshake-era versions tested here, so these warnings only.
+IGNORE_SUBSCRIBE_DEPRECATION = pytest.mark.filterwarnings(
+    "ignore:resources/(un)?subscribe is removed:mcp.shared.exceptions.MCPDeprecationWarning"
+)
+
+
+def updates(conn: Connection) -> list[types.ResourceUpdatedNotification]:
+    return conn.inbox.of(types.ResourceUpdatedNotification)
+
+
+@IGNORE_SUBSCRIBE_DEPRECATION
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_subscription(everything: Everything, version: str) -> None:
+    async with everything.connect(version) as conn:
+        session, record = conn.session, conn.record
+        await session.subscribe_resource(WATCHED)
+        with anyio.fail_after(10):
+            result = await session.call_tool("update_watched_resource", {"text": "first"})
+        assert not result.is_error
+        # The server watches the file itself: the update comes from the file changing.
+        update = await conn.inbox.wait_for(types.ResourceUpdatedNotification, timeout=5)
+        assert str(update.params.uri) == WATCHED
+        assert [n["params"] for n in record.notifications("notifications/resources/updated")] == [
+            {"uri": WATCHED}
+        ]
+        contents = (await session.read_resource(WATCHED)).contents
+        assert isinstance(contents[0], types.TextResourceContents)
+        assert contents[0].text == "first"
+
+        await session.unsubscribe_resource(WATCHED)
+        with anyio.fail_after(10):
+            await session.call_tool("update_watched_resource", {"text": "second"})
+        await anyio.sleep(QUIET)
+        assert len(record.notifications("notifications/resources/updated")) == 1
+        assert len(updates(conn)) == 1
+        contents = (await session.read_resource(WATCHED)).contents
+        assert isinstance(contents[0], types.TextResourceContents)
+        assert contents[0].text == "second"
+
+
+@IGNORE_SUBSCRIBE_DEPRECATION
+async def test_subscribe_unknown_resource(everything: Everything) -> None:
+    async with everything.connect(LATEST) as conn:
+        with pytest.raises(MCPError) as refused:
+            await conn.session.subscribe_resource("test://no-such-resource")
+        assert refused.value.error.code == -32002
+
+
+LIST_CHANGED = {
+    "notifications/tools/list_changed": types.ToolListChangedNotification,
+    "notifications/resources/list_changed": types.ResourceListChangedNotification,
+    "notifications/prompts/list_changed": types.PromptListChangedNotification,
+}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_list_changed(everything: Everything, version: str) -> None:
+    async with everything.connect(version) as conn:
+        session, record = conn.session, conn.record
+
+        async def toggle(present: bool, expected: int) -> None:
+            with anyio.fail_after(10):
+                result = await session.call_tool("set_dynamic_items", {"present": present})
+            assert not result.is_error
+            for method, kind in LIST_CHANGED.items():
+                await wait_until(
+                    lambda kind=kind: len(conn.inbox.of(kind)) == expected,
+                    timeout=5,
+                    what=method,
+                )
+                assert len(record.notifications(method)) == expected
+
+        await toggle(True, expected=1)
+        assert "test_dynamic_tool" in {t.name for t in (await session.list_tools()).tools}
+        assert text_of(await session.call_tool("test_dynamic_tool", {})) == "dynamic tool called"
+        resources = (await session.list_resources()).resources
+        assert "test://dynamic-resource" in {str(r.uri) for r in resources}
+        contents = (await session.read_resource("test://dynamic-resource")).contents
+        assert isinstance(contents[0], types.TextResourceContents)
+        assert contents[0].text == "dynamic resource content"
+        assert "test_dynamic_prompt" in {p.name for p in (await session.list_prompts()).prompts}
+        (message,) = (await session.get_prompt("test_dynamic_prompt")).messages
+        assert isinstance(message.content, types.TextContent)
+        assert message.content.text == "This is a dynamic prompt."
+
+        await toggle(False, expected=2)
+        assert "test_dynamic_tool" not in {t.name for t in (await session.list_tools()).tools}
+        resources = (await session.list_resources()).resources
+        assert "test://dynamic-resource" not in {str(r.uri) for r in resources}
+        assert "test_dynamic_prompt" not in {p.name for p in (await session.list_prompts()).prompts}
+        with pytest.raises(MCPError) as tool_gone:
+            await session.call_tool("test_dynamic_tool", {})
+        assert tool_gone.value.error.code == types.INVALID_PARAMS
+        with pytest.raises(MCPError) as resource_gone:
+            await session.read_resource("test://dynamic-resource")
+        assert resource_gone.value.error.code == -32002
+        with pytest.raises(MCPError) as prompt_gone:
+            await session.get_prompt("test_dynamic_prompt")
+        assert prompt_gone.value.error.code == types.INVALID_PARAMS
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_cancellation(everything: Everything, version: str) -> None:
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    async with everything.connect(version) as conn:
+        session, record = conn.session, conn.record
+
+        async def long_call() -> None:
+            arguments = {"duration": 30, "steps": 300}  # a progress report every 0.1 s
+            await session.call_tool("long_running_operation", arguments, None, on_progress)
+
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(long_call)
+            await wait_until(lambda: len(progress) >= 2, timeout=5, what="the operation to run")
+            task_group.cancel_scope.cancel()  # the SDK then sends notifications/cancelled
+
+        (call,) = record.requests("tools/call")
+        cancels = [m for m in record.client_messages() if m.get("method") == "notifications/cancelled"]
+        assert [c["params"]["requestId"] for c in cancels] == [call["id"]]
+        with anyio.fail_after(5):
+            await session.send_ping()
+        # The operation stopped: no more progress, and no response, ever.
+        await anyio.sleep(0.3)
+        reported = len(record.notifications("notifications/progress"))
+        await anyio.sleep(0.7)
+        assert len(record.notifications("notifications/progress")) == reported
+        assert record.responses(call["id"]) == []
+        with anyio.fail_after(5):
+            assert text_of(await session.call_tool("echo", {"text": "still here"})) == "still here"
+
+
+async def test_cancellation_cancels_server_request(everything: Everything) -> None:
+    """Cancelling a tool call that waits on sampling withdraws the server's sampling request."""
+    asked = anyio.Event()
+
+    async def never_answer(
+        context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with everything.connect(LATEST, sampling_callback=never_answer) as conn:
+        session, record = conn.session, conn.record
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(session.call_tool, "test_sampling", {"prompt": "hi"})
+            with anyio.fail_after(5):
+                await asked.wait()
+            task_group.cancel_scope.cancel()
+        (sampling,) = record.server_requests("sampling/createMessage")
+        await wait_until(
+            lambda: bool(record.notifications("notifications/cancelled")),
+            timeout=5,
+            what="the server to withdraw its sampling request",
+        )
+        (withdrawn,) = record.notifications("notifications/cancelled")
+        assert withdrawn["params"]["requestId"] == sampling["id"]
+        (call,) = record.requests("tools/call")
+        with anyio.fail_after(5):
+            await session.send_ping()
+        assert record.responses(call["id"]) == []
+
+
+async def test_ping_during_long_call(everything: Everything) -> None:
+    async with everything.connect(LATEST) as conn:
+        session, record = conn.session, conn.record
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(
+                session.call_tool, "long_running_operation", {"duration": 30, "steps": 1}
+            )
+            await wait_until(
+                lambda: bool(record.requests("tools/call")), timeout=5, what="the call to start"
+            )
+            for _ in range(3):
+                with anyio.fail_after(1):
+                    await session.send_ping()
+            with anyio.fail_after(1):
+                assert text_of(await session.call_tool("echo", {"text": "meanwhile"})) == "meanwhile"
+            (long_call,) = record.requests("tools/call")[:1]
+            assert record.responses(long_call["id"]) == []  # still running
+            task_group.cancel_scope.cancel()
