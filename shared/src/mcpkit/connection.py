@@ -36,6 +36,9 @@ from .types import LogLevel, Root
 
 logger = logging.getLogger("mcpkit.connection")
 
+Answer = JSON | Awaitable[JSON | None] | None
+"""What handling a message gives: the response now, one to await (None if cancelled), or none."""
+
 
 class _Waiter:
     """A request we sent to the client, waiting for its answer."""
@@ -199,18 +202,18 @@ class Connection:
         answers = [self._dispatch(message, in_batch=True) for message in batch]
         self._spawn(self._send_batch, answers)
 
-    async def _send_batch(self, answers: list[JSON | Awaitable[JSON | None] | None]) -> None:
-        responses: list[JSON | None] = [
-            a if isinstance(a, dict) or a is None else None for a in answers
-        ]
+    async def _send_batch(self, answers: list[Answer]) -> None:
+        """Wait for every answer of a batch, then send the responses as one array."""
+        responses: list[JSON | None] = [None] * len(answers)
 
-        async def settle(index: int, pending: Awaitable[JSON | None]) -> None:
-            responses[index] = await pending
+        async def settle(index: int, answer: Answer) -> None:
+            responses[index] = (
+                answer if isinstance(answer, dict) or answer is None else await answer
+            )
 
         async with anyio.create_task_group() as task_group:
             for index, answer in enumerate(answers):
-                if answer is not None and not isinstance(answer, dict):
-                    task_group.start_soon(settle, index, answer)
+                task_group.start_soon(settle, index, answer)
         sent = [response for response in responses if response is not None]
         if sent:
             self._send(sent)
@@ -224,9 +227,7 @@ class Connection:
         assert self._task_group is not None
         self._task_group.start_soon(work, argument)
 
-    def _dispatch(
-        self, message: Any, *, in_batch: bool = False
-    ) -> JSON | Awaitable[JSON | None] | None:
+    def _dispatch(self, message: Any, *, in_batch: bool = False) -> Answer:
         """Handle one message: the response now, a coroutine that will produce it, or None."""
         try:
             kind = jsonrpc.classify(message)
