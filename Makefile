@@ -38,8 +38,9 @@ fix: install  ## Apply ruff's fixes and formatting
 	$(RUN) ruff format .
 
 .PHONY: test
-test: lint  ## Everything CI checks: lint, types, all tests
+test: lint  ## Everything CI checks: lint, types, all tests, wheels that install on their own
 	$(RUN) pytest
+	$(MAKE) smoke
 
 .PHONY: bench
 bench: install  ## Measure mcp-everything beside a stdlib echo server (figures, not pass/fail)
@@ -52,3 +53,7 @@ bench: install  ## Measure mcp-everything beside a stdlib echo server (figures, 
 build: install  ## Build every package's wheel and sdist into dist/
 	rm -rf dist
 	$(UV) build --all-packages --no-sources -o dist
+
+.PHONY: smoke
+smoke: build  ## Install each server's wheel alone into a fresh venv and start it
+	UV=$(UV) $(RUN) python packaging/smoke.py dist

@@ -1,0 +1,72 @@
+"""Prove each server installs and runs on its own, from the built wheels only.
+
+For every server wheel in dist/: a fresh virtual environment, `uv pip install` of that one
+distribution (our packages from dist/, nothing from the workspace), then both console scripts
+and `python -m` answer an initialize over stdio.
+
+    python packaging/smoke.py [DIST_DIR]
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "smoke", "version": "0"},
+    },
+}
+
+
+def handshake(command: list[str]) -> str:
+    """Run `command`, send initialize, close stdin; return the server's name."""
+    done = subprocess.run(
+        command,
+        input=json.dumps(INITIALIZE) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    answer = json.loads(done.stdout.splitlines()[0])
+    return answer["result"]["serverInfo"]["name"]
+
+
+def smoke(dist: Path, server: Path, uv: str) -> None:
+    """Install one server from `dist` into a fresh venv and start it three ways."""
+    project = tomllib.loads((server / "pyproject.toml").read_text())["project"]
+    package = project["name"].replace("-", "_")
+    with tempfile.TemporaryDirectory() as scratch:
+        venv = Path(scratch) / "venv"
+        subprocess.run([uv, "venv", "--quiet", str(venv)], check=True)
+        python = venv / "bin" / "python"
+        env = {**os.environ, "VIRTUAL_ENV": str(venv)}
+        install = [uv, "pip", "install", "--quiet", "--find-links", str(dist), project["name"]]
+        subprocess.run(install, check=True, env=env)
+        commands = [[str(venv / "bin" / script)] for script in project["scripts"]]
+        commands.append([str(python), "-m", package])
+        for command in commands:
+            name = handshake(command)
+            print(f"ok  {project['name']}: {' '.join(Path(c).name for c in command)} -> {name}")
+
+
+def main() -> None:
+    """Smoke-test every server under servers/ against the wheels in DIST_DIR (default dist/)."""
+    dist = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "dist").resolve()
+    uv = os.environ.get("UV", "uv")
+    for server in sorted((ROOT / "servers").iterdir()):
+        smoke(dist, server, uv)
+
+
+if __name__ == "__main__":
+    main()
