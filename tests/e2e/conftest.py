@@ -1,6 +1,6 @@
 """Fixtures of the end-to-end tests: real mcp-everything processes, driven over stdio."""
 
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def everything(tmp_path: Path) -> Iterator[Everything]:
+def everything(tmp_path: Path) -> Generator[Everything]:
     """Start servers with `everything.connect(version)`; every message is validated at the end."""
     launcher = Everything(tmp_path)
     yield launcher

@@ -30,10 +30,11 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from signal import Signals
 from typing import Any, TextIO, TypeVar, cast
 from unittest import mock
 
@@ -83,7 +84,8 @@ def parse_lines(data: bytes, who: str) -> list[Any]:
         try:
             messages.append(json.loads(line))
         except ValueError as exc:
-            raise AssertionError(f"{who} wrote a line that is not JSON ({exc}): {line[:200]!r}")
+            problem = f"{who} wrote a line that is not JSON ({exc}): {line[:200]!r}"
+            raise AssertionError(problem) from None
     return messages
 
 
@@ -102,8 +104,8 @@ def as_json(value: Any) -> JSON:
 class WireRecord:
     """The bytes that crossed one server's stdin and stdout, and what they mean."""
 
-    to_server: bytearray = field(default_factory=bytearray)
-    from_server: bytearray = field(default_factory=bytearray)
+    to_server: bytearray = field(default_factory=bytearray, repr=False)
+    from_server: bytearray = field(default_factory=bytearray, repr=False)
     returncode: int | None = None
     shutdown_seconds: float | None = None
 
@@ -233,7 +235,8 @@ class _TappedProcess(anyio.abc.Process):
     """A process whose stdin and stdout are recorded; everything else is the process itself."""
 
     def __init__(self, inner: anyio.abc.Process, record: WireRecord) -> None:
-        assert inner.stdin is not None and inner.stdout is not None
+        assert inner.stdin is not None
+        assert inner.stdout is not None
         self._inner = inner
         self._stdin = _TapSend(inner.stdin, record.to_server)
         self._stdout = _TapReceive(inner.stdout, record.from_server)
@@ -254,7 +257,7 @@ class _TappedProcess(anyio.abc.Process):
     def kill(self) -> None:
         self._inner.kill()
 
-    def send_signal(self, signal: int) -> None:
+    def send_signal(self, signal: Signals) -> None:
         self._inner.send_signal(signal)
 
     @property
@@ -328,7 +331,7 @@ class Connection:
 
 
 @contextmanager
-def offering(version: str) -> Iterator[None]:
+def offering(version: str) -> Generator[None]:
     """Make `ClientSession.initialize()` offer `version` instead of the SDK's latest."""
     with mock.patch.object(sdk_session, "LATEST_HANDSHAKE_VERSION", version):
         yield
@@ -350,7 +353,7 @@ class Everything:
         sampling_callback: SamplingFnT | None = None,
         elicitation_callback: ElicitationFnT | None = None,
         list_roots_callback: ListRootsFnT | None = None,
-    ) -> AsyncIterator[Connection]:
+    ) -> AsyncGenerator[Connection]:
         """Start a server, initialize an SDK session at `version`, and yield it."""
         record = WireRecord()
         stderr = self._directory / f"server-{len(self.servers) + 1}.stderr"
@@ -386,7 +389,7 @@ class Everything:
             yield Connection(session, record, version, inbox, logs, result)
 
     @asynccontextmanager
-    async def _stdio(self, record: WireRecord, errlog: TextIO) -> AsyncIterator[tuple[Any, Any]]:
+    async def _stdio(self, record: WireRecord, errlog: TextIO) -> AsyncGenerator[tuple[Any, Any]]:
         """`stdio_client` for mcp-everything, its pipes recorded in `record`."""
         spawn = sdk_stdio._create_platform_compatible_process
         processes: list[anyio.abc.Process] = []
@@ -452,7 +455,9 @@ async def wait_until(condition: Callable[[], bool], *, timeout: float, what: str
     """
     try:
         with anyio.fail_after(timeout):
-            while not condition():
+            # The condition is state that SDK callbacks (spawned tasks) change without
+            # telling anyone; a bounded poll is the honest way to wait for it.
+            while not condition():  # noqa: ASYNC110
                 await anyio.sleep(0.01)
     except TimeoutError:
         raise AssertionError(f"timed out after {timeout} s waiting for {what}") from None

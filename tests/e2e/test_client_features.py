@@ -21,7 +21,8 @@ WITHOUT_ELICITATION = [v for v in VERSIONS if v < "2025-06-18"]
 
 # mcp 2.x deprecates logging/setLevel and roots as of protocol 2026-07-28, and warns on every
 # call (MCPDeprecationWarning); the warnings would be errors under filterwarnings=error. The
-# methods are current in the handshake-era versions tested here, so these warnings only.
+# methods are current in the handshake-era versions tested here, so these warnings only (and
+# pyright's reportDeprecated at each call).
 IGNORE_LOGGING_DEPRECATION = pytest.mark.filterwarnings(
     "ignore:The logging capability is deprecated:mcp.shared.exceptions.MCPDeprecationWarning"
 )
@@ -35,7 +36,7 @@ IGNORE_ROOTS_DEPRECATION = pytest.mark.filterwarnings(
 async def test_logging(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         session, record = conn.session, conn.record
-        await session.set_logging_level("debug")
+        await session.set_logging_level("debug")  # pyright: ignore[reportDeprecated]
         with anyio.fail_after(10):
             result = await session.call_tool("test_tool_with_logging", {})
         assert text_of(result) == "Logging test completed"
@@ -54,7 +55,7 @@ async def test_logging(everything: Everything, version: str) -> None:
         assert max(logged) < answer
 
         # At level "error", info messages are no longer sent.
-        await session.set_logging_level("error")
+        await session.set_logging_level("error")  # pyright: ignore[reportDeprecated]
         with anyio.fail_after(10):
             await session.call_tool("test_tool_with_logging", {})
         assert len(record.notifications("notifications/message")) == 3
@@ -136,14 +137,21 @@ async def test_sampling(everything: Everything, version: str) -> None:
     }
 
 
-async def test_sampling_without_capability(everything: Everything) -> None:
+async def test_client_without_capabilities(everything: Everything) -> None:
+    """Without sampling, elicitation or roots, the tools fail at once instead of asking."""
     async with everything.connect(LATEST) as conn:
-        assert "sampling" not in conn.record.requests("initialize")[0]["params"]["capabilities"]
+        assert conn.record.requests("initialize")[0]["params"]["capabilities"] == {}
         with anyio.fail_after(10):
-            result = await conn.session.call_tool("test_sampling", {"prompt": "hello"})
+            sampling = await conn.session.call_tool("test_sampling", {"prompt": "hello"})
+            elicitation = await conn.session.call_tool("test_elicitation", {"message": "Who?"})
+            roots = await conn.session.call_tool("list_roots", {})
+        record = conn.record
+
+    for result, what in [(sampling, "sampling"), (elicitation, "elicitation"), (roots, "roots")]:
         assert result.is_error
-        assert "sampling" in text_of(result)
-        assert conn.record.server_requests("sampling/createMessage") == []
+        assert what in text_of(result)
+    methods = ("sampling/createMessage", "elicitation/create", "roots/list")
+    assert [record.server_requests(method) for method in methods] == [[], [], []]
 
 
 def _elicitor(
@@ -228,24 +236,52 @@ async def test_elicitation_defaults(everything: Everything, version: str) -> Non
     assert len(seen) == 1
 
 
-@pytest.mark.parametrize("version", WITH_ELICITATION)
-async def test_elicitation_enums(everything: Everything, version: str) -> None:
+ENUM_CHOICES: dict[str, Any] = {
+    "untitledSingle": "option2",
+    "titledSingle": "value3",
+    "legacyEnum": "opt1",
+    "untitledMulti": ["option1", "option3"],
+    "titledMulti": ["value2"],
+}
+MULTI_SELECT = {"untitledMulti", "titledMulti"}
+"""The fields of ENUMS_FORM that are arrays: a form field kind that 2025-11-25 introduced."""
+
+
+async def test_elicitation_enums(everything: Everything) -> None:
     seen: list[types.ElicitRequestParams] = []
-    choices: dict[str, Any] = {
-        "untitledSingle": "option2",
-        "titledSingle": "value3",
-        "legacyEnum": "opt1",
-        "untitledMulti": ["option1", "option3"],
-        "titledMulti": ["value2"],
-    }
-    async with everything.connect(version, elicitation_callback=_elicitor(seen, choices)) as conn:
+    elicit = _elicitor(seen, ENUM_CHOICES)
+    async with everything.connect(LATEST, elicitation_callback=elicit) as conn:
         with anyio.fail_after(10):
             result = await conn.session.call_tool("test_elicitation_sep1330_enums", {})
         (request,) = conn.record.server_requests("elicitation/create")
 
     assert request["params"]["requestedSchema"] == ENUMS_FORM
-    assert text_of(result) == f"User response: action=accept, content={json.dumps(choices)}"
+    assert text_of(result) == f"User response: action=accept, content={json.dumps(ENUM_CHOICES)}"
     assert len(seen) == 1
+
+
+@pytest.mark.parametrize("version", [v for v in WITH_ELICITATION if v < "2025-11-25"])
+async def test_elicitation_enums_before_2025_11_25(everything: Everything, version: str) -> None:
+    """Multi-select fields do not exist before 2025-11-25: the form must not carry them.
+
+    Either outcome is correct: a tool error without asking, or a form of the fields the
+    version can express (each exactly as in ENUMS_FORM).
+    """
+    seen: list[types.ElicitRequestParams] = []
+    single = {k: v for k, v in ENUM_CHOICES.items() if k not in MULTI_SELECT}
+    async with everything.connect(version, elicitation_callback=_elicitor(seen, single)) as conn:
+        with anyio.fail_after(10):
+            result = await conn.session.call_tool("test_elicitation_sep1330_enums", {})
+        requests = conn.record.server_requests("elicitation/create")
+
+    assert conn.record.problems() == []  # what the fixture checks, as this test's failure
+    if result.is_error:
+        assert requests == []
+        return
+    (request,) = requests
+    properties = request["params"]["requestedSchema"]["properties"]
+    assert not MULTI_SELECT & set(properties)
+    assert properties == {k: v for k, v in ENUMS_FORM["properties"].items() if k in properties}
 
 
 @IGNORE_ROOTS_DEPRECATION
@@ -268,7 +304,7 @@ async def test_roots(everything: Everything, version: str) -> None:
         assert len(record.server_requests("roots/list")) == asked == 1  # no change, no question
 
         roots = ["file:///tmp/beta", "file:///tmp/gamma"]
-        await session.send_roots_list_changed()
+        await session.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
         with anyio.fail_after(10):
             changed = await session.call_tool("list_roots", {})
         assert json.loads(text_of(changed)) == {"roots": roots}
@@ -287,7 +323,9 @@ async def test_completion(everything: Everything, version: str) -> None:
                 {"name": "arg1", "value": "pa"},
             )
             ids = await session.complete(
-                types.ResourceTemplateReference(type="ref/resource", uri="test://template/{id}/data"),
+                types.ResourceTemplateReference(
+                    type="ref/resource", uri="test://template/{id}/data"
+                ),
                 {"name": "id", "value": ""},
             )
             nothing = await session.complete(
@@ -316,3 +354,43 @@ def _results(messages: list[dict[str, Any]], methods: dict[Any, str]) -> list[di
         for m in messages
         if "result" in m and methods.get(m.get("id")) == "completion/complete"
     ]
+
+
+async def test_sampling_refused_by_client(everything: Everything) -> None:
+    async def refuse(
+        context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.ErrorData:
+        return types.ErrorData(code=-1, message="The user rejected the request")
+
+    async with everything.connect(LATEST, sampling_callback=refuse) as conn:
+        with anyio.fail_after(10):
+            result = await conn.session.call_tool("test_sampling", {"prompt": "hello"})
+        assert len(conn.record.server_requests("sampling/createMessage")) == 1
+    assert result.is_error
+    assert "The user rejected the request" in text_of(result)
+
+
+@pytest.mark.parametrize("version", WITH_ELICITATION)
+async def test_url_elicitation(everything: Everything, version: str) -> None:
+    seen: list[types.ElicitRequestParams] = []
+    url = "https://example.com/authorize?state=1"
+    async with everything.connect(version, elicitation_callback=_elicitor(seen, None)) as conn:
+        with anyio.fail_after(10):
+            result = await conn.session.call_tool("test_url_elicitation", {"url": url})
+        requests = conn.record.server_requests("elicitation/create")
+
+    if version < "2025-11-25":  # URL mode exists from 2025-11-25
+        assert result.is_error
+        assert requests == []
+        assert seen == []
+        return
+    (request,) = requests
+    assert request["params"] == {
+        "mode": "url",
+        "message": "Please complete this step",
+        "url": url,
+        "elicitationId": "everything-url-1",
+    }
+    (params,) = seen
+    assert isinstance(params, types.ElicitRequestURLParams)
+    assert text_of(result) == "User response: action=accept, content=null"

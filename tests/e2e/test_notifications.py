@@ -6,7 +6,15 @@ import pytest
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-from e2e.harness import LATEST, VERSIONS, Connection, Everything, text_of, wait_until
+from e2e.harness import (
+    LATEST,
+    SHUTDOWN_LIMIT,
+    VERSIONS,
+    Connection,
+    Everything,
+    text_of,
+    wait_until,
+)
 
 WATCHED = "test://watched-resource"
 QUIET = 1.5
@@ -14,7 +22,8 @@ QUIET = 1.5
 
 # mcp 2.x deprecates resources/subscribe and resources/unsubscribe as of protocol 2026-07-28
 # (MCPDeprecationWarning on every call, an error under filterwarnings=error). They are the
-# current methods in the handshake-era versions tested here, so these warnings only.
+# current methods in the handshake-era versions tested here, so these warnings only (and
+# pyright's reportDeprecated at each call).
 IGNORE_SUBSCRIBE_DEPRECATION = pytest.mark.filterwarnings(
     "ignore:resources/(un)?subscribe is removed:mcp.shared.exceptions.MCPDeprecationWarning"
 )
@@ -24,26 +33,31 @@ def updates(conn: Connection) -> list[types.ResourceUpdatedNotification]:
     return conn.inbox.of(types.ResourceUpdatedNotification)
 
 
+async def subscribe_and_update(conn: Connection, text: str) -> None:
+    """Subscribe to the watched resource, change it, and see the update notification."""
+    session, record = conn.session, conn.record
+    await session.subscribe_resource(WATCHED)  # pyright: ignore[reportDeprecated]
+    with anyio.fail_after(10):
+        result = await session.call_tool("update_watched_resource", {"text": text})
+    assert not result.is_error
+    # The server watches the file itself: the update comes from the file changing.
+    update = await conn.inbox.wait_for(types.ResourceUpdatedNotification, timeout=5)
+    assert str(update.params.uri) == WATCHED
+    assert [n["params"] for n in record.notifications("notifications/resources/updated")] == [
+        {"uri": WATCHED}
+    ]
+    contents = (await session.read_resource(WATCHED)).contents
+    assert isinstance(contents[0], types.TextResourceContents)
+    assert contents[0].text == text
+
+
 @IGNORE_SUBSCRIBE_DEPRECATION
 @pytest.mark.parametrize("version", VERSIONS)
 async def test_subscription(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         session, record = conn.session, conn.record
-        await session.subscribe_resource(WATCHED)
-        with anyio.fail_after(10):
-            result = await session.call_tool("update_watched_resource", {"text": "first"})
-        assert not result.is_error
-        # The server watches the file itself: the update comes from the file changing.
-        update = await conn.inbox.wait_for(types.ResourceUpdatedNotification, timeout=5)
-        assert str(update.params.uri) == WATCHED
-        assert [n["params"] for n in record.notifications("notifications/resources/updated")] == [
-            {"uri": WATCHED}
-        ]
-        contents = (await session.read_resource(WATCHED)).contents
-        assert isinstance(contents[0], types.TextResourceContents)
-        assert contents[0].text == "first"
-
-        await session.unsubscribe_resource(WATCHED)
+        await subscribe_and_update(conn, "first")
+        await session.unsubscribe_resource(WATCHED)  # pyright: ignore[reportDeprecated]
         with anyio.fail_after(10):
             await session.call_tool("update_watched_resource", {"text": "second"})
         await anyio.sleep(QUIET)
@@ -55,10 +69,26 @@ async def test_subscription(everything: Everything, version: str) -> None:
 
 
 @IGNORE_SUBSCRIBE_DEPRECATION
+async def test_exit_with_active_subscription(everything: Everything) -> None:
+    """The client leaves while subscribed: the server must still exit as soon as stdin closes.
+
+    The `everything` fixture checks the exit (status 0, within a second); the SDK client kills
+    the server if it has not exited 2 s after stdin closed, then again 2 s after SIGTERM.
+    """
+    async with everything.connect(LATEST) as conn:
+        await subscribe_and_update(conn, "first")
+    seconds, status = conn.record.shutdown_seconds, conn.record.returncode
+    assert seconds is not None
+    assert (seconds < SHUTDOWN_LIMIT, status) == (True, 0), f"exit {status} after {seconds:.2f} s"
+
+
+@IGNORE_SUBSCRIBE_DEPRECATION
 async def test_subscribe_unknown_resource(everything: Everything) -> None:
     async with everything.connect(LATEST) as conn:
         with pytest.raises(MCPError) as refused:
-            await conn.session.subscribe_resource("test://no-such-resource")
+            await conn.session.subscribe_resource(  # pyright: ignore[reportDeprecated]
+                "test://no-such-resource"
+            )
         assert refused.value.error.code == -32002
 
 
@@ -115,12 +145,12 @@ async def test_list_changed(everything: Everything, version: str) -> None:
         assert prompt_gone.value.error.code == types.INVALID_PARAMS
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("version", [VERSIONS[0], LATEST])  # the same in every version
 async def test_cancellation(everything: Everything, version: str) -> None:
-    progress: list[float] = []
+    reports: list[float] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append(progress)
 
     async with everything.connect(version) as conn:
         session, record = conn.session, conn.record
@@ -131,18 +161,20 @@ async def test_cancellation(everything: Everything, version: str) -> None:
 
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(long_call)
-            await wait_until(lambda: len(progress) >= 2, timeout=5, what="the operation to run")
+            await wait_until(lambda: len(reports) >= 2, timeout=5, what="the operation to run")
             task_group.cancel_scope.cancel()  # the SDK then sends notifications/cancelled
 
         (call,) = record.requests("tools/call")
-        cancels = [m for m in record.client_messages() if m.get("method") == "notifications/cancelled"]
+        cancels = [
+            m for m in record.client_messages() if m.get("method") == "notifications/cancelled"
+        ]
         assert [c["params"]["requestId"] for c in cancels] == [call["id"]]
         with anyio.fail_after(5):
             await session.send_ping()
         # The operation stopped: no more progress, and no response, ever.
-        await anyio.sleep(0.3)
+        await anyio.sleep(0.2)
         reported = len(record.notifications("notifications/progress"))
-        await anyio.sleep(0.7)
+        await anyio.sleep(0.5)  # five report periods
         assert len(record.notifications("notifications/progress")) == reported
         assert record.responses(call["id"]) == []
         with anyio.fail_after(5):
@@ -195,7 +227,9 @@ async def test_ping_during_long_call(everything: Everything) -> None:
                 with anyio.fail_after(1):
                     await session.send_ping()
             with anyio.fail_after(1):
-                assert text_of(await session.call_tool("echo", {"text": "meanwhile"})) == "meanwhile"
+                assert (
+                    text_of(await session.call_tool("echo", {"text": "meanwhile"})) == "meanwhile"
+                )
             (long_call,) = record.requests("tools/call")[:1]
             assert record.responses(long_call["id"]) == []  # still running
             task_group.cancel_scope.cancel()

@@ -85,7 +85,7 @@ async def test_tools_list(everything: Everything, version: str) -> None:
         listed = await conn.session.list_tools()
         raw = {tool["name"]: tool for tool in conn.record.result_of("tools/list")["tools"]}
 
-    assert CONFORMANCE_TOOLS <= {tool.name for tool in listed.tools}
+    assert {tool.name for tool in listed.tools} >= CONFORMANCE_TOOLS
     assert set(raw) == {tool.name for tool in listed.tools}
     for tool in raw.values():
         assert tool["inputSchema"]["type"] == "object"
@@ -94,7 +94,9 @@ async def test_tools_list(everything: Everything, version: str) -> None:
             assert "title" not in tool
             assert "outputSchema" not in tool
         assert ("annotations" in tool) == since(version, "2025-03-26")
-        assert ("icons" in tool) == (since(version, "2025-11-25") and tool["name"] == "test_simple_text")
+        assert ("icons" in tool) == (
+            since(version, "2025-11-25") and tool["name"] == "test_simple_text"
+        )
     weather = raw["get_weather"]
     assert weather["inputSchema"]["required"] == ["city"]
     if since(version, "2025-06-18"):
@@ -112,7 +114,7 @@ async def test_tools_list(everything: Everything, version: str) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-async def test_tools_call_content(everything: Everything, version: str) -> None:
+async def test_tools_call(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         call = conn.session.call_tool
 
@@ -147,11 +149,25 @@ async def test_tools_call_content(everything: Everything, version: str) -> None:
         assert text_of(result) == "héllo ✓ 𝄞"
 
         result = await call("json_schema_2020_12_tool", {"name": "Ada", "address": {"city": "X"}})
-        assert text_of(result) == "Received name='Ada', address={\"city\": \"X\"}"
+        assert text_of(result) == 'Received name=\'Ada\', address={"city": "X"}'
+
+        result = await call("test_error_handling", {})
+        assert result.is_error
+        assert text_of(result) == "This tool intentionally returns an error for testing"
+
+        # Invalid arguments are a tool error the model can read, not a protocol error.
+        result = await call("get_weather", {"city": 42})
+        assert result.is_error
+        assert "city" in text_of(result)
+
+        with pytest.raises(MCPError) as unknown:
+            await call("no_such_tool", {})
+        assert unknown.value.error.code == types.INVALID_PARAMS
 
         record = conn.record
         for tool in ("test_simple_text", "test_image_content", "test_embedded_resource"):
             assert "isError" not in record.result_of("tools/call", name=tool)
+        assert record.result_of("tools/call", name="test_error_handling")["isError"] is True
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -195,24 +211,6 @@ async def test_tools_call_version_shaped(everything: Everything, version: str) -
         assert weather.structured_content == expected
     else:
         assert "structuredContent" not in raw
-
-
-@pytest.mark.parametrize("version", VERSIONS)
-async def test_tools_call_errors(everything: Everything, version: str) -> None:
-    async with everything.connect(version) as conn:
-        result = await conn.session.call_tool("test_error_handling", {})
-        assert result.is_error
-        assert text_of(result) == "This tool intentionally returns an error for testing"
-        assert conn.record.result_of("tools/call", name="test_error_handling")["isError"] is True
-
-        # Invalid arguments are a tool error the model can read, not a protocol error.
-        result = await conn.session.call_tool("get_weather", {"city": 42})
-        assert result.is_error
-        assert "city" in text_of(result)
-
-        with pytest.raises(MCPError) as unknown:
-            await conn.session.call_tool("no_such_tool", {})
-        assert unknown.value.error.code == types.INVALID_PARAMS
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -12,10 +12,10 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .errors import ClientRequestError
-from .jsonrpc import RequestId
+from .jsonrpc import RequestId, is_request_id
 from .shape import dump, dump_all
 from .types import ElicitResult, LogLevel, ModelPreferences, Root, SamplingMessage, SamplingResult
-from .versions import V2025_03_26, has_elicitation, has_url_elicitation
+from .versions import V2025_03_26, form_fits, has_elicitation, has_url_elicitation
 
 ListKind = Literal["tools", "resources", "prompts"]
 
@@ -82,7 +82,8 @@ class Context:
     def __init__(self, peer: Peer, request_id: RequestId | None, meta: Mapping[str, Any]) -> None:
         self._peer = peer
         self.request_id = request_id
-        self._progress_token: object = meta.get("progressToken")
+        token = meta.get("progressToken")
+        self._progress_token = token if is_request_id(token) else None
         self._last_progress: float | None = None
         self._done = False
 
@@ -196,6 +197,11 @@ class Context:
         """
         if not has_elicitation(self.protocol_version):
             raise ClientRequestError(f"Protocol {self.protocol_version} has no elicitation")
+        if not form_fits(self.protocol_version, requested_schema):
+            raise ClientRequestError(
+                f"This form uses fields protocol {self.protocol_version} cannot express"
+                " (multi-select or titled choices need 2025-11-25)"
+            )
         self._require("elicitation", what="elicitation")
         # `elicitation: {}` means forms; a client listing modes must list "form".
         supports = self._peer.client_supports

@@ -4,6 +4,9 @@ Versions are ISO dates, so comparing the strings compares the versions. This is 
 module that knows which version introduced what; everything else asks it.
 """
 
+from collections.abc import Mapping
+from typing import Any
+
 V2024_11_05 = "2024-11-05"
 V2025_03_26 = "2025-03-26"
 V2025_06_18 = "2025-06-18"
@@ -46,3 +49,20 @@ def has_elicitation(version: str) -> bool:
 def has_url_elicitation(version: str) -> bool:
     """Return whether `version` defines URL-mode elicitation."""
     return version >= V2025_11_25
+
+
+def form_fits(version: str, requested_schema: Mapping[str, Any]) -> bool:
+    """Return whether `version` can express every field of an elicitation form.
+
+    Before 2025-11-25 a field is a primitive (a string, possibly an enum, a number, an integer
+    or a boolean); 2025-11-25 added multi-select arrays and titled choices (`oneOf`).
+    """
+    if version >= V2025_11_25:
+        return True
+    fields: Mapping[str, Any] = requested_schema.get("properties") or {}
+    return all(
+        isinstance(field, Mapping)
+        and field.get("type") in ("string", "number", "integer", "boolean")  # pyright: ignore[reportUnknownMemberType]
+        and "oneOf" not in field
+        for field in fields.values()
+    )

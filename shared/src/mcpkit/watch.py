@@ -54,10 +54,16 @@ class FileWatcher:
             if not directories:
                 await self._changed.wait()
                 continue
+            # watchfiles watches in a thread that cancellation cannot reach: the stop event
+            # ends it within a step instead of its 5 s timeout, so the process exits promptly.
+            stop = anyio.Event()
             async with anyio.create_task_group() as task_group:
-                task_group.start_soon(self._follow, directories)
-                await self._changed.wait()
-                task_group.cancel_scope.cancel()
+                task_group.start_soon(self._follow, directories, stop)
+                try:
+                    await self._changed.wait()
+                finally:
+                    stop.set()
+                    task_group.cancel_scope.cancel()
 
     def _directories(self) -> list[Path]:
         """Return the directories to watch: each path if a directory, else its parent."""
@@ -66,11 +72,11 @@ class FileWatcher:
         }
         return sorted(d for d in wanted if d.is_dir())
 
-    async def _follow(self, directories: list[Path]) -> None:
+    async def _follow(self, directories: list[Path], stop: anyio.Event) -> None:
         from watchfiles import awatch  # imported on first subscription: it costs start-up time
 
         async for changes in awatch(
-            *directories, recursive=False, debounce=DEBOUNCE_MS, step=STEP_MS
+            *directories, recursive=False, debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=stop
         ):
             touched = {Path(path) for _, path in changes}
             touched |= {path.parent for path in touched}

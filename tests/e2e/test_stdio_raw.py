@@ -1,0 +1,538 @@
+"""The stdio lifecycle and JSON-RPC edge cases, in raw bytes (no SDK).
+
+Each test runs mcp-everything as a subprocess with pipes. Every message read back is validated
+against the official schema of the session's version as it arrives, and when the test ends the
+whole of stdout must be newline-delimited JSON and the process must have exited with status 0.
+"""
+
+import json
+import signal
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import anyio.abc
+import pytest
+
+from e2e.harness import (
+    EVERYTHING,
+    LATEST,
+    VERSIONS,
+    RequestId,
+    as_json,
+    is_request_id,
+    parse_lines,
+)
+from wire_schema import validate_server_message
+
+EXIT_LIMIT = 2.0
+"""Seconds the server may take to exit after its stdin closes or it gets SIGTERM."""
+
+
+class RawServer:
+    """mcp-everything spoken to in bytes; what it answers is parsed and validated."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self.process = process
+        self.stdin = process.stdin
+        self.stdout = process.stdout
+        self.output = bytearray()
+        """Everything the server wrote to stdout."""
+        self._unread = bytearray()
+        self.version = LATEST  # what the server assumes until initialize says otherwise
+        self.methods: dict[RequestId, str] = {}
+        self._ids = 1000
+        self.exited = False
+        self.notifications: list[dict[str, Any]] = []
+
+    @classmethod
+    @asynccontextmanager
+    async def start(cls, stderr: Path, *args: str) -> AsyncGenerator["RawServer"]:
+        """Run the server; at the end, close its stdin and check how it ended."""
+        with stderr.open("wb") as errors:
+            process = await anyio.open_process([str(EVERYTHING), *args], stderr=errors)
+            async with process:
+                server = cls(process)
+                try:
+                    yield server
+                    await server.close()
+                finally:
+                    if process.returncode is None:
+                        process.kill()
+        parse_lines(bytes(server.output), "the server")  # every byte of stdout is NDJSON
+        assert b"Traceback" not in await anyio.Path(stderr).read_bytes()
+
+    async def send(self, message: Any) -> None:
+        """Send one JSON message (or batch) as a line, remembering the methods of requests."""
+        values = cast("list[Any]", message) if isinstance(message, list) else [message]
+        for value in values:
+            item = cast("dict[str, Any]", value) if isinstance(value, dict) else {}
+            if "method" in item and is_request_id(item.get("id")):
+                self.methods[item["id"]] = item["method"]
+        await self.send_bytes(json.dumps(message).encode() + b"\n")
+
+    async def send_bytes(self, data: bytes) -> None:
+        await self.stdin.send(data)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send a request with a fresh id; return its response (notifications are kept aside)."""
+        self._ids += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._ids, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        while "id" not in (response := await self.receive()):
+            assert "method" in response, f"expected the answer to {message}: {response}"
+            self.notifications.append(response)
+        assert response["id"] == self._ids, f"expected the answer to {message}: {response}"
+        return response
+
+    async def initialize(self, version: str = LATEST) -> dict[str, Any]:
+        response = await self.request(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        )
+        self.version = response["result"]["protocolVersion"]
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return response["result"]
+
+    async def receive(self, timeout: float = 5) -> dict[str, Any]:
+        """Return the next message, validated (it must not be a batch)."""
+        (message,) = await self._receive_line(timeout, batch=False)
+        return message
+
+    async def receive_batch(self, timeout: float = 5) -> list[dict[str, Any]]:
+        """Return the next message, which must be a batch, each of its items validated."""
+        return await self._receive_line(timeout, batch=True)
+
+    async def _receive_line(self, timeout: float, *, batch: bool) -> list[dict[str, Any]]:
+        with anyio.fail_after(timeout):
+            while b"\n" not in self._unread:
+                data = await self.stdout.receive()
+                self.output += data
+                self._unread += data
+        line, _, rest = bytes(self._unread).partition(b"\n")
+        self._unread[:] = rest
+        message = json.loads(line)
+        assert isinstance(message, list) == batch, (
+            f"expected {'a batch' if batch else 'one'}: {line!r}"
+        )
+        items = (
+            [as_json(item) for item in cast("list[Any]", message)] if batch else [as_json(message)]
+        )
+        for item in items:
+            method = self.methods.get(item["id"]) if "id" in item and "method" not in item else None
+            validate_server_message(self.version, item, method)
+        return items
+
+    async def expect_silence(self, seconds: float) -> None:
+        """Check that the server sends nothing for `seconds`."""
+        assert not self._unread, f"unexpected output: {bytes(self._unread)!r}"
+        with anyio.move_on_after(seconds):
+            data = await self.stdout.receive()
+            self.output += data
+            raise AssertionError(f"unexpected output: {data!r}")
+
+    async def close(self) -> None:
+        """Close stdin; the server must exit promptly with status 0, after a last flush."""
+        await self.stdin.aclose()
+        await self.wait_exit()
+
+    async def wait_exit(self) -> None:
+        """Read the rest of stdout; the server must exit within the limit, with status 0."""
+        if self.exited:
+            return
+        self.exited = True
+        try:
+            with anyio.fail_after(EXIT_LIMIT):
+                try:
+                    while True:
+                        self.output += await self.stdout.receive()
+                except anyio.EndOfStream:
+                    pass
+                returncode = await self.process.wait()
+        except TimeoutError:
+            raise AssertionError(f"the server did not exit within {EXIT_LIMIT} s") from None
+        assert returncode == 0
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncGenerator[RawServer]:
+    async with RawServer.start(tmp_path / "stderr") as running:
+        yield running
+
+
+def error_code(message: dict[str, Any]) -> int:
+    assert "error" in message, f"expected an error: {message}"
+    code = message["error"]["code"]
+    assert isinstance(code, int)
+    return code
+
+
+async def test_request_before_initialize_is_refused(server: RawServer) -> None:
+    response = await server.request("tools/list")
+    assert error_code(response) == -32600
+    assert (await server.request("ping"))["result"] == {}  # ping is allowed at any time
+    await server.initialize()
+    assert "tools" in (await server.request("tools/list"))["result"]
+
+
+async def test_second_initialize_is_refused(server: RawServer) -> None:
+    await server.initialize()
+    response = await server.request(
+        "initialize",
+        {
+            "protocolVersion": LATEST,
+            "capabilities": {},
+            "clientInfo": {"name": "x", "version": "0"},
+        },
+    )
+    assert error_code(response) == -32600
+
+
+# The supported versions are echoed (every SDK test checks that); any other offer gets the
+# latest handshake version, including the stateless 2026-07-28, which has no initialize.
+@pytest.mark.parametrize("offered", ["2099-01-01", "2026-07-28", 20250618])
+async def test_unsupported_version_gets_latest(server: RawServer, offered: Any) -> None:
+    result = await server.initialize(offered)
+    assert result["protocolVersion"] == LATEST
+
+
+async def test_parse_errors_then_keeps_serving(server: RawServer) -> None:
+    await server.initialize()
+    for line in [
+        b"{not json",
+        b'{"jsonrpc": "2.0", "id": 3, "method": "ping"',  # truncated
+        b"\xff\xfe\xfd",  # not UTF-8
+        b'{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"s": "\xc3\x28"}}',
+    ]:
+        await server.send_bytes(line + b"\n")
+        response = await server.receive()
+        assert error_code(response) == -32700, line
+        assert "id" not in response, line  # the id could not be read
+        assert (await server.request("ping"))["result"] == {}
+
+
+async def test_content_length_framing(server: RawServer) -> None:
+    await server.initialize()
+    body = json.dumps({"jsonrpc": "2.0", "id": "framed", "method": "ping"}).encode()
+    server.methods["framed"] = "ping"
+    await server.send_bytes(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    assert await server.receive() == {"jsonrpc": "2.0", "id": "framed", "result": {}}
+    assert (await server.request("ping"))["result"] == {}  # back to newline-delimited
+    # A framed body may span lines; header names are case-insensitive, others are ignored.
+    echo = {"name": "echo", "arguments": {"text": "a\nb"}}
+    message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": echo}
+    body = json.dumps(message, indent=2).encode()
+    server.methods[2] = "tools/call"
+    headers = b"content-length: %d\r\nContent-Type: application/json\r\n\r\n" % len(body)
+    await server.send_bytes(headers + body)
+    response = await server.receive()
+    assert response["result"]["content"] == [{"type": "text", "text": "a\nb"}]
+
+
+async def test_ids_come_back_with_their_type(server: RawServer) -> None:
+    await server.initialize()
+    ids: list[RequestId] = ["abc", "7", "", 0, 7, -3, 2**53 + 1, "é ✓"]
+    for request_id in ids:
+        await server.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+        response = await server.receive()
+        assert response == {"jsonrpc": "2.0", "id": request_id, "result": {}}
+        assert type(response["id"]) is type(request_id)
+    for method in ("tools/list", "tools/call"):  # answered by a handler task, not at once
+        await server.send(
+            {"jsonrpc": "2.0", "id": "7", "method": method, "params": {"name": "echo"}}
+        )
+        assert (await server.receive())["id"] == "7"
+
+
+async def test_invalid_requests_are_refused(server: RawServer) -> None:
+    await server.initialize()
+    for request_id in [None, 1.5, True, [1], {"a": 1}]:
+        await server.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+        response = await server.receive()
+        assert error_code(response) == -32600, request_id
+        assert "id" not in response, request_id  # the id is unusable, so it is not echoed
+        assert (await server.request("ping"))["result"] == {}
+    for message in [
+        {"jsonrpc": "1.0", "id": 1, "method": "ping"},
+        {"id": 2, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 3, "method": 5},
+        {"jsonrpc": "2.0", "id": 4, "method": "ping", "params": "not an object"},
+    ]:
+        await server.send(message)
+        response = await server.receive()
+        assert response["id"] == message["id"], message  # a readable id is echoed
+        assert error_code(response) in (-32600, -32602), message
+    for value in [5, "text", None]:
+        await server.send(value)
+        response = await server.receive()
+        assert error_code(response) == -32600, value
+        assert "id" not in response
+
+
+async def test_duplicate_in_flight_id_is_refused(server: RawServer) -> None:
+    await server.initialize()
+    long_call = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "long_running_operation", "arguments": {"duration": 30, "steps": 1}},
+    }
+    echo = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x"}},
+    }
+    await server.send(long_call)
+    await server.send(echo)
+    response = await server.receive()
+    assert response["id"] == 5
+    assert error_code(response) == -32600
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+    await server.send(cancel)
+    await server.expect_silence(0.3)  # a cancelled request gets no response
+    await server.send(echo)  # the id is free again
+    response = await server.receive()
+    assert response["id"] == 5
+    assert response["result"]["content"] == [{"type": "text", "text": "x"}]
+
+
+async def test_batch_answered_with_array_in_2025_03_26(server: RawServer) -> None:
+    await server.initialize("2025-03-26")
+    await server.send(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {
+                "jsonrpc": "2.0",
+                "id": "two",
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "batched"}},
+            },
+            {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+        ]
+    )
+    by_id = {item["id"]: item for item in await server.receive_batch()}
+    assert set(by_id) == {1, "two"}
+    assert by_id[1]["result"] == {}
+    assert by_id["two"]["result"]["content"] == [{"type": "text", "text": "batched"}]
+    await server.send([])
+    assert error_code(await server.receive()) == -32600
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if v != "2025-03-26"])
+async def test_batch_refused_in_other_versions(server: RawServer, version: str) -> None:
+    await server.initialize(version)
+    await server.send(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ]
+    )
+    response = await server.receive()
+    assert error_code(response) == -32600
+    assert "id" not in response
+    await server.expect_silence(0.2)  # nothing in the batch was run
+    assert (await server.request("ping"))["result"] == {}
+
+
+async def test_notifications_are_never_answered(server: RawServer) -> None:
+    await server.initialize()
+    for method, params in [
+        ("notifications/initialized", None),
+        ("notifications/no-such-notification", {"x": 1}),
+        ("notifications/cancelled", {"requestId": 12345}),
+        ("notifications/cancelled", "not an object"),
+        ("notifications/roots/list_changed", None),
+        ("notifications/progress", {"progressToken": "t", "progress": 1}),
+        ("tools/list", None),  # a request's method, but without an id: a notification
+    ]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await server.send(message)
+    await server.expect_silence(0.3)
+    assert (await server.request("ping"))["result"] == {}
+
+
+async def test_unknown_method_and_bad_params(server: RawServer) -> None:
+    await server.initialize()
+    assert error_code(await server.request("no/such/method")) == -32601
+    assert error_code(await server.request("logging/setLevel", {"level": "loud"})) == -32602
+    assert error_code(await server.request("tools/call", {"arguments": {}})) == -32602
+    assert error_code(await server.request("resources/read", {"uri": 42})) == -32602
+    assert error_code(await server.request("tools/list", {"cursor": "bogus"})) == -32602
+
+
+async def test_invalid_progress_token_is_not_echoed(server: RawServer) -> None:
+    """A progress token must be a string or an integer; anything else must not come back."""
+    await server.initialize()
+    for token in [{"a": 1}, True, 1.5, None]:
+        params = {"name": "test_tool_with_progress", "_meta": {"progressToken": token}}
+        response = await server.request("tools/call", params)  # validates the notifications
+        assert "error" in response or "result" in response
+    assert server.notifications == []
+
+
+async def test_unusual_text_round_trips(server: RawServer) -> None:
+    await server.initialize()
+    for text in ["\ud800 lone surrogate", "nul \u0000 and newline \n inside", "x" * (3 << 20)]:
+        response = await server.request("tools/call", {"name": "echo", "arguments": {"text": text}})
+        assert response["result"]["content"] == [{"type": "text", "text": text}]
+
+
+async def test_large_messages_both_ways_at_once(server: RawServer) -> None:
+    """1 MB answers while 1 MB requests are still being written (pipes hold 64 KB)."""
+    await server.initialize()
+    texts = [chr(ord("a") + n) * (1 << 20) for n in range(4)]
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": text}},
+        }
+        for n, text in enumerate(texts)
+    ]
+
+    async def write_all() -> None:
+        for message in messages:
+            await server.send(message)
+
+    answers: list[dict[str, Any]] = []
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(write_all)
+        for _ in messages:
+            answers.append(await server.receive(timeout=20))
+    assert sorted(a["id"] for a in answers) == list(range(len(texts)))
+    for answer in answers:
+        assert answer["result"]["content"] == [{"type": "text", "text": texts[answer["id"]]}]
+
+
+async def test_bad_answers_to_sampling_are_tool_errors(server: RawServer) -> None:
+    await server.request(
+        "initialize",
+        {
+            "protocolVersion": LATEST,
+            "capabilities": {"sampling": {}},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    )
+    await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    answers: list[tuple[dict[str, Any], str]] = [
+        ({"result": {"role": "assistant"}}, "invalid"),
+        ({"result": "not an object"}, "without a result object"),
+        ({"error": {"code": -1, "message": "no model here"}}, "no model here"),
+    ]
+    for n, (answer, expected) in enumerate(answers):
+        call = {"name": "test_sampling", "arguments": {"prompt": "hi"}}
+        await server.send({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": call})
+        asked = await server.receive()
+        assert asked["method"] == "sampling/createMessage"
+        await server.send({"jsonrpc": "2.0", "id": asked["id"], **answer})
+        response = await server.receive()
+        assert response["id"] == n
+        assert response["result"]["isError"] is True
+        assert expected in response["result"]["content"][0]["text"]
+
+
+async def test_pipelined_burst(server: RawServer) -> None:
+    await server.initialize()
+    burst: list[dict[str, Any]] = [
+        {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": str(n)}},
+        }
+        if n % 2
+        else {"jsonrpc": "2.0", "id": n, "method": "ping"}
+        for n in range(200)
+    ]
+    for message in burst:
+        server.methods[message["id"]] = message["method"]
+    await server.send_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in burst))
+    answers = [await server.receive() for _ in burst]
+    assert sorted(a["id"] for a in answers) == list(range(200))
+    for answer in answers:
+        if answer["id"] % 2:
+            assert answer["result"]["content"] == [{"type": "text", "text": str(answer["id"])}]
+    await server.expect_silence(0.1)
+
+
+async def test_stdout_is_only_json_with_debug_operator_logs(tmp_path: Path) -> None:
+    stderr = tmp_path / "stderr"
+    async with RawServer.start(stderr, "--log-level", "debug") as server:
+        await server.initialize()
+        await server.request("logging/setLevel", {"level": "debug"})
+        await server.request("tools/call", {"name": "test_tool_with_logging"})
+        assert len(server.notifications) == 3
+        await server.request("tools/call", {"name": "test_error_handling"})
+        await server.request("tools/call", {"name": "get_weather", "arguments": {"city": 1}})
+        await server.send({"jsonrpc": "2.0", "id": 999, "result": {}})  # answers nothing
+        await server.request("resources/read", {"uri": "test://no-such-resource"})
+    # RawServer.start has parsed every byte of stdout as newline-delimited JSON.
+    assert server.output.endswith(b"\n")
+
+
+async def test_stdin_close_exits_promptly(server: RawServer) -> None:
+    await server.initialize()
+    await server.close()
+
+
+async def test_stdin_close_during_long_call_exits_promptly(server: RawServer) -> None:
+    await server.initialize()
+    await server.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "long_running_operation", "arguments": {"duration": 30}},
+        }
+    )
+    await server.expect_silence(0.2)
+    await server.close()
+
+
+async def subscribe_and_update(server: RawServer) -> None:
+    await server.initialize()
+    await server.request("resources/subscribe", {"uri": "test://watched-resource"})
+    arguments = {"text": "changed"}
+    await server.request("tools/call", {"name": "update_watched_resource", "arguments": arguments})
+    if not server.notifications:
+        assert (await server.receive())["method"] == "notifications/resources/updated"
+
+
+async def test_stdin_close_with_active_subscription_exits_promptly(server: RawServer) -> None:
+    await subscribe_and_update(server)
+    await server.close()
+
+
+async def test_sigterm_with_active_subscription_exits_promptly(server: RawServer) -> None:
+    await subscribe_and_update(server)
+    server.process.send_signal(signal.SIGTERM)
+    await server.wait_exit()
+
+
+async def test_sigterm_during_long_call_exits_promptly(server: RawServer) -> None:
+    await server.initialize()
+    await server.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "long_running_operation", "arguments": {"duration": 30}},
+        }
+    )
+    await server.expect_silence(0.2)
+    server.process.send_signal(signal.SIGTERM)
+    await server.wait_exit()
