@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from mcpkit import (
     AudioContent,
@@ -41,6 +41,8 @@ ICON = Icon(
 class Weather(BaseModel):
     """Structured output of get_weather."""
 
+    # Built on first use, not at import: a host starts every server at launch.
+    model_config = ConfigDict(defer_build=True)
     city: str
     temperature_celsius: float
     conditions: str
@@ -49,6 +51,7 @@ class Weather(BaseModel):
 class Roots(BaseModel):
     """Structured output of list_roots."""
 
+    model_config = ConfigDict(defer_build=True)
     roots: list[str]
 
 
