@@ -154,7 +154,7 @@ async def test_a_client_error_or_bad_answer_is_a_tool_error() -> None:
     async with connect(make_server(), handlers={"sampling/createMessage": broken}) as client:
         result = await client.call_tool("sample", {"prompt": "x"})
         assert result["isError"] is True
-        assert "invalid SamplingResult" in result["content"][0]["text"]
+        assert "invalid sampling/createMessage answer: role" in result["content"][0]["text"]
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from . import jsonrpc
-from .context import Context, ListKind, parse_answer
+from . import answers, jsonrpc
+from .context import Context, ListKind
 from .errors import (
     ClientRequestError,
     InternalError,
@@ -136,10 +136,7 @@ class Connection:
         """Return the client's roots, asking again only after it said they changed."""
         if self._roots is None:
             result = await self.request("roots/list", {}, timeout, None)
-            roots = jsonrpc.as_list(result.get("roots"))
-            if roots is None:
-                raise ClientRequestError("The client answered roots/list without a roots list")
-            self._roots = [parse_answer(Root, root) for root in roots]
+            self._roots = answers.roots(result)
         return self._roots
 
     async def notify_list_changed(self, kind: ListKind) -> None:

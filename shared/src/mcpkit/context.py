@@ -7,10 +7,9 @@ the capability.
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ValidationError
-
+from . import answers
 from .errors import ClientRequestError
 from .jsonrpc import RequestId, is_request_id
 from .shape import dump, dump_all
@@ -181,7 +180,7 @@ class Context:
         result = await self._peer.request(
             "sampling/createMessage", params, timeout, self.request_id
         )
-        return parse_answer(SamplingResult, result)
+        return answers.sampling_result(result)
 
     async def elicit(
         self,
@@ -211,7 +210,7 @@ class Context:
         if has_url_elicitation(self.protocol_version):
             params["mode"] = "form"
         result = await self._peer.request("elicitation/create", params, timeout, self.request_id)
-        return parse_answer(ElicitResult, result)
+        return answers.elicit_result(result)
 
     async def elicit_url(
         self, message: str, url: str, elicitation_id: str, *, timeout: float = ELICITATION_TIMEOUT
@@ -227,23 +226,8 @@ class Context:
         self._require("elicitation", "url", what="URL elicitation")
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
         result = await self._peer.request("elicitation/create", params, timeout, self.request_id)
-        return parse_answer(ElicitResult, result)
+        return answers.elicit_result(result)
 
     def _require(self, *path: str, what: str) -> None:
         if not self._peer.client_supports(*path):
             raise ClientRequestError(f"The client does not support {what}")
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def parse_answer(model: type[M], value: object) -> M:
-    """Validate a client's answer.
-
-    Raises:
-        ClientRequestError: the answer does not match the spec's shape.
-    """
-    try:
-        return model.model_validate(value)
-    except ValidationError as exc:
-        raise ClientRequestError(f"The client sent an invalid {model.__name__}: {exc}") from None

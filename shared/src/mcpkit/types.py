@@ -3,13 +3,14 @@
 Attributes are snake_case; on the wire they are camelCase. A field or type that only some
 protocol versions define is marked with `Since(version)`; `mcpkit.shape.dump` leaves it out
 of (or converts it for) older sessions, so handlers never think about versions.
+
+They are plain dataclasses, type-checked rather than validated at run time: a server
+builds them at import (annotations, icons) and on every call (content), and both must be cheap.
+What the client sends is validated where it is parsed.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
 
 from .versions import V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25
 
@@ -24,16 +25,17 @@ class Since:
     version: str
 
 
-class WireModel(BaseModel):
-    """Base of the wire types: camelCase aliases, built lazily to keep start-up fast."""
+@dataclass(frozen=True)
+class WireName:
+    """Gives a field a wire name other than its camelCase form."""
 
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        defer_build=True,
-        frozen=True,
-    )
+    name: str
+
+
+class WireModel:
+    """Base of the wire types."""
+
+    __slots__ = ()
 
     since: ClassVar[str] = V2024_11_05
     """The first protocol version that defines this type."""
@@ -43,17 +45,19 @@ class WireModel(BaseModel):
         return None
 
 
-Meta = Annotated[dict[str, Any] | None, Field(alias="_meta"), Since(V2025_06_18)]
+Meta = Annotated[dict[str, Any] | None, Since(V2025_06_18), WireName("_meta")]
 
 
+@dataclass(kw_only=True)
 class Annotations(WireModel):
     """Hints about who a piece of content is for and how much it matters."""
 
     audience: list[Role] | None = None
-    priority: Annotated[float, Field(ge=0, le=1)] | None = None
+    priority: float | None = None  # 0 (least important) to 1 (most)
     last_modified: Annotated[str | None, Since(V2025_06_18)] = None
 
 
+@dataclass(kw_only=True)
 class Icon(WireModel):
     """An icon a client may show beside a tool, resource, prompt or the server."""
 
@@ -67,6 +71,7 @@ Icons = Annotated[list[Icon] | None, Since(V2025_11_25)]
 Title = Annotated[str | None, Since(V2025_06_18)]
 
 
+@dataclass(kw_only=True)
 class TextContent(WireModel):
     """Text for the model or the user."""
 
@@ -76,6 +81,7 @@ class TextContent(WireModel):
     meta: Meta = None
 
 
+@dataclass(kw_only=True)
 class ImageContent(WireModel):
     """An image, base64-encoded."""
 
@@ -86,6 +92,7 @@ class ImageContent(WireModel):
     meta: Meta = None
 
 
+@dataclass(kw_only=True)
 class AudioContent(WireModel):
     """Audio, base64-encoded."""
 
@@ -103,6 +110,7 @@ class AudioContent(WireModel):
         )
 
 
+@dataclass(kw_only=True)
 class TextResourceContents(WireModel):
     """The text of a resource."""
 
@@ -112,6 +120,7 @@ class TextResourceContents(WireModel):
     meta: Meta = None
 
 
+@dataclass(kw_only=True)
 class BlobResourceContents(WireModel):
     """The bytes of a resource, base64-encoded."""
 
@@ -124,6 +133,7 @@ class BlobResourceContents(WireModel):
 ResourceContents = TextResourceContents | BlobResourceContents
 
 
+@dataclass(kw_only=True)
 class EmbeddedResource(WireModel):
     """A resource's contents inside a tool result or prompt message."""
 
@@ -133,6 +143,7 @@ class EmbeddedResource(WireModel):
     meta: Meta = None
 
 
+@dataclass(kw_only=True)
 class ResourceLink(WireModel):
     """A pointer to a resource the client may read."""
 
@@ -156,6 +167,7 @@ class ResourceLink(WireModel):
 ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 
 
+@dataclass(kw_only=True)
 class ToolAnnotations(WireModel):
     """Hints about a tool's behaviour. Unset fields take the spec's defaults."""
 
@@ -167,15 +179,17 @@ class ToolAnnotations(WireModel):
     open_world_hint: bool | None = None
 
 
+@dataclass(kw_only=True)
 class ToolResult(WireModel):
     """A tool result with full control over every field."""
 
-    content: list[ContentBlock] = []
+    content: list[ContentBlock] = field(default_factory=list[ContentBlock])
     structured_content: Annotated[dict[str, Any] | None, Since(V2025_06_18)] = None
     is_error: bool | None = None
     meta: Meta = None
 
 
+@dataclass(kw_only=True)
 class Message(WireModel):
     """One message of a prompt."""
 
@@ -183,6 +197,7 @@ class Message(WireModel):
     content: ContentBlock
 
 
+@dataclass(kw_only=True)
 class SamplingMessage(WireModel):
     """One message of a sampling request."""
 
@@ -190,6 +205,7 @@ class SamplingMessage(WireModel):
     content: TextContent | ImageContent | AudioContent
 
 
+@dataclass(kw_only=True)
 class ModelPreferences(WireModel):
     """What the server would like the client's model to favour when sampling."""
 
@@ -199,32 +215,33 @@ class ModelPreferences(WireModel):
     intelligence_priority: float | None = None
 
 
+@dataclass(kw_only=True)
 class SamplingResult(WireModel):
     """The client's answer to `sampling/createMessage`."""
 
-    model_config = ConfigDict(extra="allow")
     role: Role
     content: TextContent | ImageContent | AudioContent
     model: str
     stop_reason: str | None = None
 
 
+@dataclass(kw_only=True)
 class ElicitResult(WireModel):
     """The user's answer to `elicitation/create`."""
 
-    model_config = ConfigDict(extra="allow")
     action: Literal["accept", "decline", "cancel"]
     content: dict[str, str | int | float | bool | list[str] | None] | None = None
 
 
+@dataclass(kw_only=True)
 class Root(WireModel):
     """A directory or file the client says the server may work in."""
 
-    model_config = ConfigDict(extra="allow")
     uri: str
     name: str | None = None
 
 
+@dataclass(kw_only=True)
 class Implementation(WireModel):
     """The name and version of a server (or client)."""
 
@@ -236,6 +253,7 @@ class Implementation(WireModel):
     icons: Icons = None
 
 
+@dataclass(kw_only=True)
 class Tool(WireModel):
     """A tool as listed by `tools/list`."""
 
@@ -249,6 +267,7 @@ class Tool(WireModel):
     meta: Meta = None
 
 
+@dataclass(kw_only=True)
 class Resource(WireModel):
     """A resource as listed by `resources/list`."""
 
@@ -263,6 +282,7 @@ class Resource(WireModel):
     meta: Meta = None
 
 
+@dataclass(kw_only=True)
 class ResourceTemplate(WireModel):
     """A family of resources as listed by `resources/templates/list`."""
 
@@ -276,6 +296,7 @@ class ResourceTemplate(WireModel):
     meta: Meta = None
 
 
+@dataclass(kw_only=True)
 class PromptArgument(WireModel):
     """One argument of a prompt (prompt arguments are strings)."""
 
@@ -285,6 +306,7 @@ class PromptArgument(WireModel):
     required: bool | None = None
 
 
+@dataclass(kw_only=True)
 class Prompt(WireModel):
     """A prompt as listed by `prompts/list`."""
 

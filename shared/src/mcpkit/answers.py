@@ -1,0 +1,98 @@
+"""Read the client's answers to the server's requests: roots, sampling, elicitation.
+
+An answer is checked against the spec's shape (TypedDicts spelled as on the wire, validated
+by pydantic on first use), then turned into the wire types handlers work with.
+"""
+
+from functools import cache
+from typing import (
+    Any,
+    Literal,
+    NotRequired,  # pydantic needs these on Python < 3.12
+)
+
+from pydantic import TypeAdapter, ValidationError
+from typing_extensions import TypedDict
+
+from .errors import ClientRequestError
+from .types import AudioContent, ElicitResult, ImageContent, Root, SamplingResult, TextContent
+
+
+class _Root(TypedDict):
+    uri: str
+    name: NotRequired[str]
+
+
+class _RootsResult(TypedDict):
+    roots: list[_Root]
+
+
+class _Text(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class _Media(TypedDict):
+    type: Literal["image", "audio"]
+    data: str
+    mimeType: str
+
+
+class _SamplingResult(TypedDict):
+    role: Literal["user", "assistant"]
+    content: _Text | _Media
+    model: str
+    stopReason: NotRequired[str]
+
+
+class _ElicitResult(TypedDict):
+    action: Literal["accept", "decline", "cancel"]
+    content: NotRequired[dict[str, str | int | float | bool | list[str] | None]]
+
+
+@cache
+def _adapter(shape: type) -> TypeAdapter[Any]:
+    return TypeAdapter(shape)
+
+
+def _check(shape: type, answer: dict[str, Any], what: str) -> Any:
+    """Return `answer` validated against `shape`.
+
+    Raises:
+        ClientRequestError: it does not have the spec's shape.
+    """
+    try:
+        return _adapter(shape).validate_python(answer)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ClientRequestError(f"The client sent an invalid {what} answer: {problems}") from None
+
+
+def roots(answer: dict[str, Any]) -> list[Root]:
+    """Read the answer to `roots/list`."""
+    checked: _RootsResult = _check(_RootsResult, answer, "roots/list")
+    return [Root(uri=root["uri"], name=root.get("name")) for root in checked["roots"]]
+
+
+def sampling_result(answer: dict[str, Any]) -> SamplingResult:
+    """Read the answer to `sampling/createMessage`."""
+    checked: _SamplingResult = _check(_SamplingResult, answer, "sampling/createMessage")
+    content = checked["content"]
+    if content["type"] == "text":
+        block: TextContent | ImageContent | AudioContent = TextContent(text=content["text"])
+    elif content["type"] == "image":
+        block = ImageContent(data=content["data"], mime_type=content["mimeType"])
+    else:
+        block = AudioContent(data=content["data"], mime_type=content["mimeType"])
+    return SamplingResult(
+        role=checked["role"],
+        content=block,
+        model=checked["model"],
+        stop_reason=checked.get("stopReason"),
+    )
+
+
+def elicit_result(answer: dict[str, Any]) -> ElicitResult:
+    """Read the answer to `elicitation/create`."""
+    checked: _ElicitResult = _check(_ElicitResult, answer, "elicitation/create")
+    return ElicitResult(action=checked["action"], content=checked.get("content"))
