@@ -489,7 +489,7 @@ async def test_stdin_close_exits_promptly(server: RawServer) -> None:
     await server.close()
 
 
-async def test_stdin_close_during_long_call_exits_promptly(server: RawServer) -> None:
+async def start_long_call(server: RawServer) -> None:
     await server.initialize()
     await server.send(
         {
@@ -500,6 +500,10 @@ async def test_stdin_close_during_long_call_exits_promptly(server: RawServer) ->
         }
     )
     await server.expect_silence(0.2)
+
+
+async def test_stdin_close_during_long_call_exits_promptly(server: RawServer) -> None:
+    await start_long_call(server)
     await server.close()
 
 
@@ -524,15 +528,6 @@ async def test_sigterm_with_active_subscription_exits_promptly(server: RawServer
 
 
 async def test_sigterm_during_long_call_exits_promptly(server: RawServer) -> None:
-    await server.initialize()
-    await server.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "long_running_operation", "arguments": {"duration": 30}},
-        }
-    )
-    await server.expect_silence(0.2)
+    await start_long_call(server)
     server.process.send_signal(signal.SIGTERM)
     await server.wait_exit()

@@ -14,7 +14,7 @@ from typing import (
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
-from .errors import ClientRequestError
+from .errors import ClientRequestError, summarize
 from .types import AudioContent, ElicitResult, ImageContent, Root, SamplingResult, TextContent
 
 
@@ -64,8 +64,9 @@ def _check(shape: type, answer: dict[str, Any], what: str) -> Any:
     try:
         return _adapter(shape).validate_python(answer)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ClientRequestError(f"The client sent an invalid {what} answer: {problems}") from None
+        raise ClientRequestError(
+            f"The client sent an invalid {what} answer: {summarize(exc)}"
+        ) from None
 
 
 def roots(answer: dict[str, Any]) -> list[Root]:

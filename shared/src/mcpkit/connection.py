@@ -270,7 +270,7 @@ class Connection:
         if method in ("resources/subscribe", "resources/unsubscribe"):
             self._subscription(method, params)
             return jsonrpc.result(request_id, {})
-        handler = self.server.handler(method, self.session.version)
+        handler = self.server.handler(method)
         scope = self._in_flight[request_id] = anyio.CancelScope()
         context = Context(self, request_id, jsonrpc.as_object(params.get("_meta")) or {})
         return self._run(request_id, handler(context, params), scope)
@@ -312,7 +312,7 @@ class Connection:
         Raises:
             ProtocolError: no resources capability, or no such resource.
         """
-        if "resources" not in self.server.capabilities(self.session.version):
+        if not self.server.offers("resources"):
             raise MethodNotFound(f"Method not found: {method} (this server has no resources)")
         uri = params.get("uri")
         if not isinstance(uri, str):

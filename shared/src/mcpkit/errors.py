@@ -23,6 +23,8 @@ goes to stderr). Outside tools, a `ProtocolError` is answered as itself and anyt
 
 from typing import Any
 
+from pydantic import ValidationError
+
 PARSE_ERROR = -32700
 """Invalid JSON was received."""
 INVALID_REQUEST = -32600
@@ -106,3 +108,12 @@ class ToolError(MCPError):
 
 class ClientRequestError(MCPError):
     """A request to the client (roots, sampling, elicitation) could not be completed."""
+
+
+def summarize(error: ValidationError) -> str:
+    """Return a validation error as one readable line per problem, without pydantic's URLs."""
+    problems: list[str] = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        problems.append(f"{where}: {item['msg']}")
+    return "; ".join(problems)

@@ -12,9 +12,8 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
 from .context import Context
-from .errors import InvalidParams
+from .errors import InvalidParams, summarize
 from .signature import Signature
-from .tools import summarize
 from .types import Icon, Message, Prompt, PromptArgument, TextContent
 
 PromptFunction = Callable[..., Coroutine[Any, Any, str | list[Message]]]

@@ -256,33 +256,41 @@ class Server:
 
     # Capabilities and lookup ------------------------------------------------------------
 
+    def offers(self, feature: str) -> bool:
+        """Return whether anything is registered for `feature` ("tools", "completions", ...)."""
+        registries: dict[str, Any] = {
+            "tools": self.tools,
+            "resources": self.resources,
+            "prompts": self.prompts,
+            "completions": self.completers,
+        }
+        return bool(registries[feature])
+
     def capabilities(self, version: str) -> dict[str, Any]:
         """Return the server capabilities for a session of `version`: what is registered."""
         capabilities: dict[str, Any] = {"logging": {}}
-        if self.tools:
+        if self.offers("tools"):
             capabilities["tools"] = {"listChanged": True}
-        if self.resources:
+        if self.offers("resources"):
             capabilities["resources"] = {"subscribe": True, "listChanged": True}
-        if self.prompts:
+        if self.offers("prompts"):
             capabilities["prompts"] = {"listChanged": True}
-        if self.completers and has_completions(version):
-            capabilities["completions"] = {}
+        if self.offers("completions") and has_completions(version):
+            capabilities["completions"] = {}  # 2024-11-05 has completion but no capability
         return capabilities
 
-    def handler(self, method: str, version: str) -> Handler:
+    def handler(self, method: str) -> Handler:
         """Return the handler of `method`.
 
         Raises:
-            MethodNotFound: no such method, or its capability is not offered.
+            MethodNotFound: no such method, or nothing is registered for its feature.
         """
         entry = self.handlers.get(method)
         if entry is None:
             raise MethodNotFound(f"Method not found: {method}")
-        capability, handler = entry
-        if capability not in self.capabilities(version) and not (
-            capability == "completions" and self.completers
-        ):
-            raise MethodNotFound(f"Method not found: {method} (this server has no {capability})")
+        feature, handler = entry
+        if not self.offers(feature):
+            raise MethodNotFound(f"Method not found: {method} (this server has no {feature})")
         return handler
 
     def find_resource(self, uri: str) -> tuple[RegisteredResource, dict[str, str]]:

@@ -27,7 +27,7 @@ from typing import Any, cast, get_args, get_origin
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .context import Context
-from .errors import ClientRequestError, ToolError
+from .errors import ClientRequestError, ToolError, summarize
 from .jsonrpc import as_list
 from .shape import dump
 from .signature import Signature, json_schema
@@ -71,15 +71,6 @@ def _is_supported_return(annotation: Any) -> bool:
     if get_origin(annotation) in (list, types.UnionType, typing.Union):
         return all(_is_supported_return(arg) for arg in get_args(annotation))
     return False
-
-
-def summarize(error: ValidationError) -> str:
-    """Return a validation error as one readable line per problem, without pydantic's URLs."""
-    problems: list[str] = []
-    for item in error.errors(include_url=False):
-        where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        problems.append(f"{where}: {item['msg']}")
-    return "; ".join(problems)
 
 
 class RegisteredTool:
