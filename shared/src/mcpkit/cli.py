@@ -1,8 +1,9 @@
-"""The command line every server shares: `mcp-x [server args] [--transport stdio] ...`.
+"""The command line every server shares: `mcp-x [server args] [--transport T] ...`.
 
-`run(server, argv)` parses the common options, sends operator logs to stderr, and serves
-until stdin closes or a SIGTERM/SIGINT arrives (in-flight work is cancelled either way).
-Every option can also be set through an environment variable, for host configurations.
+`parse(parser, argv)` adds the common options; `run(server, args)` sends operator logs to
+stderr and serves over stdio until stdin closes, or over HTTP, until a SIGTERM/SIGINT
+arrives (in-flight work is cancelled either way). Every option can also be set through an
+environment variable, for host configurations.
 """
 
 import argparse
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 import anyio
 
 from .connection import Connection
+from .http.options import add_http_arguments, http_config
 from .runtime import Runtime
 from .server import Server
 from .transports.stdio import StdioTransport
@@ -27,9 +29,11 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("protocol")
     group.add_argument(
         "--transport",
-        choices=("stdio",),
+        choices=("stdio", "http", "sse", "http+sse"),
         default=os.environ.get("MCPKIT_TRANSPORT", "stdio"),
-        help="how clients connect: stdio, for a host that starts the server (env MCPKIT_TRANSPORT)",
+        help="how clients connect: stdio, for a host that starts the server; http, Streamable"
+        " HTTP on /mcp; sse, the deprecated HTTP+SSE transport of 2024-11-05 on /sse; or"
+        " http+sse, both (env MCPKIT_TRANSPORT; default stdio)",
     )
     group.add_argument(
         "--log-level",
@@ -42,14 +46,19 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
 def run(server: Server, args: argparse.Namespace, *, config_hint: str) -> None:
     """Serve `server` as `args` say, until the client disconnects or a signal arrives.
 
-    `config_hint` is the host configuration to show someone who starts the server from a
-    terminal, where nobody would speak JSON-RPC to it.
+    `config_hint` is the host configuration to show someone who starts the server on stdio
+    from a terminal, where nobody would speak JSON-RPC to it.
     """
     logging.basicConfig(
         stream=sys.stderr,
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if args.transport != "stdio":
+        from .http.serve import serve  # uvicorn loads only when HTTP is used
+
+        anyio.run(serve, server, args.http_config, args.log_level)
+        return
     if sys.stdin.isatty():
         sys.stderr.write(
             f"{server.info.name} {server.info.version} speaks MCP on stdin and stdout: a host"
@@ -75,6 +84,13 @@ async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
 
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
-    """Add the common options to `parser` and parse `argv` (default: the command line)."""
+    """Add the common options to `parser` and parse `argv` (default: the command line).
+
+    Exits with a usage error for options that cannot be served (an unauthenticated
+    non-loopback address); `args.http_config` holds the HTTP settings.
+    """
     add_common_arguments(parser)
-    return parser.parse_args(argv)
+    add_http_arguments(parser)
+    args = parser.parse_args(argv)
+    args.http_config = http_config(parser, args) if args.transport != "stdio" else None
+    return args

@@ -95,8 +95,8 @@ class Connection:
         return self.session.wants_log(level)
 
     async def notify(self, method: str, params: dict[str, Any], related: RequestId | None) -> None:
-        """Send a notification (over stdio every message shares one stream)."""
-        self.notify_nowait(method, params)
+        """Send a notification, on the stream of request `related` if the transport has one."""
+        self._send(jsonrpc.notification(method, params), related)
         await self.transport.drain()
 
     async def request(
@@ -109,17 +109,17 @@ class Connection:
         """
         request_id = self.session.next_request_id()
         waiter = self._waiters[request_id] = _Waiter()
-        self._send(jsonrpc.request(request_id, method, params))
+        self._send(jsonrpc.request(request_id, method, params), related)
         try:
             with anyio.fail_after(timeout):
                 await waiter.done.wait()
         except TimeoutError:
-            self._cancel_request(request_id, "timed out")
+            self._cancel_request(request_id, "timed out", related)
             raise ClientRequestError(
                 f"The client did not answer {method} within {timeout:g} s"
             ) from None
         except anyio.get_cancelled_exc_class():
-            self._cancel_request(request_id, "the server's request was cancelled")
+            self._cancel_request(request_id, "the server's request was cancelled", related)
             raise
         finally:
             del self._waiters[request_id]
@@ -139,6 +139,10 @@ class Connection:
             self._roots = answers.roots(result)
         return self._roots
 
+    def close_stream(self, related: RequestId) -> None:
+        """End the stream of request `related` early (HTTP); the client resumes it."""
+        self.transport.close_stream(related)
+
     async def notify_list_changed(self, kind: ListKind) -> None:
         """Tell every connected client that the `kind` list changed."""
         self.runtime.notify_list_changed(kind)
@@ -150,8 +154,8 @@ class Connection:
     # Subscriber, for Runtime ------------------------------------------------------------
 
     def notify_nowait(self, method: str, params: dict[str, Any] | None) -> None:
-        """Queue a notification to the client."""
-        self._send(jsonrpc.notification(method, params))
+        """Queue a notification to the client, unrelated to any of its requests."""
+        self._send(jsonrpc.notification(method, params), None)
 
     def wants_list_changed(self, kind: ListKind) -> bool:
         """Whether this client was told at initialize that `kind` lists may change."""
@@ -159,11 +163,21 @@ class Connection:
 
     # Inbound ----------------------------------------------------------------------------
 
-    def _send(self, message: JSON | list[JSON]) -> None:
-        self.transport.send_nowait(jsonrpc.encode(message))
+    def _send(self, message: JSON, related: RequestId | None) -> None:
+        self.transport.send_nowait(jsonrpc.encode(message), related)
 
-    def _cancel_request(self, request_id: RequestId, reason: str) -> None:
-        self.notify_nowait("notifications/cancelled", {"requestId": request_id, "reason": reason})
+    def _reply(self, response: JSON | list[JSON] | None, request_ids: list[RequestId]) -> None:
+        """Send the answer to `request_ids` (None if cancelled): they are done."""
+        frame = None if response is None else jsonrpc.encode(response)
+        self.transport.reply_nowait(frame, request_ids)
+
+    def _cancel_request(
+        self, request_id: RequestId, reason: str, related: RequestId | None
+    ) -> None:
+        message = jsonrpc.notification(
+            "notifications/cancelled", {"requestId": request_id, "reason": reason}
+        )
+        self._send(message, related)
 
     def _receive(self, frame: bytes | FrameTooLarge) -> None:
         """Handle one inbound frame: a message or a batch."""
@@ -172,34 +186,34 @@ class Connection:
                 raise InvalidRequest(f"Invalid Request: {frame}")
             message = jsonrpc.decode(frame)
         except ProtocolError as exc:
-            self._send(jsonrpc.error(None, exc.to_wire()))
+            self._send(jsonrpc.error(None, exc.to_wire()), None)
             return
         batch = jsonrpc.as_list(message)
         if batch is not None:
             self._receive_batch(batch)
             return
         answer = self._dispatch(message)
+        request_ids = _request_ids([message])
         if isinstance(answer, dict):
-            self._send(answer)
+            self._reply(answer, request_ids)
         elif answer is not None:
-            self._spawn(self._send_when_done, answer)
+            self._spawn(self._reply_when_done, answer, request_ids)
 
     def _receive_batch(self, batch: list[Any]) -> None:
         """Handle a batch: allowed in 2025-03-26 sessions only, answered with one array."""
         if not self.session.accepts_batches:
             version = self.session.version
             problem = InvalidRequest(f"Invalid Request: protocol {version} does not allow batches")
-            self._send(jsonrpc.error(None, problem.to_wire()))
+            self._send(jsonrpc.error(None, problem.to_wire()), None)
             return
         if not batch:
-            self._send(
-                jsonrpc.error(None, InvalidRequest("Invalid Request: empty batch").to_wire())
-            )
+            problem = InvalidRequest("Invalid Request: empty batch")
+            self._send(jsonrpc.error(None, problem.to_wire()), None)
             return
         answers = [self._dispatch(message, in_batch=True) for message in batch]
-        self._spawn(self._send_batch, answers)
+        self._spawn(self._reply_batch, answers, _request_ids(batch))
 
-    async def _send_batch(self, answers: list[Answer]) -> None:
+    async def _reply_batch(self, answers: list[Answer], request_ids: list[RequestId]) -> None:
         """Wait for every answer of a batch, then send the responses as one array."""
         responses: list[JSON | None] = [None] * len(answers)
 
@@ -212,17 +226,16 @@ class Connection:
             for index, answer in enumerate(answers):
                 task_group.start_soon(settle, index, answer)
         sent = [response for response in responses if response is not None]
-        if sent:
-            self._send(sent)
+        self._reply(sent or None, request_ids)
 
-    async def _send_when_done(self, pending: Awaitable[JSON | None]) -> None:
-        response = await pending
-        if response is not None:
-            self._send(response)
+    async def _reply_when_done(
+        self, pending: Awaitable[JSON | None], request_ids: list[RequestId]
+    ) -> None:
+        self._reply(await pending, request_ids)
 
-    def _spawn(self, work: Callable[[Any], Coroutine[Any, Any, None]], argument: Any) -> None:
+    def _spawn(self, work: Callable[..., Coroutine[Any, Any, None]], *arguments: Any) -> None:
         assert self._task_group is not None
-        self._task_group.start_soon(work, argument)
+        self._task_group.start_soon(work, *arguments)
 
     def _dispatch(self, message: Any, *, in_batch: bool = False) -> Answer:
         """Handle one message: the response now, a coroutine that will produce it, or None."""
@@ -341,3 +354,13 @@ class Connection:
             return
         waiter.response = response
         waiter.done.set()
+
+
+def _request_ids(messages: list[Any]) -> list[RequestId]:
+    """Return the ids of the well-formed requests among `messages`."""
+    ids: list[RequestId] = []
+    for message in messages:
+        fields = jsonrpc.as_object(message)
+        if fields is not None and "method" in fields and jsonrpc.is_request_id(fields.get("id")):
+            ids.append(fields["id"])
+    return ids

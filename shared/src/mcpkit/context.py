@@ -66,6 +66,10 @@ class Peer(Protocol):
         """
         ...
 
+    def close_stream(self, related: RequestId) -> None:
+        """End the stream carrying request `related` early; the client resumes it."""
+        ...
+
     async def notify_list_changed(self, kind: ListKind) -> None:
         """Tell every connected client that a list changed."""
         ...
@@ -129,6 +133,16 @@ class Context:
         if message is not None and self.protocol_version >= V2025_03_26:
             params["message"] = message
         await self._peer.notify("notifications/progress", params, self.request_id)
+
+    def close_sse_stream(self) -> None:
+        """Over Streamable HTTP, end this request's SSE stream now; nothing is lost.
+
+        The client reconnects with `Last-Event-ID` after the `retry` interval and receives
+        what was sent meanwhile (SEP-1699 polling): a long call then holds no connection open.
+        Over stdio, there is no such stream and this does nothing.
+        """
+        if self.request_id is not None:
+            self._peer.close_stream(self.request_id)
 
     async def notify_list_changed(self, kind: ListKind) -> None:
         """Tell connected clients that the list of tools, resources or prompts changed."""

@@ -71,6 +71,15 @@ class Session:
         self.phase = Phase.INITIALIZING
         return self.version
 
+    def assume(self, version: str) -> None:
+        """Serve without a handshake at `version`, knowing nothing of the client.
+
+        For stateless HTTP, where each request may reach a different process: the client
+        initialized elsewhere, and without its capabilities no request is sent to it.
+        """
+        self.version = version
+        self.phase = Phase.READY
+
     def initialized(self) -> None:
         """Record `notifications/initialized`; ignored before `initialize`."""
         if self.phase is Phase.INITIALIZING:

@@ -183,6 +183,13 @@ def _register_interaction_tools(app: Server) -> None:
             await ctx.progress(step, steps, f"step {step} of {steps}")
         return f"Long running operation completed: {duration:g} s, {steps} steps"
 
+    @app.tool(annotations=READ_ONLY)
+    async def test_reconnection(ctx: Context) -> str:
+        """End this call's SSE stream mid-call; the client reconnects for the result (SEP-1699)."""
+        ctx.close_sse_stream()
+        await anyio.sleep(0.1)  # the result arrives while the client is away
+        return "Reconnection test completed: the result came after the client reconnected."
+
 
 def _register_client_request_tools(app: Server) -> None:
     @app.tool(annotations=READ_ONLY)

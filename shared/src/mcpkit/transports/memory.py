@@ -7,10 +7,12 @@ from collections.abc import AsyncIterator
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ..jsonrpc import RequestId
+from . import OneStream
 from .framing import FrameTooLarge
 
 
-class MemoryTransport:
+class MemoryTransport(OneStream):
     """One end of an in-memory channel of frames. Closing it ends the peer's `frames()`."""
 
     def __init__(
@@ -24,7 +26,7 @@ class MemoryTransport:
         async for frame in self._receive:
             yield frame
 
-    def send_nowait(self, frame: bytes) -> None:
+    def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
         """Deliver one frame to the other end; dropped if the other end has gone."""
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._send.send_nowait(frame)

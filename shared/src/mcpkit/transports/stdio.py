@@ -16,6 +16,8 @@ from typing import Self
 import anyio
 import anyio.abc
 
+from ..jsonrpc import RequestId
+from . import OneStream
 from .framing import Framer, FrameTooLarge
 
 _CHUNK = 1 << 16
@@ -32,7 +34,7 @@ def _pollable(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
-class StdioTransport:
+class StdioTransport(OneStream):
     """Frames over a pair of file descriptors (stdin and stdout by default).
 
     Use as an async context manager: it runs the writer task and, on exit, flushes what is
@@ -86,7 +88,7 @@ class StdioTransport:
             self._write_some()
             await self.drain()
 
-    def send_nowait(self, frame: bytes) -> None:
+    def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
         """Queue one message; the writer task sends it with whatever else is queued."""
         if self._broken:
             return

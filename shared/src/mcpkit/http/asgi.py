@@ -1,0 +1,153 @@
+"""The little of ASGI this package needs: requests, bodies, responses and SSE framing.
+
+Written against the ASGI 3 specification directly, so the app runs under any ASGI server
+(uvicorn, hypercorn, ...) and mounts inside any ASGI framework.
+"""
+
+import json
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+Scope = MutableMapping[str, Any]
+Event = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Event]]
+Send = Callable[[Event], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+JSON_TYPE = "application/json"
+SSE_TYPE = "text/event-stream"
+
+
+class ClientGone(Exception):
+    """The client disconnected before the request body arrived."""
+
+
+class BodyTooLarge(Exception):
+    """The request body is larger than the configured limit."""
+
+
+class Request:
+    """The parts of an HTTP request scope that the transport reads."""
+
+    def __init__(self, scope: Scope, receive: Receive) -> None:
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        self.root_path: str = scope.get("root_path", "")
+        self.receive = receive
+        self.headers: dict[str, str] = {}
+        for raw_name, raw_value in scope["headers"]:
+            name = raw_name.decode("latin-1").lower()
+            value = raw_value.decode("latin-1")
+            # Repeated headers are one comma-separated list (RFC 9110 section 5.3).
+            self.headers[name] = f"{self.headers[name]}, {value}" if name in self.headers else value
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        self.query = {name: values[0] for name, values in query.items()}
+
+    @property
+    def content_type(self) -> str:
+        """The media type of the body, lowercased, without parameters."""
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    def accepts(self, media_type: str) -> bool:
+        """Whether the Accept header admits `media_type` (wildcards included)."""
+        kind = media_type.split("/")[0]
+        for item in self.headers.get("accept", "").split(","):
+            accepted = item.split(";")[0].strip().lower()
+            if accepted in (media_type, f"{kind}/*", "*/*"):
+                return True
+        return False
+
+    async def body(self, limit: int) -> bytes:
+        """Return the request body.
+
+        Raises:
+            BodyTooLarge: the body is longer than `limit` bytes.
+            ClientGone: the client disconnected first.
+        """
+        declared = self.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise BodyTooLarge
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            event = await self.receive()
+            if event["type"] == "http.disconnect":
+                raise ClientGone
+            chunk: bytes = event.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge
+            chunks.append(chunk)
+            if not event.get("more_body", False):
+                return b"".join(chunks)
+
+    async def wait_disconnect(self) -> None:
+        """Return when the client disconnects (the body must have been read)."""
+        while (await self.receive())["type"] != "http.disconnect":
+            pass
+
+
+@dataclass
+class Response:
+    """A complete (non-streaming) HTTP response."""
+
+    status: int
+    body: bytes = b""
+    content_type: str | None = None
+    headers: dict[str, str] = field(default_factory=dict[str, str])
+
+    async def send(self, send: Send, extra: Iterable[tuple[str, str]] = ()) -> None:
+        """Send the whole response, with `extra` headers (CORS) added."""
+        headers = [*self.headers.items(), *extra, ("content-length", str(len(self.body)))]
+        if self.content_type is not None:
+            headers.append(("content-type", self.content_type))
+        await start(send, self.status, headers)
+        await send({"type": "http.response.body", "body": self.body})
+
+
+def json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
+    """A response whose body is `payload` as compact JSON."""
+    body = json.dumps(payload, separators=(",", ":")).encode()
+    return Response(status, body, JSON_TYPE, headers or {})
+
+
+def error_response(
+    status: int, message: str, code: int = -32600, headers: dict[str, str] | None = None
+) -> Response:
+    """An HTTP error whose body is a JSON-RPC error without an id, as MCP clients expect."""
+    payload = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    return json_response(status, payload, headers)
+
+
+async def start(send: Send, status: int, headers: Iterable[tuple[str, str]]) -> None:
+    """Send the status line and headers of a response."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (name.encode("latin-1"), value.encode("latin-1")) for name, value in headers
+            ],
+        }
+    )
+
+
+def sse_event(
+    data: bytes,
+    event_id: str | None = None,
+    *,
+    event: str | None = None,
+    retry_ms: int | None = None,
+) -> bytes:
+    """Encode one server-sent event; `data` must not contain a line break (compact JSON)."""
+    lines: list[bytes] = []
+    if event_id is not None:
+        lines.append(b"id: " + event_id.encode())
+    if event is not None:
+        lines.append(b"event: " + event.encode())
+    if retry_ms is not None:
+        lines.append(b"retry: %d" % retry_ms)
+    lines.append(b"data: " + data if data else b"data:")
+    return b"\n".join(lines) + b"\n\n"

@@ -1,0 +1,36 @@
+"""Serve an MCP server over HTTP with uvicorn (imported here only: stdio never loads it)."""
+
+import sys
+
+import uvicorn
+
+from ..server import Server
+from .app import HttpApp
+from .config import HttpConfig
+from .guard import host_header
+
+
+async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
+    """Serve until SIGINT or SIGTERM; in-flight work is cancelled at shutdown."""
+    app = HttpApp(server, config)
+    # log_config=None: uvicorn's records go through our stderr handler, never to stdout.
+    uvicorn_config = uvicorn.Config(
+        app,
+        host=config.host,
+        port=config.port,
+        lifespan="on",
+        log_config=None,
+        log_level=log_level,
+        access_log=False,
+        timeout_graceful_shutdown=3,
+    )
+    base = f"http://{host_header(config.host, config.port)}"
+    endpoints: list[str] = []
+    if config.streamable:
+        endpoints.append(f"Streamable HTTP at {base}{config.path}")
+    if config.legacy_sse:
+        endpoints.append(f"HTTP+SSE (2024-11-05) at {base}/sse")
+    sys.stderr.write(
+        f"{server.info.name} {server.info.version} serves MCP: {'; '.join(endpoints)}\n"
+    )
+    await uvicorn.Server(uvicorn_config).serve()

@@ -1,0 +1,217 @@
+"""Streamable HTTP sessions: each one a Connection, its streams, and who may use it.
+
+A session is the transport of its Connection: inbound frames come from POSTs; each
+outbound message goes to the stream of the request it belongs to, and everything else to
+the session's GET stream.
+"""
+
+import itertools
+import secrets
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
+
+import anyio
+
+from ..connection import Connection
+from ..jsonrpc import RequestId
+from ..runtime import Runtime
+from ..transports import FrameTooLarge
+from .events import EventStore
+from .streams import Stream
+
+INBOUND_QUEUE = 64  # frames waiting for the connection; a POST waits when it is full
+STREAM_QUEUE = 1024  # events waiting for a slow client before its response is ended
+
+
+class ManagedSession(Protocol):
+    """What the session table needs of a session, Streamable HTTP or legacy SSE."""
+
+    id: str
+    principal: str | None
+    last_active: float
+    attached: int
+
+    def close(self) -> None:
+        """End the session: its connection stops and in-flight work is cancelled."""
+        ...
+
+
+class Inbox(Protocol):
+    """A session as a POST handler sees it: where the POSTed frames go."""
+
+    async def deliver(self, frame: bytes) -> None:
+        """Hand one frame to the session's connection (waits while its queue is full).
+
+        Raises:
+            anyio.ClosedResourceError: the session has ended.
+        """
+        ...
+
+
+def new_session_id() -> str:
+    """Return a fresh session id: 256 bits from the system's secure source, URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
+class HttpSession:
+    """A Streamable HTTP session (or, stateless, the life of one POST)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        store: EventStore,
+        *,
+        session_id: str,
+        principal: str | None,
+        json_response: bool,
+    ) -> None:
+        self.id = session_id
+        self.principal = principal
+        self.last_active = time.monotonic()
+        self.attached = 0  # HTTP responses being served now
+        self.json_response = json_response
+        self.connection = Connection(runtime, self)
+        self.streams: dict[str, Stream] = {}
+        self._store = store
+        self._numbers = itertools.count()
+        self._routes: dict[RequestId, Stream] = {}
+        self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](INBOUND_QUEUE)
+        self.standalone = self._new_stream(None)
+
+    @property
+    def version(self) -> str:
+        """The negotiated protocol version."""
+        return self.connection.version
+
+    # Transport, for the Connection ------------------------------------------------------
+
+    async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
+        """Yield the frames POSTed to this session until it closes."""
+        async for frame in self._inbound:
+            yield frame
+
+    def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
+        """Send on the stream of request `related`, else on the GET stream."""
+        stream = None if related is None or self.json_response else self._routes.get(related)
+        (stream or self.standalone).push(frame)
+
+    def reply_nowait(self, frame: bytes | None, request_ids: Sequence[RequestId]) -> None:
+        """Send the answer to `request_ids` on their stream, which ends when all are answered."""
+        stream = self._routes.get(request_ids[0]) if request_ids else None
+        if stream is None:  # not a POSTed request (cannot happen): do not lose the answer
+            if frame is not None:
+                self.standalone.push(frame)
+            return
+        if frame is not None:
+            stream.push(frame)
+        for request_id in request_ids:
+            self._routes.pop(request_id, None)
+        stream.finish(request_ids)
+        if stream.ended:
+            self.streams.pop(stream.id, None)
+
+    def close_stream(self, request_id: RequestId) -> None:
+        """End the HTTP response carrying `request_id` now; the client resumes the stream."""
+        stream = self._routes.get(request_id)
+        if stream is not None and not self.json_response:
+            stream.request_close()
+
+    async def drain(self) -> None:
+        """Nothing to wait for: each stream's queue is bounded on its own."""
+
+    # For the HTTP handlers --------------------------------------------------------------
+
+    def in_use(self, request_ids: Sequence[RequestId]) -> bool:
+        """Whether any of `request_ids` is still being answered."""
+        return any(request_id in self._routes for request_id in request_ids)
+
+    def open_stream(self, request_ids: Sequence[RequestId]) -> Stream:
+        """Return a new stream for the answers to `request_ids`."""
+        stream = self._new_stream(request_ids)
+        for request_id in request_ids:
+            self._routes[request_id] = stream
+        return stream
+
+    async def deliver(self, frame: bytes) -> None:
+        """Hand one POSTed frame to the connection (waits while its queue is full).
+
+        Raises:
+            anyio.ClosedResourceError: the session has ended.
+        """
+        await self._inbound_send.send(frame)
+
+    async def run(self) -> None:
+        """Serve the connection until the session closes."""
+        await self.connection.run()
+
+    def close(self) -> None:
+        """End the session: the connection stops, streams end, kept events are dropped."""
+        self._inbound_send.close()
+        for stream in [self.standalone, *self.streams.values()]:
+            stream.end()
+        self.streams.clear()
+        self._routes.clear()
+        self._store.forget(self.id)
+
+    def _new_stream(self, request_ids: Sequence[RequestId] | None) -> Stream:
+        stream_id = f"{self.id}.{next(self._numbers)}"
+        stream = Stream(stream_id, self._store, request_ids, STREAM_QUEUE)
+        self.streams[stream_id] = stream
+        return stream
+
+
+class TooManySessions(Exception):
+    """The session table is full."""
+
+
+class SessionTable:
+    """The live sessions: capped in number, expired when idle, bound to their credential."""
+
+    def __init__(self, max_sessions: int, idle_timeout: float) -> None:
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self._sessions: dict[str, ManagedSession] = {}
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def add(self, session: ManagedSession) -> None:
+        """Add a session.
+
+        Raises:
+            TooManySessions: the table is full even after dropping expired sessions.
+        """
+        if len(self._sessions) >= self.max_sessions:
+            self.expire()
+        if len(self._sessions) >= self.max_sessions:
+            raise TooManySessions
+        self._sessions[session.id] = session
+
+    def get(self, session_id: str, principal: str | None) -> ManagedSession | None:
+        """Return the session, if it exists and `principal` is the one that created it.
+
+        Another principal gets None, as for an unknown id: ids cannot be probed.
+        """
+        session = self._sessions.get(session_id)
+        if session is None or not secrets.compare_digest(session.principal or "", principal or ""):
+            return None
+        session.last_active = time.monotonic()
+        return session
+
+    def remove(self, session: ManagedSession) -> None:
+        """Close a session and forget it."""
+        if self._sessions.pop(session.id, None) is not None:
+            session.close()
+
+    def expire(self) -> None:
+        """Close the sessions idle for longer than the timeout (none of their responses open)."""
+        deadline = time.monotonic() - self.idle_timeout
+        for session in list(self._sessions.values()):
+            if session.attached == 0 and session.last_active < deadline:
+                self.remove(session)
+
+    def close_all(self) -> None:
+        """Close every session (the server is shutting down)."""
+        for session in list(self._sessions.values()):
+            self.remove(session)
