@@ -17,7 +17,7 @@ from ..runtime import Runtime
 from ..transports import FrameTooLarge, OneStream
 from .asgi import JSON_TYPE, SSE_TYPE, Request, Response, Send, sse_event, start
 from .config import HttpConfig
-from .sessions import INBOUND_QUEUE, STREAM_QUEUE, SessionTable, TooManySessions, new_session_id
+from .sessions import INBOUND_QUEUE, STREAM_QUEUE, SessionTable, new_session_id
 from .streamable import deliver_frame, parse_messages, read_body, refuse
 
 
@@ -35,8 +35,9 @@ class LegacySession(OneStream):
 
     async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
         """Yield the frames POSTed to /messages until the session closes."""
-        async for frame in self._inbound:
-            yield frame
+        async with self._inbound:
+            async for frame in self._inbound:
+                yield frame
 
     def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
         """Queue a message for the SSE stream; a client too slow to read it loses the session."""
@@ -80,11 +81,10 @@ class LegacyEndpoint:
         """
         if not request.accepts(SSE_TYPE):
             raise refuse(406, "Not Acceptable: Accept must list text/event-stream")
+        if not self.sessions.has_room():
+            raise refuse(503, "Service Unavailable: too many sessions, try again later")
         session = LegacySession(self.runtime, principal)
-        try:
-            self.sessions.add(session)
-        except TooManySessions:
-            raise refuse(503, "Service Unavailable: too many sessions, try again later") from None
+        self.sessions.add(session)
         endpoint = f"{request.root_path}/messages?session_id={session.id}"
         try:
             async with anyio.create_task_group() as task_group:
@@ -121,8 +121,9 @@ class LegacyEndpoint:
 
 
 async def _relay(send: Send, outbound: MemoryObjectReceiveStream[bytes]) -> None:
-    async for frame in outbound:
-        await _send_chunk(send, sse_event(frame, event="message"))
+    async with outbound:
+        async for frame in outbound:
+            await _send_chunk(send, sse_event(frame, event="message"))
 
 
 async def _send_chunk(send: Send, chunk: bytes) -> None:

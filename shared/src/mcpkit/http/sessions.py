@@ -88,8 +88,9 @@ class HttpSession:
 
     async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
         """Yield the frames POSTed to this session until it closes."""
-        async for frame in self._inbound:
-            yield frame
+        async with self._inbound:
+            async for frame in self._inbound:
+                yield frame
 
     def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
         """Send on the stream of request `related`, else on the GET stream."""
@@ -161,10 +162,6 @@ class HttpSession:
         return stream
 
 
-class TooManySessions(Exception):
-    """The session table is full."""
-
-
 class SessionTable:
     """The live sessions: capped in number, expired when idle, bound to their credential."""
 
@@ -176,16 +173,14 @@ class SessionTable:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def add(self, session: ManagedSession) -> None:
-        """Add a session.
-
-        Raises:
-            TooManySessions: the table is full even after dropping expired sessions.
-        """
+    def has_room(self) -> bool:
+        """Whether another session may start, once expired sessions are dropped."""
         if len(self._sessions) >= self.max_sessions:
             self.expire()
-        if len(self._sessions) >= self.max_sessions:
-            raise TooManySessions
+        return len(self._sessions) < self.max_sessions
+
+    def add(self, session: ManagedSession) -> None:
+        """Add a session (check `has_room` first)."""
         self._sessions[session.id] = session
 
     def get(self, session_id: str, principal: str | None) -> ManagedSession | None:

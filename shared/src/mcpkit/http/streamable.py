@@ -34,7 +34,7 @@ from .asgi import (
 )
 from .config import HttpConfig
 from .events import EventStore, StoredEvent, parse_event_id
-from .sessions import HttpSession, Inbox, SessionTable, TooManySessions, new_session_id
+from .sessions import HttpSession, Inbox, SessionTable, new_session_id
 from .streams import Stream
 
 SESSION_HEADER = "mcp-session-id"
@@ -148,6 +148,8 @@ class StreamableEndpoint:
         Raises:
             Refused: the server has as many sessions as it may hold.
         """
+        if not self.sessions.has_room():
+            raise refuse(503, "Service Unavailable: too many sessions, try again later")
         session = HttpSession(
             self.runtime,
             self.store,
@@ -155,10 +157,7 @@ class StreamableEndpoint:
             principal=principal,
             json_response=self.config.json_response,
         )
-        try:
-            self.sessions.add(session)
-        except TooManySessions:
-            raise refuse(503, "Service Unavailable: too many sessions, try again later") from None
+        self.sessions.add(session)
         self.task_group.start_soon(session.run)
         return session
 

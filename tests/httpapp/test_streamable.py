@@ -1,0 +1,340 @@
+"""Streamable HTTP on /mcp: each status code and header rule of the transport."""
+
+import re
+from pathlib import Path
+
+import anyio
+import httpx
+
+from httpapp.mcphttp import (
+    ACCEPT_BOTH,
+    Served,
+    call,
+    notification,
+    parse_sse,
+    request,
+    serving,
+)
+
+
+async def test_initialize_answers_json_with_a_secure_session_id(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        first = await served.initialize()
+        second = await served.initialize()
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", first)  # 256 bits, URL-safe
+    assert first != second
+
+
+async def test_a_lone_answer_is_json_and_notifications_get_202(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        response = await served.post(request(1, "tools/list"), session)
+        assert response.headers["content-type"] == "application/json"
+        [answer] = served.messages(response)
+        assert answer["id"] == 1
+        assert any(tool["name"] == "echo" for tool in answer["result"]["tools"])
+        accepted = await served.post(notification("notifications/roots/list_changed"), session)
+        assert (accepted.status_code, accepted.content) == (202, b"")
+
+
+async def test_progress_opens_an_sse_stream_primed_for_resumption(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        arguments = {"duration": 0.05, "steps": 2}
+        response = await served.post(
+            call(2, "long_running_operation", arguments, progressToken="p"), session
+        )
+    assert response.headers["content-type"] == "text/event-stream"
+    events = parse_sse(response.text)
+    assert events[0].data == "" and events[0].id is not None and events[0].retry is not None
+    messages = served.messages(response)
+    assert [message.get("method") for message in messages] == [
+        "notifications/progress",
+        "notifications/progress",
+        None,
+    ]
+    assert messages[-1]["id"] == 2
+    ids = [event.id for event in events]
+    assert len(set(ids)) == len(ids)
+
+
+async def test_no_priming_event_before_2025_11_25(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        session = await served.initialize("2025-06-18")
+        arguments = {"duration": 0.01, "steps": 1}
+        response = await served.post(
+            call(2, "long_running_operation", arguments, progressToken="p"), session
+        )
+    assert all(event.data for event in parse_sse(response.text))
+    assert len(served.messages(response)) == 2
+
+
+async def test_accept_must_list_json_and_sse(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        for accept in ("application/json", "text/event-stream", "text/html"):
+            response = await served.post(request(1, "ping"), accept=accept)
+            assert response.status_code == 406, accept
+            assert response.json()["error"]["code"] == -32600
+
+
+async def test_content_type_must_be_json(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        response = await served.post(request(1, "ping"), content_type="text/plain")
+    assert response.status_code == 415
+
+
+async def test_unparsable_and_invalid_bodies_are_400(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        garbage = await served.post(b"{not json", session)
+        empty_batch = await served.post([], session)
+        not_jsonrpc = await served.post({"jsonrpc": "1.0", "id": 1, "method": "ping"}, session)
+    assert (garbage.status_code, garbage.json()["error"]["code"]) == (400, -32700)
+    assert garbage.json()["id"] is None
+    assert (empty_batch.status_code, empty_batch.json()["error"]["code"]) == (400, -32600)
+    assert (not_jsonrpc.status_code, not_jsonrpc.json()["error"]["code"]) == (400, -32600)
+
+
+async def test_an_oversized_body_is_413(tmp_path: Path) -> None:
+    async with serving(tmp_path, max_body=1000) as served:
+        session = await served.initialize()
+        response = await served.post(call(1, "echo", {"text": "x" * 2000}), session)
+        fits = await served.post(call(2, "echo", {"text": "x" * 500}), session)
+    assert response.status_code == 413
+    assert fits.status_code == 200
+
+
+async def test_session_id_is_required_and_must_be_known(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        missing = await served.post(request(1, "tools/list"))
+        unknown = await served.post(request(1, "tools/list"), "no-such-session")
+    assert missing.status_code == 400
+    assert "Mcp-Session-Id" in missing.json()["error"]["message"]
+    assert unknown.status_code == 404
+
+
+async def test_delete_ends_the_session(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        deleted = await served.http.delete(served.url, headers=served.headers(session))
+        after = await served.post(request(1, "ping"), session)
+        again = await served.http.delete(served.url, headers=served.headers(session))
+    assert deleted.status_code == 204
+    assert after.status_code == 404
+    assert again.status_code == 404
+
+
+async def test_protocol_version_header(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        unsupported = await served.post(
+            request(1, "ping"), session, mcp_protocol_version="1999-01-01"
+        )
+        headers = served.headers(session)
+        del headers["mcp-protocol-version"]  # absent: taken as 2025-03-26, still served
+        absent = await served.http.post(served.url, json=request(2, "ping"), headers=headers)
+    assert unsupported.status_code == 400
+    assert "1999-01-01" in unsupported.json()["error"]["message"]
+    assert absent.status_code == 200
+
+
+async def test_batches_only_in_a_2025_03_26_session(tmp_path: Path) -> None:
+    batch = [
+        request(1, "ping"),
+        request(2, "tools/list"),
+        notification("notifications/initialized"),
+    ]
+    async with serving(tmp_path) as served:
+        old = await served.initialize("2025-03-26")
+        answered = await served.post(batch, old)
+        new = await served.initialize("2025-11-25")
+        refused = await served.post(batch, new)
+    assert sorted(message["id"] for message in answered.json()) == [1, 2]
+    assert refused.status_code == 400
+    assert "batches" in refused.json()["error"]["message"]
+
+
+async def test_initialize_cannot_be_batched(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        initialize = request(
+            1,
+            "initialize",
+            {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        )
+        response = await served.post([initialize, request(2, "ping")])
+    assert response.status_code == 400
+
+
+async def test_a_request_id_in_flight_is_refused(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        async with anyio.create_task_group() as task_group:
+            slow = call(7, "long_running_operation", {"duration": 0.5, "steps": 1})
+            task_group.start_soon(served.post, slow, session)
+            await anyio.sleep(0.2)
+            duplicate = await served.post(request(7, "ping"), session)
+    assert duplicate.status_code == 400
+
+
+async def test_get_stream_carries_unrelated_messages_and_is_unique(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        get_headers = {**served.headers(session), "accept": "text/event-stream"}
+        async with served.http.stream("GET", served.url, headers=get_headers) as stream:
+            assert stream.headers["content-type"] == "text/event-stream"
+            second = await served.http.get(served.url, headers=get_headers)
+            assert second.status_code == 409
+            changed = await served.post(call(3, "set_dynamic_items", {"present": True}), session)
+            assert served.messages(changed)[-1]["id"] == 3  # the answer came on the POST
+            seen = await _read_events(stream, until="notifications/tools/list_changed")
+        methods = [event.get("method") for event in seen]
+        assert "notifications/tools/list_changed" in methods
+        assert all("id" not in event for event in seen)  # no answer strays onto GET
+        json_only = {**served.headers(session), "accept": "application/json"}
+        no_sse = await served.http.get(served.url, headers=json_only)
+    assert no_sse.status_code == 406
+
+
+async def test_json_response_mode_sends_progress_to_the_get_stream(tmp_path: Path) -> None:
+    async with serving(tmp_path, json_response=True) as served:
+        session = await served.initialize()
+        get_headers = {**served.headers(session), "accept": "text/event-stream"}
+        async with served.http.stream("GET", served.url, headers=get_headers) as stream:
+            arguments = {"duration": 0.02, "steps": 2}
+            response = await served.post(
+                call(4, "long_running_operation", arguments, progressToken=9), session
+            )
+            assert response.headers["content-type"] == "application/json"
+            seen = await _read_events(stream, until="notifications/progress", count=2)
+        assert [event["params"]["progress"] for event in seen] == [1, 2]
+
+
+async def test_a_closed_stream_resumes_after_last_event_id(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        response = await served.post(call(5, "test_reconnection"), session)
+        [priming] = parse_sse(response.text)  # the server ended the response mid-call
+        assert priming.data == "" and priming.retry is not None and priming.id is not None
+        await anyio.sleep(0.3)  # the answer is sent while the client is away
+        resume = {
+            **served.headers(session),
+            "accept": "text/event-stream",
+            "last-event-id": priming.id,
+        }
+        resumed = await served.http.get(served.url, headers=resume)
+        [answer] = served.messages(resumed)
+        assert answer["id"] == 5 and "result" in answer
+        other = await served.initialize()
+        foreign = {
+            **served.headers(other),
+            "accept": "text/event-stream",
+            "last-event-id": priming.id,
+        }
+        async with served.http.stream("GET", served.url, headers=foreign) as stream:
+            # Another session's event id resumes nothing: it opens that session's own stream.
+            first = await _first_event(stream)
+        assert first.data == "" and first.id is not None and not first.id.startswith(session)
+
+
+async def test_stateless_mode_serves_without_sessions(tmp_path: Path) -> None:
+    async with serving(tmp_path, stateless=True) as served:
+        init = await served.post(
+            request(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            )
+        )
+        assert init.status_code == 200 and "mcp-session-id" not in init.headers
+        answered = await served.post(
+            call(2, "echo", {"text": "hi"}), mcp_protocol_version="2025-11-25"
+        )
+        [answer] = served.messages(answered)
+        sampling = await served.post(
+            call(3, "test_sampling", {"prompt": "x"}), mcp_protocol_version="2025-11-25"
+        )
+        get = await served.http.get(served.url, headers={"accept": "text/event-stream"})
+        delete = await served.http.delete(served.url)
+    assert answer["result"]["content"][0]["text"] == "hi"
+    assert served.messages(sampling)[0]["result"]["isError"] is True
+    assert (get.status_code, delete.status_code) == (405, 405)
+
+
+async def test_sessions_are_capped(tmp_path: Path) -> None:
+    async with serving(tmp_path, max_sessions=2) as served:
+        await served.initialize()
+        await served.initialize()
+        with_headers = served.headers()
+        third = await served.http.post(
+            served.url,
+            json=request(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            ),
+            headers=with_headers,
+        )
+    assert third.status_code == 503
+
+
+async def test_idle_sessions_expire(tmp_path: Path) -> None:
+    async with serving(tmp_path, session_idle_timeout=0.2) as served:
+        session = await served.initialize()
+        with anyio.fail_after(5):
+            while len(served.app.sessions):
+                await anyio.sleep(0.05)
+        response = await served.post(request(1, "ping"), session)
+    assert response.status_code == 404
+
+
+async def test_other_paths_and_methods(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        elsewhere = await served.http.post(f"{served.base}/other", json=request(1, "ping"))
+        put = await served.http.put(served.url, json=request(1, "ping"))
+    assert elsewhere.status_code == 404
+    assert put.status_code == 405 and put.headers["allow"] == "POST, GET, DELETE"
+
+
+async def _read_events(
+    stream: httpx.Response, *, until: str, count: int = 1
+) -> list[dict[str, object]]:
+    """Read SSE messages from `stream` until `count` of method `until` arrived (bounded)."""
+    import json
+
+    seen: list[dict[str, object]] = []
+    buffer = ""
+    with anyio.fail_after(5):
+        async for chunk in stream.aiter_text():
+            buffer += chunk
+            *complete, buffer = buffer.split("\n\n")
+            for event in parse_sse("\n\n".join(complete)):
+                if event.data:
+                    seen.append(json.loads(event.data))
+            if sum(message.get("method") == until for message in seen) >= count:
+                return [message for message in seen if message.get("method") == until]
+    raise AssertionError(f"the stream ended before {until}: {seen}")
+
+
+async def _first_event(stream: httpx.Response) -> "SseEvent":
+    with anyio.fail_after(5):
+        buffer = ""
+        async for chunk in stream.aiter_text():
+            buffer += chunk
+            if "\n\n" in buffer:
+                return parse_sse(buffer.split("\n\n")[0] + "\n\n")[0]
+    raise AssertionError("the stream ended without an event")
+
+
+__all__ = ("ACCEPT_BOTH", "Served")
