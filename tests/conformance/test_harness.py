@@ -139,3 +139,35 @@ def test_the_url_override_starts_nothing(tmp_path: Path, monkeypatch: pytest.Mon
         assert served.url == "http://127.0.0.1:3001/mcp"
     assert served.report().startswith("server: started outside the tests")
     assert not (tmp_path / "server.stderr").exists()
+
+
+def fake_install(specs: list[str]) -> None:
+    """Stand in for `npm install`: lay out the packages `specs` name, with a Node 22 binary."""
+    suite = toolchain.package_dir("@modelcontextprotocol/conformance")
+    suite.mkdir(parents=True)
+    (suite / "package.json").write_text(json.dumps({"bin": {"conformance": "dist/index.js"}}))
+    node = toolchain.package_dir(toolchain.node_package()) / "bin" / "node"
+    node.parent.mkdir(parents=True)
+    node.write_text("#!/bin/sh\necho 22.1.0\n")
+    node.chmod(0o755)
+
+
+def test_ensure_installs_once_then_reads_the_stamp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(toolchain, "PREFIX", tmp_path / "node")
+    monkeypatch.setattr(toolchain, "system_node", lambda: None)
+    calls: list[list[str]] = []
+
+    def install(specs: list[str]) -> None:
+        calls.append(specs)
+        fake_install(specs)
+
+    monkeypatch.setattr(toolchain, "npm_install", install)
+    first = toolchain.ensure()
+    assert toolchain.ensure() == first
+    assert calls == [[toolchain.SUITE, f"{toolchain.node_package()}@22"]]
+    assert first.command("list") == [str(first.node), str(first.suite), "list"]
+    assert (
+        first.suite == toolchain.package_dir("@modelcontextprotocol/conformance") / "dist/index.js"
+    )

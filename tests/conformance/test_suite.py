@@ -28,7 +28,8 @@ pytestmark = [pytest.mark.conformance, pytest.mark.timeout(300)]
 EVERYTHING = ServerUnderTest("mcp-everything")
 
 SERVERS = (EVERYTHING,)
-"""Every server, for the generic scenarios. One that needs a directory: `("mcp-fs", ("{tmp}",))`."""
+"""Every server, for the generic scenarios; one that serves a directory is written
+`ServerUnderTest("mcp-fs", ("{tmp}",))`."""
 
 
 def test_everything_passes_every_scenario(toolchain: Toolchain, tmp_path: Path) -> None:

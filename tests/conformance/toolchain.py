@@ -150,6 +150,14 @@ def resolve(own_node: Path | None) -> Toolchain:
         raise ToolchainError(f"the suite in {PREFIX} is broken ({exc}): delete it") from None
 
 
+def installed(stamp: Path) -> object:
+    """The list of specs the stamp file records, or None (no stamp, or an unreadable one)."""
+    try:
+        return json.loads(stamp.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def ensure() -> Toolchain:
     """Install what is missing (once; later calls read the stamp) and return the toolchain.
 
@@ -163,7 +171,7 @@ def ensure() -> Toolchain:
     PREFIX.parent.mkdir(parents=True, exist_ok=True)
     with (PREFIX.parent / "node.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time; the others then see the stamp
-        if not stamp.is_file() or json.loads(stamp.read_text(encoding="utf-8")) != specs:
+        if installed(stamp) != specs:
             npm_install(specs)
             stamp.write_text(json.dumps(specs), encoding="utf-8")
         return resolve(own_node)
