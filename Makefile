@@ -12,7 +12,7 @@ export UV_COMPILE_BYTECODE := 1
 
 .PHONY: help
 help:  ## Show the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(CURDIR)/.tools/bin/uv:
 	python3 -m venv .tools
@@ -38,9 +38,17 @@ fix: install  ## Apply ruff's fixes and formatting
 	$(RUN) ruff format .
 
 .PHONY: test
-test: lint  ## Everything CI checks: lint, types, all tests, wheels that install on their own
+test: lint toolchain  ## Everything CI checks: lint, types, all tests (conformance too), wheels that install on their own
 	$(RUN) pytest
 	$(MAKE) smoke
+
+.PHONY: toolchain
+toolchain:  ## Install Node >= 22 (if the machine's is older) and the pinned conformance suite, once
+	python3 tests/conformance/toolchain.py
+
+.PHONY: conformance
+conformance: install toolchain  ## Only the official MCP conformance suite, against each server over HTTP
+	$(RUN) pytest -m conformance
 
 .PHONY: bench
 bench: install  ## Measure mcp-everything beside a stdlib echo server (figures, not pass/fail)

@@ -1,0 +1,51 @@
+"""The official MCP conformance suite against our servers over Streamable HTTP.
+
+`mcp-everything` carries the suite's fixtures (`test_simple_text`, `test://static-text`, ...),
+so it must pass every scenario, pending ones included. Every server in `SERVERS` must pass the
+generic scenarios its initialize result makes applicable.
+"""
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from conformance.harness import (
+    ServerUnderTest,
+    SuiteRun,
+    applicable,
+    capabilities,
+    failure_message,
+    listed_scenarios,
+    run_suite,
+    serve,
+    verdict,
+)
+from conformance.toolchain import Toolchain
+
+pytestmark = [pytest.mark.conformance, pytest.mark.timeout(300)]
+
+EVERYTHING = ServerUnderTest("mcp-everything")
+
+SERVERS = (EVERYTHING,)
+"""Every server, for the generic scenarios; one that serves a directory is written
+`ServerUnderTest("mcp-fs", ("{tmp}",))`."""
+
+
+def test_everything_passes_every_scenario(toolchain: Toolchain, tmp_path: Path) -> None:
+    run = SuiteRun(tmp_path / "results")
+    with serve(EVERYTHING, tmp_path) as served:
+        run_suite(toolchain, run, served.url, "--suite", "all")
+    found = verdict(run, listed_scenarios(toolchain), served)
+    assert not found, failure_message(found, run, served)
+
+
+@pytest.mark.parametrize("server", SERVERS, ids=lambda server: server.command)
+def test_generic_scenarios(toolchain: Toolchain, tmp_path: Path, server: ServerUnderTest) -> None:
+    run = SuiteRun(tmp_path / "results")
+    with serve(server, tmp_path) as served:
+        scenarios = applicable(set(anyio.run(capabilities, served.url)))
+        for scenario in sorted(scenarios):
+            run_suite(toolchain, run, served.url, "--scenario", scenario)
+    found = verdict(run, scenarios, served)
+    assert not found, failure_message(found, run, served)
