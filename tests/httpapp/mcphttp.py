@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx
@@ -92,7 +92,8 @@ class Served:
         self, payload: Any, session: str | None = None, **headers: str
     ) -> httpx.Response:
         """POST `payload` (a message, a batch, or raw bytes) to /mcp."""
-        for message in payload if isinstance(payload, list) else [payload]:
+        messages = cast(list[Any], payload) if isinstance(payload, list) else [payload]
+        for message in messages:
             if isinstance(message, dict) and "method" in message and "id" in message:
                 self.requests[message["id"]] = message["method"]
         content = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
@@ -125,8 +126,8 @@ class Served:
         """Return the JSON-RPC messages of a JSON or SSE response, each schema-validated."""
         kind = response.headers.get("content-type", "")
         if kind.startswith("application/json"):
-            payload = response.json()
-            messages = payload if isinstance(payload, list) else [payload]
+            payload: Any = response.json()
+            messages = cast(list[JSON], payload) if isinstance(payload, list) else [payload]
         else:
             assert kind.startswith("text/event-stream"), kind
             messages = [json.loads(event.data) for event in parse_sse(response.text) if event.data]

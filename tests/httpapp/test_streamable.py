@@ -1,14 +1,16 @@
 """Streamable HTTP on /mcp: each status code and header rule of the transport."""
 
+import json
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 
 from httpapp.mcphttp import (
-    ACCEPT_BOTH,
-    Served,
+    SseEvent,
     call,
     notification,
     parse_sse,
@@ -46,7 +48,9 @@ async def test_progress_opens_an_sse_stream_primed_for_resumption(tmp_path: Path
         )
     assert response.headers["content-type"] == "text/event-stream"
     events = parse_sse(response.text)
-    assert events[0].data == "" and events[0].id is not None and events[0].retry is not None
+    assert events[0].data == ""
+    assert events[0].id is not None
+    assert events[0].retry is not None
     messages = served.messages(response)
     assert [message.get("method") for message in messages] == [
         "notifications/progress",
@@ -172,12 +176,17 @@ async def test_initialize_cannot_be_batched(tmp_path: Path) -> None:
 async def test_a_request_id_in_flight_is_refused(tmp_path: Path) -> None:
     async with serving(tmp_path) as served:
         session = await served.initialize()
-        async with anyio.create_task_group() as task_group:
-            slow = call(7, "long_running_operation", {"duration": 0.5, "steps": 1})
-            task_group.start_soon(served.post, slow, session)
-            await anyio.sleep(0.2)
+        slow = call(7, "long_running_operation", {"duration": 0.4, "steps": 2}, progressToken=1)
+        body = json.dumps(slow).encode()
+        async with served.http.stream(
+            "POST", served.url, content=body, headers=served.headers(session)
+        ) as stream:
+            chunks = stream.aiter_text()
+            await _first_event(chunks)  # the call is under way
             duplicate = await served.post(request(7, "ping"), session)
+            rest = [chunk async for chunk in chunks]
     assert duplicate.status_code == 400
+    assert '"id":7,"result"' in "".join(rest)  # the first request was answered all the same
 
 
 async def test_get_stream_carries_unrelated_messages_and_is_unique(tmp_path: Path) -> None:
@@ -218,7 +227,9 @@ async def test_a_closed_stream_resumes_after_last_event_id(tmp_path: Path) -> No
         session = await served.initialize()
         response = await served.post(call(5, "test_reconnection"), session)
         [priming] = parse_sse(response.text)  # the server ended the response mid-call
-        assert priming.data == "" and priming.retry is not None and priming.id is not None
+        assert priming.data == ""
+        assert priming.retry is not None
+        assert priming.id is not None
         await anyio.sleep(0.3)  # the answer is sent while the client is away
         resume = {
             **served.headers(session),
@@ -227,7 +238,8 @@ async def test_a_closed_stream_resumes_after_last_event_id(tmp_path: Path) -> No
         }
         resumed = await served.http.get(served.url, headers=resume)
         [answer] = served.messages(resumed)
-        assert answer["id"] == 5 and "result" in answer
+        assert answer["id"] == 5
+        assert "result" in answer
         other = await served.initialize()
         foreign = {
             **served.headers(other),
@@ -236,8 +248,10 @@ async def test_a_closed_stream_resumes_after_last_event_id(tmp_path: Path) -> No
         }
         async with served.http.stream("GET", served.url, headers=foreign) as stream:
             # Another session's event id resumes nothing: it opens that session's own stream.
-            first = await _first_event(stream)
-        assert first.data == "" and first.id is not None and not first.id.startswith(session)
+            first = await _first_event(stream.aiter_text())
+        assert first.data == ""
+        assert first.id is not None
+        assert not first.id.startswith(session)
 
 
 async def test_stateless_mode_serves_without_sessions(tmp_path: Path) -> None:
@@ -253,7 +267,8 @@ async def test_stateless_mode_serves_without_sessions(tmp_path: Path) -> None:
                 },
             )
         )
-        assert init.status_code == 200 and "mcp-session-id" not in init.headers
+        assert init.status_code == 200
+        assert "mcp-session-id" not in init.headers
         answered = await served.post(
             call(2, "echo", {"text": "hi"}), mcp_protocol_version="2025-11-25"
         )
@@ -293,7 +308,7 @@ async def test_idle_sessions_expire(tmp_path: Path) -> None:
     async with serving(tmp_path, session_idle_timeout=0.2) as served:
         session = await served.initialize()
         with anyio.fail_after(5):
-            while len(served.app.sessions):
+            while len(served.app.sessions):  # noqa: ASYNC110 - expiry has no event to await
                 await anyio.sleep(0.05)
         response = await served.post(request(1, "ping"), session)
     assert response.status_code == 404
@@ -304,16 +319,15 @@ async def test_other_paths_and_methods(tmp_path: Path) -> None:
         elsewhere = await served.http.post(f"{served.base}/other", json=request(1, "ping"))
         put = await served.http.put(served.url, json=request(1, "ping"))
     assert elsewhere.status_code == 404
-    assert put.status_code == 405 and put.headers["allow"] == "POST, GET, DELETE"
+    assert put.status_code == 405
+    assert put.headers["allow"] == "POST, GET, DELETE"
 
 
 async def _read_events(
     stream: httpx.Response, *, until: str, count: int = 1
-) -> list[dict[str, object]]:
+) -> list[dict[str, Any]]:
     """Read SSE messages from `stream` until `count` of method `until` arrived (bounded)."""
-    import json
-
-    seen: list[dict[str, object]] = []
+    seen: list[dict[str, Any]] = []
     buffer = ""
     with anyio.fail_after(5):
         async for chunk in stream.aiter_text():
@@ -327,14 +341,11 @@ async def _read_events(
     raise AssertionError(f"the stream ended before {until}: {seen}")
 
 
-async def _first_event(stream: httpx.Response) -> "SseEvent":
+async def _first_event(chunks: AsyncIterator[str]) -> SseEvent:
     with anyio.fail_after(5):
         buffer = ""
-        async for chunk in stream.aiter_text():
+        async for chunk in chunks:
             buffer += chunk
             if "\n\n" in buffer:
                 return parse_sse(buffer.split("\n\n")[0] + "\n\n")[0]
     raise AssertionError("the stream ended without an event")
-
-
-__all__ = ("ACCEPT_BOTH", "Served")

@@ -1,7 +1,11 @@
 """Serve an MCP server over HTTP with uvicorn (imported here only: stdio never loads it)."""
 
+import contextlib
+import signal
 import sys
+from collections.abc import Generator
 
+import anyio
 import uvicorn
 
 from ..server import Server
@@ -33,4 +37,27 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
     sys.stderr.write(
         f"{server.info.name} {server.info.version} serves MCP: {'; '.join(endpoints)}\n"
     )
-    await uvicorn.Server(uvicorn_config).serve()
+    http_server = _Server(uvicorn_config)
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(_stop_on_signal, http_server)
+        await http_server.serve()
+        task_group.cancel_scope.cancel()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, minus its signal handling, which we do ourselves.
+
+    uvicorn re-raises the signal after shutdown, so the process would die of SIGTERM
+    instead of exiting 0 as it does over stdio.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        yield
+
+
+async def _stop_on_signal(server: uvicorn.Server) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            server.should_exit = True
+            return
