@@ -22,9 +22,11 @@ $(CURDIR)/.tools/bin/uv:
 install: $(UV)  ## Install uv if missing, then every package and the dev tools into .venv
 	$(UV) sync --frozen --all-packages
 
+PORT ?= 8000
+
 .PHONY: run
-run: install  ## Run mcp-everything over stdio (prints how to configure a host)
-	$(RUN) mcp-everything
+run: install  ## Serve mcp-everything over HTTP on 127.0.0.1:$(PORT) and print how to connect
+	$(RUN) mcp-everything --transport http --port $(PORT)
 
 .PHONY: lint
 lint: install  ## ruff (lint + format check) and pyright strict

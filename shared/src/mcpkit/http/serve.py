@@ -28,15 +28,7 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
         access_log=False,
         timeout_graceful_shutdown=3,
     )
-    base = f"http://{host_header(config.host, config.port)}"
-    endpoints: list[str] = []
-    if config.streamable:
-        endpoints.append(f"Streamable HTTP at {base}{config.path}")
-    if config.legacy_sse:
-        endpoints.append(f"HTTP+SSE (2024-11-05) at {base}/sse")
-    sys.stderr.write(
-        f"{server.info.name} {server.info.version} serves MCP: {'; '.join(endpoints)}\n"
-    )
+    sys.stderr.write(how_to_connect(server.info.name, server.info.version, config))
     http_server = _Server(uvicorn_config)
     async with anyio.create_task_group() as task_group:
         task_group.start_soon(_stop_on_signal, http_server)
@@ -61,3 +53,22 @@ async def _stop_on_signal(server: uvicorn.Server) -> None:
         async for _ in signals:
             server.should_exit = True
             return
+
+
+def how_to_connect(name: str, version: str, config: HttpConfig) -> str:
+    """Return what to tell the operator: where the server listens and how a client connects."""
+    base = f"http://{host_header(config.host, config.port)}"
+    lines = [f"{name} {version} serves MCP:"]
+    if config.streamable:
+        url = f"{base}{config.path}"
+        lines += [
+            f"  Streamable HTTP at {url}",
+            "Connect a client to it, for example:",
+            f"  claude mcp add --transport http {name} {url}",
+            f'  or in a host configuration: {{"mcpServers": {{"{name}": {{"url": "{url}"}}}}}}',
+        ]
+    if config.legacy_sse:
+        lines.append(f"  HTTP+SSE (protocol 2024-11-05) at {base}/sse")
+    if config.auth is not None:
+        lines.append("Clients must authenticate: send 'Authorization: Bearer <token>'.")
+    return "\n".join(lines) + "\n"
