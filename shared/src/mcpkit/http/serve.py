@@ -31,7 +31,7 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
     sys.stderr.write(how_to_connect(server.info.name, server.info.version, config))
     http_server = _Server(uvicorn_config)
     async with anyio.create_task_group() as task_group:
-        task_group.start_soon(_stop_on_signal, http_server)
+        task_group.start_soon(_stop_on_signal, http_server, app)
         await http_server.serve()
         task_group.cancel_scope.cancel()
 
@@ -48,9 +48,12 @@ class _Server(uvicorn.Server):
         yield
 
 
-async def _stop_on_signal(server: uvicorn.Server) -> None:
+async def _stop_on_signal(server: uvicorn.Server, app: HttpApp) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for _ in signals:
+            # Ending the sessions first ends their open SSE streams, which uvicorn would
+            # otherwise wait for until its graceful-shutdown timeout.
+            app.sessions.close_all()
             server.should_exit = True
             return
 
