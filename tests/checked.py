@@ -11,19 +11,31 @@ from typing import Any
 from mcpkit import Server, testing
 from mcpkit.jsonrpc import as_list, as_object
 from mcpkit.testing import Client
-from wire_schema import validate_server_message
+from wire_schema import ALL_VERSIONS, validate_server_message
+
+_MODERN_KEY = "io.modelcontextprotocol/protocolVersion"
+"""A request naming its version here is answered in that version, whatever the session's."""
 
 
-def validate_exchange(client: Client) -> int:
-    """Validate every message the server sent to `client`; return how many were checked."""
-    version = client.initialize_result.get("protocolVersion", "2025-11-25")
+def validate_exchange(client: Client, version: str | None = None) -> int:
+    """Validate every message the server sent to `client`; return how many were checked.
+
+    The version is the negotiated one unless given (2026-07-28 requests have no handshake).
+    """
+    negotiated: str = version or client.initialize_result.get("protocolVersion", "2025-11-25")
     methods: dict[Any, str] = {}
+    versions: dict[Any, str] = {}
     for message in _messages(client.sent):
         if "method" in message and "id" in message:
             methods[message["id"]] = message["method"]
+            meta = (as_object(message.get("params")) or {}).get("_meta")
+            requested = (as_object(meta) or {}).get(_MODERN_KEY, negotiated)
+            # A version we do not speak is refused in the latest one's terms.
+            versions[message["id"]] = requested if requested in ALL_VERSIONS else "2026-07-28"
     received = _messages(client.messages)
     for message in received:
-        validate_server_message(version, message, methods.get(message.get("id")))
+        answered = message.get("id")
+        validate_server_message(versions.get(answered, negotiated), message, methods.get(answered))
     return len(received)
 
 
@@ -39,8 +51,13 @@ def _messages(frames: list[Any]) -> list[dict[str, Any]]:
 
 
 @asynccontextmanager
-async def connect(server: Server, **options: Any) -> AsyncGenerator[Client]:
-    """Connect like `mcpkit.testing.connect`, and validate the server's messages at the end."""
+async def connect(
+    server: Server, *, wire_version: str | None = None, **options: Any
+) -> AsyncGenerator[Client]:
+    """Connect like `mcpkit.testing.connect`; validate the server's messages at the end.
+
+    `wire_version` is the schema to validate against when no handshake names it.
+    """
     async with testing.connect(server, **options) as client:
         yield client
-    validate_exchange(client)
+    validate_exchange(client, wire_version)

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from . import answers, jsonrpc
+from . import answers, jsonrpc, modern
 from .context import Context, ListKind
 from .errors import (
     ClientRequestError,
@@ -93,6 +93,10 @@ class Connection:
     def wants_log(self, level: LogLevel) -> bool:
         """Whether the client wants log messages at `level`."""
         return self.session.wants_log(level)
+
+    def capability_error(self, *path: str, what: str) -> Exception:
+        """The error for a capability the client did not declare at initialize."""
+        return ClientRequestError(f"The client does not support {what}")
 
     async def notify(self, method: str, params: dict[str, Any], related: RequestId | None) -> None:
         """Send a notification, on the stream of request `related` if the transport has one."""
@@ -270,6 +274,8 @@ class Connection:
             raise InvalidParams("Invalid params: params must be an object")
         if request_id in self._in_flight:
             raise InvalidRequest(f"Invalid Request: request id {request_id!r} is already in use")
+        if modern.is_modern(params):
+            return self._on_modern_request(request_id, method, params)
         self.session.check_request(method)
         if method == "ping":
             return jsonrpc.result(request_id, {})
@@ -287,6 +293,29 @@ class Connection:
         scope = self._in_flight[request_id] = anyio.CancelScope()
         context = Context(self, request_id, jsonrpc.as_object(params.get("_meta")) or {})
         return self._run(request_id, handler(context, params), scope)
+
+    def _on_modern_request(
+        self, request_id: RequestId, method: str, params: dict[str, Any]
+    ) -> JSON | Awaitable[JSON | None]:
+        """Serve a stateless-era request on what it carries alone (see `modern`).
+
+        Raises:
+            ProtocolError: bad `_meta`, an unknown method, or a forged requestState.
+        """
+        request_meta = modern.RequestMeta.parse(params)
+        if method == "server/discover":
+            return jsonrpc.result(request_id, modern.discover(self.server))
+        if method == "subscriptions/listen":
+            handling = modern.listen(self.server, self.runtime, self._send, request_id, params)
+        else:
+            handler = self.server.handler(method)
+            states = self.runtime.states
+            inputs = modern.Inputs(method, modern.gather_answers(states, method, params))
+            peer = modern.ModernPeer(self.runtime, self._send, request_meta, inputs)
+            context = Context(peer, request_id, params["_meta"])
+            handling = modern.answer(self.server, states, method, params, handler(context, params))
+        scope = self._in_flight[request_id] = anyio.CancelScope()
+        return self._run(request_id, handling, scope)
 
     async def _run(
         self, request_id: RequestId, handling: Awaitable[dict[str, Any]], scope: anyio.CancelScope

@@ -44,6 +44,10 @@ class Peer(Protocol):
         """Whether the client wants log messages at `level`."""
         ...
 
+    def capability_error(self, *path: str, what: str) -> Exception:
+        """The exception for a client capability that was not declared."""
+        ...
+
     async def notify(self, method: str, params: dict[str, Any], related: RequestId | None) -> None:
         """Send a notification, related to request `related` if not None."""
         ...
@@ -244,4 +248,4 @@ class Context:
 
     def _require(self, *path: str, what: str) -> None:
         if not self._peer.client_supports(*path):
-            raise ClientRequestError(f"The client does not support {what}")
+            raise self._peer.capability_error(*path, what=what)

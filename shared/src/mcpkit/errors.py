@@ -8,7 +8,12 @@ MCPError
 │   ├── MethodNotFound      -32601  unknown method, or a capability the server lacks
 │   ├── InvalidParams       -32602  bad params, unknown tool or prompt, bad cursor
 │   ├── InternalError       -32603  a bug in the server (never code 0)
-│   └── ResourceNotFound    -32002  resources/read of a URI nobody serves
+│   ├── ResourceNotFound    -32002  resources/read of a URI nobody serves (-32602 from 2026-07-28)
+│   ├── HeaderMismatch      -32020  HTTP headers disagree with the body (2026-07-28)
+│   ├── MissingClientCapability -32021  the request needs a capability it did not declare
+│   └── UnsupportedVersion  -32022  the request's protocol version is not one we speak
+├── InputRequired                       -> (2026-07-28) an InputRequiredResult: the client
+│                                          answers ctx.elicit/sample/roots and retries
 ├── ToolError(message)                  -> a tool result with isError: true
 └── ClientRequestError(message)         -> raised by ctx.sample/elicit/roots when the
                                            client lacks the capability, answers with an
@@ -100,6 +105,47 @@ class ResourceNotFound(ProtocolError):
 
     def __init__(self, uri: str) -> None:
         super().__init__(f"Resource not found: {uri}", {"uri": uri})
+
+
+class HeaderMismatch(ProtocolError):
+    """Streamable HTTP headers are missing or disagree with the body (2026-07-28)."""
+
+    code = -32020
+
+
+class MissingClientCapability(ProtocolError):
+    """Handling the request needs a client capability the request did not declare."""
+
+    code = -32021
+
+    def __init__(self, message: str, required: dict[str, Any]) -> None:
+        super().__init__(message, {"requiredCapabilities": required})
+
+
+class UnsupportedVersion(ProtocolError):
+    """The request names a protocol version this server does not speak."""
+
+    code = -32022
+
+    def __init__(self, requested: object, supported: tuple[str, ...]) -> None:
+        super().__init__(
+            f"Unsupported protocol version {requested!r}: use one of {', '.join(supported)}",
+            {"supported": list(supported), "requested": str(requested)},
+        )
+
+
+class InputRequired(MCPError):
+    """(2026-07-28) The handler needs an answer from the client before it can finish.
+
+    Raised by `ctx.elicit`, `ctx.sample` and `ctx.roots`; the request is answered with an
+    `InputRequiredResult`, and the client's retry runs the handler again with the answer.
+    """
+
+    def __init__(self, key: str, request: dict[str, Any], answers: dict[str, Any]) -> None:
+        super().__init__(f"input required: {request['method']}")
+        self.key = key
+        self.request = request
+        self.answers = answers
 
 
 class ToolError(MCPError):

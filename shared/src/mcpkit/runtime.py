@@ -13,6 +13,7 @@ import anyio
 import anyio.abc
 
 from .context import ListKind
+from .requeststate import RequestStates
 from .server import Server
 from .watch import Changed, FileWatcher
 
@@ -38,6 +39,7 @@ class Runtime:
         self.server = server
         self.connections: set[Subscriber] = set()
         self.files = FileWatcher()
+        self.states = RequestStates()
         self._subscribers: dict[str, set[Subscriber]] = {}
         self._watch_scopes: dict[str, anyio.CancelScope] = {}
         self._task_group: anyio.abc.TaskGroup | None = None

@@ -9,7 +9,8 @@ Registrations may change while clients are connected: they are told through
 """
 
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
 
 from .completions import Completer, completion_result
 from .context import Context, ListKind
@@ -57,6 +58,18 @@ def _params_string(params: Mapping[str, Any], key: str) -> str:
     return value
 
 
+@dataclass(frozen=True)
+class CacheHint:
+    """How long clients may reuse a result (2026-07-28 `ttlMs`), and who may share it."""
+
+    ttl_ms: int
+    scope: Literal["public", "private"]
+
+
+NO_CACHE = CacheHint(0, "private")
+"""The default: results may change at any time and may depend on who asks."""
+
+
 class Server:
     """An MCP server's offer: register with the decorators, run with `mcpkit.cli.run`."""
 
@@ -70,12 +83,14 @@ class Server:
         website_url: str | None = None,
         icons: list[Icon] | None = None,
         page_size: int = 100,
+        cache: Mapping[str, CacheHint] | None = None,
     ) -> None:
         self.info = Implementation(
             name=name, version=version, title=title, website_url=website_url, icons=icons
         )
         self.instructions = instructions
         self.page_size = page_size
+        self.cache = dict(cache or {})
         self.tools: dict[str, RegisteredTool] = {}
         self.resources: dict[str, RegisteredResource] = {}
         self.prompts: dict[str, RegisteredPrompt] = {}
@@ -278,6 +293,10 @@ class Server:
         if self.offers("completions") and has_completions(version):
             capabilities["completions"] = {}  # 2024-11-05 has completion but no capability
         return capabilities
+
+    def cache_hint(self, method: str) -> CacheHint:
+        """Return how cacheable the results of `method` are (`cache=` at construction)."""
+        return self.cache.get(method, NO_CACHE)
 
     def handler(self, method: str) -> Handler:
         """Return the handler of `method`.

@@ -27,7 +27,13 @@ from typing import Any, cast, get_args, get_origin
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .context import Context
-from .errors import ClientRequestError, ToolError, summarize
+from .errors import (
+    ClientRequestError,
+    InputRequired,
+    MissingClientCapability,
+    ToolError,
+    summarize,
+)
 from .jsonrpc import as_list
 from .shape import dump
 from .signature import Signature, json_schema
@@ -137,6 +143,8 @@ class RegisteredTool:
             return _error(f"Invalid arguments for tool {self.name}: {summarize(exc)}", context)
         try:
             result = self._result(await self.fn(**kwargs))
+        except (InputRequired, MissingClientCapability):
+            raise  # the protocol answers these, not the tool's result
         except (ToolError, ClientRequestError) as exc:
             return _error(str(exc), context)
         except Exception:

@@ -18,6 +18,14 @@ HANDSHAKE_VERSIONS = (V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25)
 LATEST_HANDSHAKE_VERSION = V2025_11_25
 """Answered to an `initialize` that asks for a version we do not speak."""
 
+V2026_07_28 = "2026-07-28"
+
+MODERN_VERSIONS = (V2026_07_28,)
+"""Stateless versions: no handshake, every request says its version in `_meta`."""
+
+SUPPORTED_VERSIONS = (*HANDSHAKE_VERSIONS, *MODERN_VERSIONS)
+"""Every version we speak, oldest first."""
+
 
 def negotiate(requested: object) -> str:
     """Return the version to answer an `initialize` asking for `requested`.

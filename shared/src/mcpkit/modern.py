@@ -1,0 +1,342 @@
+"""The stateless era (2026-07-28): each request brings what a handshake used to settle.
+
+A request whose `_meta` names `io.modelcontextprotocol/protocolVersion` is served on its
+own: version, client capabilities, client info and log level come from that `_meta` and
+nothing from earlier requests. What else the era changes lives here too:
+- every result carries `resultType`, the server's info, and `ttlMs`/`cacheScope` where
+  the spec makes it cacheable;
+- the client is asked things (elicitation, sampling, roots) by answering the request with
+  an `InputRequiredResult`; its retry brings the answers and runs the handler again (MRTR);
+- list changes and resource updates reach only `subscriptions/listen` streams;
+- a missing resource is -32602, as the era says (-32002 is gone).
+"""
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NoReturn, get_args
+
+import anyio
+
+from . import answers, jsonrpc
+from .context import ListKind
+from .errors import (
+    ClientRequestError,
+    InputRequired,
+    InvalidParams,
+    MissingClientCapability,
+    ResourceNotFound,
+    UnsupportedVersion,
+)
+from .jsonrpc import JSON, RequestId
+from .requeststate import RequestStates, binding
+from .runtime import Runtime
+from .server import Server
+from .shape import dump
+from .types import LogLevel, Root
+from .versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, V2026_07_28
+
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+
+ASKING_METHODS = ("tools/call", "prompts/get", "resources/read")
+"""The only methods whose handlers may ask the client something (MRTR)."""
+
+CACHEABLE_METHODS = (
+    "server/discover",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+)
+
+_LOG_LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
+_LISTEN_FLAGS: dict[str, ListKind] = {
+    "toolsListChanged": "tools",
+    "promptsListChanged": "prompts",
+    "resourcesListChanged": "resources",
+}
+
+Send = Callable[[JSON, RequestId | None], None]
+
+
+def is_modern(params: Mapping[str, Any]) -> bool:
+    """Whether a request's params mark it as a stateless-era request."""
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and VERSION_KEY in meta
+
+
+@dataclass(frozen=True)
+class RequestMeta:
+    """What a stateless-era request says about its client."""
+
+    version: str
+    capabilities: dict[str, Any]
+    client_info: dict[str, Any]
+    log_level: LogLevel | None
+
+    @classmethod
+    def parse(cls, params: Mapping[str, Any]) -> "RequestMeta":
+        """Read the request's `_meta`.
+
+        Raises:
+            UnsupportedVersion: the version is not one this server speaks.
+            InvalidParams: the client capabilities are missing, or a field is malformed.
+        """
+        meta: dict[str, Any] = params["_meta"]
+        version = meta[VERSION_KEY]
+        if version not in MODERN_VERSIONS:
+            raise UnsupportedVersion(version, SUPPORTED_VERSIONS)
+        capabilities = meta.get(CAPABILITIES_KEY)
+        if not isinstance(capabilities, dict):
+            raise InvalidParams(f"_meta[{CAPABILITIES_KEY!r}] is required: an object ({{}}: none)")
+        client_info = meta.get(CLIENT_INFO_KEY, {})
+        if not isinstance(client_info, dict):
+            raise InvalidParams(f"_meta[{CLIENT_INFO_KEY!r}] must be an object")
+        level = meta.get(LOG_LEVEL_KEY)
+        if level is not None and level not in _LOG_LEVELS:
+            raise InvalidParams(f"Invalid log level {level!r}: use one of {', '.join(_LOG_LEVELS)}")
+        return cls(version, capabilities, client_info, level)  # pyright: ignore[reportUnknownArgumentType]
+
+
+class Inputs:
+    """The answers a request brought for its handler's questions, and the next question.
+
+    Questions are numbered in the order the handler asks them, which is the same on every
+    attempt of the same request; the answers of earlier attempts come from `requestState`.
+    """
+
+    def __init__(self, method: str, answers: dict[str, Any]) -> None:
+        self.method = method
+        self.answers = answers
+        self._asked = 0
+
+    def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Return the client's answer to this question.
+
+        Raises:
+            InputRequired: it has not been answered yet: the client must answer and retry.
+            ClientRequestError: the request's method cannot ask the client anything.
+        """
+        if self.method not in ASKING_METHODS:
+            raise ClientRequestError(f"{self.method} cannot ask the client for input")
+        self._asked += 1
+        key = f"input-{self._asked}"
+        answer = self.answers.get(key)
+        if answer is None:
+            raise InputRequired(key, {"method": method, "params": params}, self.answers)
+        if not isinstance(answer, dict):
+            raise InvalidParams(f"inputResponses[{key!r}] must be an object")
+        return answer  # pyright: ignore[reportUnknownVariableType]
+
+
+def gather_answers(states: RequestStates, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Return the answers a retried request carries: its requestState's, then its new ones.
+
+    Raises:
+        InvalidParams: a malformed or forged requestState, or malformed inputResponses.
+    """
+    gathered: dict[str, Any] = {}
+    state = params.get("requestState")
+    if state is not None:
+        if not isinstance(state, str):
+            raise InvalidParams("requestState must be a string")
+        gathered.update(states.open(state, binding(method, params)))
+    responses = params.get("inputResponses", {})
+    if not isinstance(responses, dict):
+        raise InvalidParams("inputResponses must be an object")
+    gathered.update(responses)  # pyright: ignore[reportUnknownArgumentType]
+    return gathered
+
+
+class ModernPeer:
+    """The Peer of one stateless-era request: the request's own `_meta` is all it knows."""
+
+    def __init__(
+        self, runtime: Runtime, send: Send, request_meta: RequestMeta, inputs: Inputs
+    ) -> None:
+        self.runtime = runtime
+        self.meta = request_meta
+        self.inputs = inputs
+        self._send = send
+
+    @property
+    def version(self) -> str:
+        """The request's protocol version."""
+        return self.meta.version
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        """The client's name and version, as this request reports them."""
+        return self.meta.client_info
+
+    def client_supports(self, *path: str) -> bool:
+        """Whether this request declared the client capability at `path`."""
+        node: Any = self.meta.capabilities
+        for key in path:
+            if not isinstance(node, dict) or key not in node:
+                return False
+            node = node[key]  # pyright: ignore[reportUnknownVariableType]
+        return node is not None
+
+    def capability_error(self, *path: str, what: str) -> Exception:
+        """The error for a capability this request did not declare (-32021)."""
+        required: dict[str, Any] = {}
+        for key in reversed(path):
+            required = {key: required}
+        return MissingClientCapability(f"This request needs the client's {what}", required)
+
+    def wants_log(self, level: LogLevel) -> bool:
+        """Whether this request asked for log messages at `level` (none unless it asked)."""
+        wanted = self.meta.log_level
+        return wanted is not None and _LOG_LEVELS.index(level) >= _LOG_LEVELS.index(wanted)
+
+    async def notify(self, method: str, params: dict[str, Any], related: RequestId | None) -> None:
+        """Send a request-scoped notification (progress, log) on the request's stream."""
+        self._send(jsonrpc.notification(method, params), related)
+
+    async def request(
+        self, method: str, params: dict[str, Any], timeout: float, related: RequestId | None
+    ) -> dict[str, Any]:
+        """Return the client's answer from the retried request (MRTR).
+
+        Raises:
+            InputRequired: not answered yet; the request ends with an InputRequiredResult.
+        """
+        if method == "elicitation/create":
+            params = {key: value for key, value in params.items() if key != "elicitationId"}
+        return self.inputs.ask(method, params)
+
+    async def roots(self, timeout: float) -> list[Root]:
+        """Return the client's roots, asked through MRTR like any other question."""
+        return answers.roots(await self.request("roots/list", {}, timeout, None))
+
+    def close_stream(self, related: RequestId) -> None:
+        """Nothing to do: the stateless era has no resumable streams."""
+
+    async def notify_list_changed(self, kind: ListKind) -> None:
+        """Tell every client listening for `kind` changes."""
+        self.runtime.notify_list_changed(kind)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell every client subscribed to `uri` that it changed."""
+        self.runtime.notify_resource_updated(uri)
+
+
+def complete(server: Server, method: str, result: dict[str, Any]) -> dict[str, Any]:
+    """Add what the era requires on a complete result: resultType, cache hints, server info."""
+    result["resultType"] = "complete"
+    if method in CACHEABLE_METHODS:
+        hint = server.cache_hint(method)
+        result["ttlMs"] = hint.ttl_ms
+        result["cacheScope"] = hint.scope
+    meta = result.setdefault("_meta", {})
+    meta[SERVER_INFO_KEY] = dump(server.info, V2026_07_28)
+    return result
+
+
+def discover(server: Server) -> dict[str, Any]:
+    """The result of `server/discover`: versions, capabilities, instructions, server info."""
+    result: dict[str, Any] = {
+        "supportedVersions": list(SUPPORTED_VERSIONS),
+        "capabilities": server.capabilities(V2026_07_28),
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return complete(server, "server/discover", result)
+
+
+async def answer(
+    server: Server,
+    states: RequestStates,
+    method: str,
+    params: dict[str, Any],
+    handling: Awaitable[dict[str, Any]],
+) -> dict[str, Any]:
+    """Await a stateless-era handler and return its result as the era shapes it.
+
+    Raises:
+        InvalidParams: the resource is not found (the era's code for it).
+    """
+    try:
+        result = await handling
+    except InputRequired as needed:
+        sealed = states.seal(binding(method, params), needed.answers)
+        return {
+            "resultType": "input_required",
+            "inputRequests": {needed.key: needed.request},
+            "requestState": sealed,
+            "_meta": {SERVER_INFO_KEY: dump(server.info, V2026_07_28)},
+        }
+    except ResourceNotFound as missing:
+        raise InvalidParams(missing.message, missing.data) from None
+    return complete(server, method, result)
+
+
+class Listener:
+    """One `subscriptions/listen` stream, as the runtime sees a subscriber."""
+
+    def __init__(self, send: Send, subscription_id: RequestId, kinds: set[ListKind]) -> None:
+        self._send = send
+        self.subscription_id = subscription_id
+        self.kinds = kinds
+
+    def notify_nowait(self, method: str, params: dict[str, Any] | None) -> None:
+        """Send a notification on the stream, tagged with the subscription's id."""
+        tagged = dict(params or {})
+        tagged["_meta"] = {SUBSCRIPTION_KEY: self.subscription_id}
+        self._send(jsonrpc.notification(method, tagged), self.subscription_id)
+
+    def wants_list_changed(self, kind: ListKind) -> bool:
+        """Whether the client asked for changes of the `kind` list."""
+        return kind in self.kinds
+
+
+async def listen(
+    server: Server, runtime: Runtime, send: Send, request_id: RequestId, params: dict[str, Any]
+) -> NoReturn:
+    """Serve a `subscriptions/listen` stream until the client cancels it.
+
+    It is acknowledged first with what the server honours; then only the requested
+    notifications follow. Cancellation (or a closed HTTP stream) ends it, with no response.
+
+    Raises:
+        InvalidParams: `notifications` is not an object.
+    """
+    wanted = jsonrpc.as_object(params.get("notifications"))
+    if wanted is None:
+        raise InvalidParams("notifications must be an object")
+    capabilities = server.capabilities(V2026_07_28)
+    honoured: dict[str, Any] = {}
+    kinds: set[ListKind] = set()
+    for flag, kind in _LISTEN_FLAGS.items():
+        if wanted.get(flag) is True and kind in capabilities:
+            honoured[flag] = True
+            kinds.add(kind)
+    uris: list[str] = []
+    requested = jsonrpc.as_list(wanted.get("resourceSubscriptions"))
+    if requested is not None and "resources" in capabilities:
+        uris = [uri for uri in requested if isinstance(uri, str) and _served(server, uri)]
+        honoured["resourceSubscriptions"] = uris
+    listener = Listener(send, request_id, kinds)
+    listener.notify_nowait("notifications/subscriptions/acknowledged", {"notifications": honoured})
+    runtime.connections.add(listener)
+    for uri in uris:
+        runtime.subscribe(listener, uri)
+    try:
+        await anyio.sleep_forever()
+    finally:
+        runtime.disconnect(listener)
+    raise AssertionError("a listen stream ends only when cancelled")
+
+
+def _served(server: Server, uri: str) -> bool:
+    try:
+        server.find_resource(uri)
+    except ResourceNotFound:
+        return False
+    return True

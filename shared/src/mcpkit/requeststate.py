@@ -1,0 +1,77 @@
+"""The `requestState` of the stateless era: the answers a retried request carries, sealed.
+
+A handler that asks the client twice (two `ctx.elicit` calls) sees the first answer again on
+the retry that brings the second: the answers gathered so far travel with the client in
+`requestState`. The client can change it, so it is sealed: HMAC-SHA256 under a key of this
+process (or `MCPKIT_STATE_KEY`, shared by every worker behind one endpoint), it expires, and
+it is bound to the method and the request's own parameters, so it cannot be replayed
+against another tool, other arguments or after its time.
+"""
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import time
+from typing import Any
+
+from .errors import InvalidParams
+
+LIFETIME = 600.0
+"""Seconds a requestState stays valid: enough for a person to answer a form."""
+
+_UNBOUND = ("_meta", "inputResponses", "requestState")
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+def binding(method: str, params: dict[str, Any]) -> str:
+    """Return the digest a state is bound to: the method and the request's own parameters."""
+    own = {name: value for name, value in params.items() if name not in _UNBOUND}
+    return hashlib.sha256(_canonical([method, own])).hexdigest()
+
+
+class RequestStates:
+    """Seals and opens requestState values with one key."""
+
+    def __init__(self, key: bytes | None = None) -> None:
+        configured = os.environ.get("MCPKIT_STATE_KEY")
+        self._key = key or (configured.encode() if configured else secrets.token_bytes(32))
+
+    def seal(self, bound_to: str, answers: dict[str, Any]) -> str:
+        """Return a sealed state holding `answers`, valid for `bound_to` until it expires."""
+        payload = {"bound": bound_to, "answers": answers, "expires": time.time() + LIFETIME}
+        body = _b64(_canonical(payload))
+        return f"{body}.{self._mac(body)}"
+
+    def open(self, state: str, bound_to: str) -> dict[str, Any]:
+        """Return the answers a sealed state holds.
+
+        Raises:
+            InvalidParams: the state was altered, has expired, or belongs to another request.
+        """
+        body, _, mac = state.partition(".")
+        if not hmac.compare_digest(mac, self._mac(body)):
+            raise InvalidParams("Invalid requestState: it was not issued by this server")
+        payload = json.loads(_unb64(body))
+        if payload["bound"] != bound_to:
+            raise InvalidParams("Invalid requestState: it belongs to another request")
+        if payload["expires"] < time.time():
+            raise InvalidParams("Invalid requestState: it has expired; send the request anew")
+        answers: dict[str, Any] = payload["answers"]
+        return answers
+
+    def _mac(self, body: str) -> str:
+        return _b64(hmac.new(self._key, body.encode(), hashlib.sha256).digest())

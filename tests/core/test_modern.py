@@ -1,0 +1,275 @@
+"""The stateless era (2026-07-28): per-request _meta, discover, MRTR, listen, dual-era."""
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from checked import connect
+from mcpkit import Changed, Context, SamplingMessage, Server, TextContent, ToolError
+from mcpkit.server import CacheHint
+from mcpkit.testing import Client
+
+MODERN = "2026-07-28"
+JSON = dict[str, Any]
+
+
+def meta(capabilities: JSON | None = None, **extra: Any) -> JSON:
+    """The `_meta` of a stateless-era request."""
+    return {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-test", "version": "0"},
+        **extra,
+    }
+
+
+def build(watched: Path) -> Server:
+    app = Server(
+        "modern", "1.0", instructions="for tests", cache={"tools/list": CacheHint(60_000, "public")}
+    )
+
+    @app.tool()
+    async def echo(text: str) -> str:
+        """Echo the text."""
+        return text
+
+    @app.tool()
+    async def two_questions(ctx: Context) -> str:
+        """Ask the user twice."""
+        first = await ctx.elicit(
+            "Name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+        )
+        second = await ctx.elicit(
+            "Age?", {"type": "object", "properties": {"age": {"type": "integer"}}}
+        )
+        return f"{first.content} {second.content}"
+
+    @app.tool()
+    async def ask_model(ctx: Context) -> str:
+        """Sample the client's model."""
+        answer = await ctx.sample(
+            [SamplingMessage(role="user", content=TextContent(text="hi"))], max_tokens=5
+        )
+        return str(answer.content)
+
+    @app.tool()
+    async def chatty(ctx: Context) -> str:
+        """Log at two levels."""
+        await ctx.log("debug", "detail")
+        await ctx.log("warning", "careful")
+        return "done"
+
+    @app.tool()
+    async def failing() -> str:
+        """Fail as a tool."""
+        raise ToolError("nope")
+
+    @app.resource("file:///watched", mime_type="text/plain")
+    async def watched_file() -> str:
+        return await anyio.Path(watched).read_text()
+
+    @app.watch("file:///watched")
+    async def watch_file(changed: Changed) -> None:
+        await changed.follow_files([watched])
+
+    @app.prompt()
+    async def greet(name: str) -> str:
+        """Greet someone."""
+        return f"Hello {name}"
+
+    return app
+
+
+async def modern(
+    client: Client, method: str, params: JSON | None = None, **meta_extra: Any
+) -> JSON:
+    """Send a stateless-era request; return its whole response message."""
+    capabilities = meta_extra.pop("capabilities", None)
+    full = {**(params or {}), "_meta": meta(capabilities, **meta_extra)}
+    request_id = len(client.sent) + 1000
+    return await client.request_raw(
+        {"jsonrpc": "2.0", "id": request_id, "method": method, "params": full}
+    )
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Server:
+    (tmp_path / "w.txt").write_text("one")
+    return build(tmp_path / "w.txt")
+
+
+async def test_discover_without_a_handshake(server: Server) -> None:
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        result = (await modern(client, "server/discover"))["result"]
+    assert result["resultType"] == "complete"
+    assert "2026-07-28" in result["supportedVersions"]
+    assert "2024-11-05" in result["supportedVersions"]
+    assert set(result["capabilities"]) >= {"tools", "resources", "prompts"}
+    assert result["instructions"] == "for tests"
+    assert (result["ttlMs"], result["cacheScope"]) == (0, "private")
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "modern"
+
+
+async def test_results_carry_result_type_and_cache_hints(server: Server) -> None:
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        tools = (await modern(client, "tools/list"))["result"]
+        called = (
+            await modern(client, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+        )["result"]
+        read = (await modern(client, "resources/read", {"uri": "file:///watched"}))["result"]
+    assert (tools["resultType"], tools["ttlMs"], tools["cacheScope"]) == (
+        "complete",
+        60_000,
+        "public",
+    )
+    assert called["resultType"] == "complete"
+    assert "ttlMs" not in called
+    assert called["content"] == [{"type": "text", "text": "hi"}]
+    assert read["contents"][0]["text"] == "one"
+    assert "ttlMs" in read
+
+
+async def test_meta_errors(server: Server) -> None:
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        no_capabilities = await client.request_raw(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/list",
+                "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}},
+            }
+        )
+        future = await client.request_raw(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/list",
+                "params": {
+                    "_meta": {**meta(), "io.modelcontextprotocol/protocolVersion": "2099-01-01"}
+                },
+            }
+        )
+        unknown_resource = await modern(client, "resources/read", {"uri": "file:///nope"})
+        removed = await modern(client, "ping")
+    assert no_capabilities["error"]["code"] == -32602
+    assert future["error"]["code"] == -32022
+    assert future["error"]["data"]["requested"] == "2099-01-01"
+    assert MODERN in future["error"]["data"]["supported"]
+    assert unknown_resource["error"]["code"] == -32602
+    assert removed["error"]["code"] == -32601
+
+
+async def test_elicitation_through_input_required_and_retries(server: Server) -> None:
+    elicitation: JSON = {"elicitation": {}}
+    call: JSON = {"name": "two_questions", "arguments": {}}
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        first = (await modern(client, "tools/call", call, capabilities=elicitation))["result"]
+        assert first["resultType"] == "input_required"
+        [(key, question)] = first["inputRequests"].items()
+        assert question["method"] == "elicitation/create"
+        assert question["params"]["message"] == "Name?"
+        answer = {"action": "accept", "content": {"name": "Ada"}}
+        retry = {**call, "inputResponses": {key: answer}, "requestState": first["requestState"]}
+        second = (await modern(client, "tools/call", retry, capabilities=elicitation))["result"]
+        assert second["resultType"] == "input_required"
+        [(key2, question2)] = second["inputRequests"].items()
+        assert key2 != key
+        assert question2["params"]["message"] == "Age?"
+        last = {
+            **call,
+            "inputResponses": {key2: {"action": "accept", "content": {"age": 36}}},
+            "requestState": second["requestState"],
+        }
+        done = (await modern(client, "tools/call", last, capabilities=elicitation))["result"]
+        tampered = {**last, "requestState": second["requestState"][:-2] + "AA"}
+        forged = (await modern(client, "tools/call", tampered, capabilities=elicitation))["error"]
+        elsewhere = {
+            "name": "echo",
+            "arguments": {"text": "x"},
+            "requestState": second["requestState"],
+        }
+        moved = (await modern(client, "tools/call", elsewhere, capabilities=elicitation))["error"]
+    assert done["resultType"] == "complete"
+    assert done["content"][0]["text"] == "{'name': 'Ada'} {'age': 36}"
+    assert forged["code"] == -32602
+    assert moved["code"] == -32602
+
+
+async def test_a_capability_the_request_did_not_declare_is_32021(server: Server) -> None:
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        response = await modern(client, "tools/call", {"name": "ask_model", "arguments": {}})
+    assert response["error"]["code"] == -32021
+    assert response["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
+
+
+async def test_logs_only_when_the_request_asks(server: Server) -> None:
+    call: JSON = {"name": "chatty", "arguments": {}}
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        await modern(client, "tools/call", call)
+        quiet = list(client.notifications)
+        await modern(client, "tools/call", call, **{"io.modelcontextprotocol/logLevel": "warning"})
+    logs = [
+        n["params"]["data"] for n in client.notifications if n["method"] == "notifications/message"
+    ]
+    assert quiet == []
+    assert logs == ["careful"]
+
+
+async def test_listen_acknowledges_then_sends_only_what_was_asked(
+    server: Server, tmp_path: Path
+) -> None:
+    filters = {
+        "toolsListChanged": True,
+        "resourceSubscriptions": ["file:///watched", "file:///nope"],
+    }
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "listen-1",
+                "method": "subscriptions/listen",
+                "params": {"notifications": filters, "_meta": meta()},
+            }
+        )
+        ack = await client.wait_for_notification("notifications/subscriptions/acknowledged")
+        server.remove_tool("failing")
+        changed = await client.wait_for_notification("notifications/tools/list_changed")
+        updated = await _edit_until_updated(client, tmp_path / "w.txt")
+        await client.notify("notifications/cancelled", {"requestId": "listen-1"})
+        await anyio.sleep(0.05)
+    assert ack["params"]["notifications"] == {
+        "toolsListChanged": True,
+        "resourceSubscriptions": ["file:///watched"],
+    }
+    assert ack["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": "listen-1"}
+    assert changed["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": "listen-1"}
+    assert updated["params"]["uri"] == "file:///watched"
+    assert not any(m.get("id") == "listen-1" for m in client.messages)  # cancelled: no response
+    assert not any(
+        n["method"] == "notifications/prompts/list_changed" for n in client.notifications
+    )
+
+
+async def test_both_eras_on_one_connection(server: Server) -> None:
+    async with connect(server) as client:  # a handshake session...
+        legacy = await client.call_tool("echo", {"text": "old"})
+        new = (await modern(client, "tools/call", {"name": "echo", "arguments": {"text": "new"}}))[
+            "result"
+        ]
+    assert "resultType" not in legacy
+    assert legacy["content"][0]["text"] == "old"
+    assert new["resultType"] == "complete"
+    assert new["content"][0]["text"] == "new"
+
+
+async def _edit_until_updated(client: Client, path: Path) -> JSON:
+    """Edit `path` until the update arrives: the watch starts a moment after the subscription."""
+    for attempt in range(50):
+        await anyio.Path(path).write_text(f"edit {attempt}")
+        try:
+            return await client.wait_for_notification("notifications/resources/updated", 0.2)
+        except TimeoutError:
+            continue
+    raise AssertionError("no notifications/resources/updated after 50 edits")
