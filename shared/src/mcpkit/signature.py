@@ -2,8 +2,8 @@
 
 The arguments model (a pydantic model built from the other parameters) validates what the
 client sends and gives the JSON Schema the client sees. It is built on first use, not at
-registration, and pydantic is imported only then: it costs more start-up time than the rest
-of a server together, and the answer to `initialize` should not wait for it. So the modules a
+registration, and pydantic is imported only then: importing it is some 40% of the work of
+starting a server, and the answer to `initialize` should not wait for it. So the modules a
 server imports at start-up import pydantic inside the functions that need it, and `Param`
 describes a parameter without it.
 """

@@ -40,7 +40,7 @@ ICON = Icon(
 
 
 # Dataclasses and `Param`, not pydantic's models and `Field`: pydantic is then imported on
-# the first listing or call, not at start-up, where it would cost more than all the rest.
+# the first listing or call, not at start-up, where it would be some 40% of the work.
 
 
 @dataclass
