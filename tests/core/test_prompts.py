@@ -7,7 +7,7 @@ import pytest
 from pydantic import Field
 
 from checked import connect
-from mcpkit import Message, Server, TextContent
+from mcpkit import Message, Param, Server, TextContent
 from mcpkit.testing import RPCError
 
 
@@ -16,7 +16,8 @@ def make_server() -> Server:
 
     @app.prompt(title="Review")
     async def review(
-        path: Annotated[str, Field(description="File to review")], focus: str = "correctness"
+        path: Annotated[str, Field(description="File to review")],
+        focus: Annotated[str, Param(description="What to look for")] = "correctness",
     ) -> str:
         """Review a file."""
         return f"Review {path} for {focus}."
@@ -54,7 +55,7 @@ async def test_listing_derives_arguments() -> None:
         "description": "Review a file.",
         "arguments": [
             {"name": "path", "description": "File to review", "required": True},
-            {"name": "focus", "required": False},
+            {"name": "focus", "description": "What to look for", "required": False},
         ],
     }
 

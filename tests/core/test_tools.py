@@ -1,12 +1,14 @@
 """Tools: listing, schemas, results, errors, pagination and list changes."""
 
 import logging
+from dataclasses import dataclass
+from typing import Annotated
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from checked import connect
-from mcpkit import Server, TextContent, ToolAnnotations, ToolError, ToolResult
+from mcpkit import Param, Server, TextContent, ToolAnnotations, ToolError, ToolResult
 from mcpkit.testing import RPCError
 
 
@@ -66,6 +68,83 @@ async def test_listing_derives_schema_description_and_annotations() -> None:
     assert tools["point"]["outputSchema"]["properties"] == {
         "x": {"type": "integer"},
         "y": {"type": "integer"},
+    }
+
+
+async def test_param_and_field_describe_and_bound_arguments() -> None:
+    app = Server("params", "1")
+
+    @app.tool()
+    async def wait(
+        seconds: Annotated[float, Param(description="How long", ge=0, le=60)] = 1,
+        times: Annotated[int, Field(description="How often", ge=1)] = 1,
+    ) -> str:
+        """Wait."""
+        return f"{seconds} x {times}"
+
+    async with connect(app) as client:
+        (tool,) = (await client.request("tools/list"))["tools"]
+        result = await client.call_tool("wait", {"seconds": 61, "times": 0})
+        assert await client.call_tool("wait", {"seconds": 2}) == {
+            "content": [{"type": "text", "text": "2.0 x 1"}]
+        }
+    assert tool["inputSchema"]["properties"] == {
+        "seconds": {
+            "type": "number",
+            "description": "How long",
+            "minimum": 0,
+            "maximum": 60,
+            "default": 1,
+        },
+        "times": {"type": "integer", "description": "How often", "minimum": 1, "default": 1},
+    }
+    assert result["isError"] is True
+    assert "seconds: Input should be less than or equal to 60" in result["content"][0]["text"]
+    assert "times: Input should be greater than or equal to 1" in result["content"][0]["text"]
+
+
+@dataclass
+class Size:
+    """A size in pixels."""
+
+    width_px: int
+
+
+class Side(BaseModel):
+    """A side in pixels."""
+
+    length_px: int
+
+
+async def test_output_schemas_are_alike_for_dataclasses_and_models() -> None:
+    app = Server("outputs", "1")
+
+    @app.tool()
+    async def size() -> Size:
+        return Size(width_px=2)
+
+    @app.tool()
+    async def side() -> Side:
+        return Side(length_px=2)
+
+    async with connect(app) as client:
+        tools = (await client.request("tools/list"))["tools"]
+        assert (await client.call_tool("size"))["structuredContent"] == {"width_px": 2}
+    schemas = {t["name"]: t["outputSchema"] for t in tools}
+    # No titles derived from names, whatever the kind of class.
+    assert schemas == {
+        "size": {
+            "type": "object",
+            "description": "A size in pixels.",
+            "properties": {"width_px": {"type": "integer"}},
+            "required": ["width_px"],
+        },
+        "side": {
+            "type": "object",
+            "description": "A side in pixels.",
+            "properties": {"length_px": {"type": "integer"}},
+            "required": ["length_px"],
+        },
     }
 
 

@@ -6,7 +6,9 @@ whole of stdout must be newline-delimited JSON and the process must have exited 
 """
 
 import json
+import os
 import signal
+import subprocess
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -482,6 +484,32 @@ async def test_stdout_is_only_json_with_debug_operator_logs(tmp_path: Path) -> N
         await server.request("resources/read", {"uri": "test://no-such-resource"})
     # RawServer.start has parsed every byte of stdout as newline-delimited JSON.
     assert server.output.endswith(b"\n")
+
+
+def test_initialize_is_answered_without_importing_pydantic() -> None:
+    # Importing pydantic is some 40% of the start-up work: it waits for first use.
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t"}},
+    }
+    done = subprocess.run(
+        [str(EVERYTHING)],
+        input=json.dumps(initialize).encode() + b"\n",
+        capture_output=True,
+        env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},  # each import, on stderr
+        timeout=30,
+        check=True,
+    )
+    assert json.loads(done.stdout)["result"]["protocolVersion"] == LATEST
+    imported = [
+        line.rpartition("|")[2].strip()
+        for line in done.stderr.decode().splitlines()
+        if line.startswith("import time:")
+    ]
+    assert "anyio" in imported
+    assert [name for name in imported if name.startswith("pydantic")] == []
 
 
 async def test_stdin_close_exits_promptly(server: RawServer) -> None:

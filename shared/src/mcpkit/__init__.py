@@ -14,6 +14,7 @@ from .errors import (
     ToolError,
 )
 from .server import Server
+from .signature import Param
 from .types import (
     Annotations,
     AudioContent,
@@ -50,6 +51,7 @@ __all__ = (
     "MCPError",
     "Message",
     "ModelPreferences",
+    "Param",
     "ProtocolError",
     "ResourceLink",
     "ResourceNotFound",

@@ -1,21 +1,25 @@
 """Read the client's answers to the server's requests: roots, sampling, elicitation.
 
 An answer is checked against the spec's shape (TypedDicts spelled as on the wire, validated
-by pydantic on first use), then turned into the wire types handlers work with.
+by pydantic on first use), then turned into the wire types handlers work with. pydantic is
+imported then, not at start-up: see `mcpkit.signature`.
 """
 
 from functools import cache
 from typing import (
+    TYPE_CHECKING,
     Any,
     Literal,
     NotRequired,  # pydantic needs these on Python < 3.12
 )
 
-from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from .errors import ClientRequestError, summarize
 from .types import AudioContent, ElicitResult, ImageContent, Root, SamplingResult, TextContent
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 
 class _Root(TypedDict):
@@ -51,7 +55,9 @@ class _ElicitResult(TypedDict):
 
 
 @cache
-def _adapter(shape: type) -> TypeAdapter[Any]:
+def _adapter(shape: type) -> "TypeAdapter[Any]":
+    from pydantic import TypeAdapter  # on first use: see the module docstring
+
     return TypeAdapter(shape)
 
 
@@ -61,6 +67,8 @@ def _check(shape: type, answer: dict[str, Any], what: str) -> Any:
     Raises:
         ClientRequestError: it does not have the spec's shape.
     """
+    from pydantic import ValidationError  # on first use: see the module docstring
+
     try:
         return _adapter(shape).validate_python(answer)
     except ValidationError as exc:

@@ -26,9 +26,10 @@ goes to stderr). Outside tools, a `ProtocolError` is answered as itself and anyt
 `InternalError`.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+if TYPE_CHECKING:  # pydantic is imported on first use, not at start-up (see mcpkit.signature)
+    from pydantic import ValidationError
 
 PARSE_ERROR = -32700
 """Invalid JSON was received."""
@@ -156,7 +157,7 @@ class ClientRequestError(MCPError):
     """A request to the client (roots, sampling, elicitation) could not be completed."""
 
 
-def summarize(error: ValidationError) -> str:
+def summarize(error: "ValidationError") -> str:
     """Return a validation error as one readable line per problem, without pydantic's URLs."""
     problems: list[str] = []
     for item in error.errors(include_url=False):

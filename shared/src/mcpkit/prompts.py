@@ -1,30 +1,20 @@
 """Prompts: a registered function whose string parameters are the prompt's arguments.
 
 The function returns a `str` (one user message) or a list of `Message`. A parameter with a
-default is optional; a description comes from `Annotated[str, Field(description=...)]`.
+default is optional; a description comes from `Annotated[str, Param(description=...)]` (or
+pydantic's `Field`).
 """
 
 import inspect
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, get_args
-
-from pydantic import ValidationError
-from pydantic.fields import FieldInfo
+from typing import Any
 
 from .context import Context
 from .errors import InvalidParams, summarize
-from .signature import Signature
+from .signature import Signature, description_of
 from .types import Icon, Message, Prompt, PromptArgument, TextContent
 
 PromptFunction = Callable[..., Coroutine[Any, Any, str | list[Message]]]
-
-
-def _description(annotation: Any) -> str | None:
-    """Return the description given in `Annotated[..., Field(description=...)]`, if any."""
-    for extra in get_args(annotation)[1:]:
-        if isinstance(extra, FieldInfo) and extra.description:
-            return extra.description
-    return None
 
 
 class RegisteredPrompt:
@@ -50,7 +40,7 @@ class RegisteredPrompt:
             arguments=[
                 PromptArgument(
                     name=parameter.name,
-                    description=_description(self.signature.hints[parameter.name]),
+                    description=description_of(self.signature.hints[parameter.name]),
                     required=parameter.default is inspect.Parameter.empty,
                 )
                 for parameter in self.signature.parameters.values()
@@ -65,6 +55,8 @@ class RegisteredPrompt:
         Raises:
             InvalidParams: an argument is missing, unknown, or not a string.
         """
+        from pydantic import ValidationError  # not at import: see mcpkit.signature
+
         if not all(isinstance(value, str) for value in arguments.values()):
             raise InvalidParams(f"Arguments of prompt {self.name} must be strings")
         try:

@@ -9,9 +9,13 @@ import dataclasses
 from functools import cache
 from typing import Any, get_type_hints
 
-from pydantic.alias_generators import to_camel
-
 from .types import Since, WireModel, WireName
+
+
+def _camel(name: str) -> str:
+    """Return a snake_case attribute name in camelCase: `mime_type` -> `mimeType`."""
+    first, *rest = name.split("_")
+    return first + "".join(word.capitalize() for word in rest)
 
 
 @cache
@@ -22,7 +26,7 @@ def _plan(cls: type[WireModel]) -> tuple[tuple[str, str, str], ...]:
     for field in dataclasses.fields(cls):  # pyright: ignore[reportArgumentType]
         marks = getattr(hints[field.name], "__metadata__", ())
         since = next((m.version for m in marks if isinstance(m, Since)), "")
-        key = next((m.name for m in marks if isinstance(m, WireName)), to_camel(field.name))
+        key = next((m.name for m in marks if isinstance(m, WireName)), _camel(field.name))
         plan.append((field.name, key, since))
     return tuple(plan)
 

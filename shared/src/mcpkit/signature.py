@@ -2,32 +2,46 @@
 
 The arguments model (a pydantic model built from the other parameters) validates what the
 client sends and gives the JSON Schema the client sees. It is built on first use, not at
-registration, so that a server starts without paying for schemas it may never list.
+registration, and pydantic is imported only then: importing it is some 40% of the work of
+starting a server, and the answer to `initialize` should not wait for it. So the modules a
+server imports at start-up import pydantic inside the functions that need it, and `Param`
+describes a parameter without it.
 """
 
 import inspect
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from functools import cached_property
-from typing import Any, get_type_hints
-
-from pydantic import BaseModel, ConfigDict, create_model
-from pydantic.json_schema import GenerateJsonSchema
+from typing import TYPE_CHECKING, Any, get_args, get_type_hints
 
 from .context import Context
 
-
-class _SchemaWithoutTitles(GenerateJsonSchema):
-    """Leave out the titles pydantic derives from names: they repeat the name, in tokens."""
-
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
-def json_schema(model: type[BaseModel], mode: str = "validation") -> dict[str, Any]:
-    """Return the JSON Schema of `model` without derived titles."""
-    schema = model.model_json_schema(schema_generator=_SchemaWithoutTitles, mode=mode)  # pyright: ignore[reportArgumentType]
-    schema.pop("title", None)
-    return schema
+@dataclass(frozen=True, kw_only=True)
+class Param:
+    """Describes a parameter: `Annotated[float, Param(description="Seconds", ge=0)]`.
+
+    It becomes pydantic's `Field(description=..., ge=..., le=...)`, which may be used instead
+    (and offers more) at the price of importing pydantic when the server starts.
+    """
+
+    description: str | None = None
+    ge: float | None = None
+    """The least value allowed."""
+    le: float | None = None
+    """The greatest value allowed."""
+
+
+def description_of(annotation: Any) -> str | None:
+    """Return the description in `Annotated[..., Param(description=...)]` (or `Field(...)`)."""
+    for extra in get_args(annotation)[1:]:
+        text = getattr(extra, "description", None)
+        if isinstance(text, str) and text:
+            return text
+    return None
 
 
 class Signature:
@@ -56,21 +70,27 @@ class Signature:
         self._forbid_extra = forbid_extra
 
     @cached_property
-    def arguments_model(self) -> type[BaseModel]:
+    def arguments_model(self) -> "type[BaseModel]":
         """The pydantic model of the client's arguments."""
-        fields: dict[str, Any] = {
-            name: (
-                self.hints[name],
-                ... if parameter.default is inspect.Parameter.empty else parameter.default,
-            )
-            for name, parameter in self.parameters.items()
-        }
+        from pydantic import ConfigDict, Field, create_model  # on first use: see the docstring
+
+        fields: dict[str, Any] = {}
+        for name, parameter in self.parameters.items():
+            hint = self.hints[name]
+            default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+            param = next((m for m in get_args(hint)[1:] if isinstance(m, Param)), None)
+            if param is not None:  # only what it sets: None would override an Annotated Field
+                given = {key: value for key, value in asdict(param).items() if value is not None}
+                default = Field(default, **given)
+            fields[name] = (hint, default)
         config = ConfigDict(extra="forbid" if self._forbid_extra else "ignore")
         return create_model(f"{self.name}_arguments", __config__=config, **fields)
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments, as `inputSchema` wants it."""
+        from .schema import json_schema  # imports pydantic: on first use (see the docstring)
+
         return json_schema(self.arguments_model)
 
     def bind(self, arguments: dict[str, Any], context: Context) -> dict[str, Any]:

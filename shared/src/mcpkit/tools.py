@@ -22,9 +22,7 @@ import types
 import typing
 from collections.abc import Callable, Coroutine
 from functools import cached_property
-from typing import Any, cast, get_args, get_origin
-
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from typing import TYPE_CHECKING, Any, cast, get_args, get_origin
 
 from .context import Context
 from .errors import (
@@ -36,7 +34,7 @@ from .errors import (
 )
 from .jsonrpc import as_list
 from .shape import dump
-from .signature import Signature, json_schema
+from .signature import Signature
 from .types import (
     AudioContent,
     EmbeddedResource,
@@ -49,25 +47,28 @@ from .types import (
     ToolResult,
 )
 
+if TYPE_CHECKING:  # pydantic is imported on first use, not at start-up (see mcpkit.signature)
+    from pydantic import TypeAdapter
+
 logger = logging.getLogger("mcpkit.tools")
 
 ToolFunction = Callable[..., Coroutine[Any, Any, Any]]
 _CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+_PLAIN_RETURNS = (str, None, type(None), ToolResult, inspect.Parameter.empty, *_CONTENT_TYPES)
 
 
 def _is_structured(annotation: Any) -> bool:
     """Return whether a return annotation asks for structured output."""
-    if not isinstance(annotation, type):
+    if annotation in _PLAIN_RETURNS or not isinstance(annotation, type):
         return False
     kind = cast(type[Any], annotation)
     if issubclass(kind, (*_CONTENT_TYPES, ToolResult)):
         return False
-    return (
-        issubclass(kind, BaseModel) or dataclasses.is_dataclass(kind) or typing.is_typeddict(kind)
-    )
+    if dataclasses.is_dataclass(kind) or typing.is_typeddict(kind):
+        return True
+    from pydantic import BaseModel  # only for other classes: see mcpkit.signature
 
-
-_PLAIN_RETURNS = (str, None, type(None), ToolResult, inspect.Parameter.empty, *_CONTENT_TYPES)
+    return issubclass(kind, BaseModel)
 
 
 def _is_supported_return(annotation: Any) -> bool:
@@ -111,7 +112,9 @@ class RegisteredTool:
         self._structured = _is_structured(self.signature.returns)
 
     @cached_property
-    def _output_adapter(self) -> TypeAdapter[Any]:
+    def _output_adapter(self) -> "TypeAdapter[Any]":
+        from pydantic import TypeAdapter  # on first use: see mcpkit.signature
+
         return TypeAdapter(self.signature.returns)
 
     @cached_property
@@ -119,11 +122,9 @@ class RegisteredTool:
         """The tool as `tools/list` shows it (before shaping for a version)."""
         output_schema = None
         if self._structured:
-            returns = self.signature.returns
-            if isinstance(returns, type) and issubclass(returns, BaseModel):
-                output_schema = json_schema(returns, mode="serialization")
-            else:
-                output_schema = self._output_adapter.json_schema(mode="serialization")
+            from .schema import json_schema  # imports pydantic: on first use (mcpkit.signature)
+
+            output_schema = json_schema(self.signature.returns, mode="serialization")
         return Tool(
             name=self.name,
             title=self.title,
@@ -137,6 +138,8 @@ class RegisteredTool:
 
     async def call(self, context: Context, arguments: dict[str, Any]) -> dict[str, Any]:
         """Run the tool and return its `CallToolResult`, shaped for the context's version."""
+        from pydantic import ValidationError  # not at import: see mcpkit.signature
+
         try:
             kwargs = self.signature.bind(arguments, context)
         except ValidationError as exc:
