@@ -1,6 +1,11 @@
 """Serve an MCP server over HTTP with uvicorn (imported here only: stdio never loads it)."""
 
+import contextlib
+import signal
+import socket
 import sys
+import threading
+from collections.abc import Generator
 
 import uvicorn
 
@@ -8,6 +13,41 @@ from ..server import Server
 from .app import HttpApp
 from .config import HttpConfig
 from .guard import host_header
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn, with two changes to how it stops.
+
+    - Shutdown first ends the app's sessions, so their SSE streams (a GET stream, a legacy
+      /sse stream) finish; uvicorn would otherwise wait for them until its graceful timeout,
+      then cancel them with a traceback.
+    - A SIGTERM or SIGINT is taken as the request to stop and `serve()` returns, as on stdio;
+      uvicorn would raise the signal again once done, killing the process before the callers'
+      `finally` blocks (temporary directories, for one) could run.
+    """
+
+    def __init__(self, config: uvicorn.Config, app: HttpApp) -> None:
+        super().__init__(config)
+        self._app = app
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """End the sessions and their streams, then shut down as uvicorn does."""
+        self._app.sessions.close_all()
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        """Stop on SIGINT or SIGTERM, without raising the signal again afterwards."""
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signals reach the main thread only: its owner stops the server
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
@@ -33,4 +73,4 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
     sys.stderr.write(
         f"{server.info.name} {server.info.version} serves MCP: {'; '.join(endpoints)}\n"
     )
-    await uvicorn.Server(uvicorn_config).serve()
+    await _Uvicorn(uvicorn_config, app).serve()
