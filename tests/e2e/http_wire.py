@@ -23,6 +23,7 @@ server process, no traceback on stderr and, when it is stopped, exit status 0 wi
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -43,6 +44,7 @@ from e2e.harness import (
     JSON,
     TRANSPORT_VERSIONS,
     MessageRecord,
+    RequestId,
     Streams,
     as_json,
     parse_json,
@@ -56,8 +58,8 @@ MODE_ARGUMENTS: dict[Mode, tuple[str, ...]] = {
     "json-response": ("--transport", "http", "--json-response"),
     "stateless": ("--transport", "http", "--stateless"),
 }
-READY = b"Uvicorn running on"
-"""What uvicorn writes to stderr (at log level info) once it listens."""
+READY = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
+"""What uvicorn writes to stderr (at log level info) once it listens, and on which port."""
 START_LIMIT = 10.0
 EXIT_LIMIT = 2.0
 """Seconds the server may take to exit after SIGTERM."""
@@ -81,10 +83,10 @@ def free_port() -> int:
 class HttpServer:
     """One mcp-everything process serving HTTP on loopback, its stderr kept in a file."""
 
-    def __init__(self, directory: Path, mode: Mode) -> None:
+    def __init__(self, directory: Path, mode: Mode, port: int | None = None) -> None:
+        """Start the server on `port` (default: one the OS says is free) and wait until ready."""
         self.mode = mode
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.port = free_port() if port is None else port
         self.stderr_path = directory / f"{mode}.stderr"
         self.tmpdir = directory / f"{mode}.tmp"
         """The server's TMPDIR: it keeps the file behind test://watched-resource there."""
@@ -104,9 +106,12 @@ class HttpServer:
         )
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
-        if not self._ready.wait(START_LIMIT):
+        listening = READY.search(self.stderr()) if self._ready.wait(START_LIMIT) else None
+        if listening is None:
             self.stop()
             raise AssertionError(f"{mode} server not ready in {START_LIMIT} s:\n{self.stderr()}")
+        self.port = int(listening[1])  # the port it bound, which port 0 leaves to the OS
+        self.base_url = f"http://127.0.0.1:{self.port}"
 
     def _read_stderr(self) -> None:
         assert self.process.stderr is not None
@@ -116,7 +121,7 @@ class HttpServer:
                 copy.flush()
                 with self._lock:
                     self._stderr += line
-                if READY in line:
+                if READY.search(line.decode(errors="replace")):
                     self._ready.set()
         self.process.stderr.close()
         self._ready.set()  # the process has gone: nobody should wait any longer
@@ -243,13 +248,21 @@ class HttpRecord(MessageRecord):
             rest = bytes(exchange.pending)
             self.oddities.append(f"an SSE body in {exchange.path} ends mid-event: {rest!r}")
 
-    def carriers(self, method: str) -> list[str]:
-        """The HTTP method of the response that carried each server message for `method`."""
-        return [
-            exchange.method
-            for exchange, data in self.received
-            if as_json(parse_json(data, "the server")).get("method") == method
-        ]
+    def carriers(
+        self, method: str | None = None, *, answering: RequestId | None = None
+    ) -> list[str]:
+        """The HTTP method of the request whose response carried each server message for
+        `method` (a notification or request), or each response to the request `answering`."""
+        carriers: list[str] = []
+        for exchange, data in self.received:
+            message = as_json(parse_json(data, "the server"))
+            if answering is None:
+                wanted = message.get("method") == method
+            else:
+                wanted = "method" not in message and message.get("id") == answering
+            if wanted:
+                carriers.append(exchange.method)
+        return carriers
 
 
 class _TapBody(httpx2.AsyncByteStream):
