@@ -1,11 +1,19 @@
-"""Drive `mcp-everything` over stdio with the official Python SDK client, recording every byte.
+"""Drive `mcp-everything` with the official Python SDK client, recording every message.
 
-How messages are captured. The SDK's `stdio_client` yields streams of parsed `SessionMessage`s.
-Recording those would be weaker than recording the wire: the SDK parses each line into its own
-pydantic models, and dumping a model again drops what the model does not declare (an unknown
-top-level member, `error.data: null`, extra members of an error object) and fails outright on
-messages it cannot parse (an error response without `id`, a stray `print`). So we record raw
-bytes instead: `stdio_client` is used unchanged, except that the process it spawns is wrapped
+The transports. A test names one (`over(...)` parametrizes "transport" and "version"; see
+`TRANSPORT_VERSIONS`): stdio, the SDK's `stdio_client` spawning a fresh server per connection
+(here); or Streamable HTTP, in its default, --json-response and --stateless modes, and the
+legacy HTTP+SSE transport, the SDK's `streamable_http_client` and `sse_client` talking to a
+server process shared by the whole session (`http_wire`). Each transport has one recording
+seam, below the SDK's own parsing; the checks on what was recorded (`MessageRecord`) are the
+same for all of them.
+
+Why the seam is below the SDK. The SDK's transports yield streams of parsed `SessionMessage`s.
+Recording those would be weaker than recording the wire: the SDK parses each message into its
+own pydantic models, and dumping a model again drops what the model does not declare (an
+unknown top-level member, `error.data: null`, extra members of an error object) and fails
+outright on messages it cannot parse (an error response without `id`, a stray `print`). On
+stdio, `stdio_client` is used unchanged, except that the process it spawns is wrapped
 (`mcp.client.stdio._create_platform_compatible_process`, the one seam that sees the pipes) so
 that every byte read from the server's stdout and every byte written to its stdin is also
 appended to a `WireRecord`. Everything else (line splitting, parsing, the session, callbacks,
@@ -18,11 +26,12 @@ that constant for the duration of the `initialize()` call only, so the SDK's own
 record then proves that the wire carried that version and that the server answered it.
 
 What is checked for every connection, when the test ends (`Everything.problems`): every server
-line is JSON, every server message validates against the official schema of the negotiated
-version (`wire_schema.validate_server_message`, responses against the result of the method
-they answer), every response answers a request the client sent and no request gets two, the
-server wrote nothing to stderr that looks like a traceback, and it exited with status 0 within
-a second of the SDK closing its stdin.
+message is JSON, every one validates against the official schema of the negotiated version
+(`wire_schema.validate_server_message`, responses against the result of the method they
+answer), every response answers a request the client sent and no request gets two, and the
+server wrote nothing to stderr that looks like a traceback. A stdio server must also exit with
+status 0 within a second of the SDK closing its stdin; an HTTP server, when the session ends,
+within `http_wire.EXIT_LIMIT` seconds of SIGTERM.
 """
 
 from __future__ import annotations
@@ -30,12 +39,17 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import AsyncGenerator, Callable, Generator
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Sequence
+from contextlib import (
+    AbstractAsyncContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+    contextmanager,
+)
 from dataclasses import dataclass, field
 from pathlib import Path
 from signal import Signals
-from typing import Any, TextIO, TypeVar, cast
+from typing import Any, Protocol, TextIO, TypeVar, cast
 from unittest import mock
 
 import anyio
@@ -43,6 +57,7 @@ import anyio.abc
 import mcp.client.session as sdk_session
 import mcp.client.stdio as sdk_stdio
 import mcp_types as types
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.session import (
     ElicitationFnT,
@@ -61,13 +76,40 @@ VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 """The handshake-era protocol versions mcp-everything speaks, oldest first."""
 
 LATEST = VERSIONS[-1]
+TRANSPORT_VERSIONS: dict[str, tuple[str, ...]] = {
+    "stdio": VERSIONS,
+    "http": VERSIONS[1:],  # Streamable HTTP exists from 2025-03-26
+    "sse": VERSIONS[:1],  # the legacy HTTP+SSE transport is the one of 2024-11-05
+    "http-json": VERSIONS[1:],  # Streamable HTTP, --json-response
+    "http-stateless": VERSIONS[1:],  # Streamable HTTP, --stateless
+}
+"""The transports the tests drive mcp-everything over, and the versions each carries."""
+LATEST_OF = {transport: versions[-1] for transport, versions in TRANSPORT_VERSIONS.items()}
+TRANSPORTS = ("stdio", "http", "sse")
+"""The transports a scenario runs over unless it says otherwise."""
+HTTP_MODES = ("http-json", "http-stateless")
+"""Streamable HTTP with --json-response and with --stateless: a subset of scenarios opts in."""
 CLIENT_INFO = types.Implementation(name="mcpkit-e2e", version="0")
 SHUTDOWN_LIMIT = 1.0
 """Seconds the server may take to exit once its stdin is closed (the SDK kills it after 2)."""
 
 JSON = dict[str, Any]
 RequestId = str | int
+Streams = tuple[Any, Any]
+"""An SDK transport's (read, write) streams of `SessionMessage`s."""
 T = TypeVar("T")
+
+
+def parse_json(data: bytes, who: str) -> Any:
+    """Parse one JSON value that `who` sent (a line on stdio, a body or an SSE event on HTTP).
+
+    Raises:
+        AssertionError: it is not UTF-8 JSON.
+    """
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise AssertionError(f"{who} sent something not JSON ({exc}): {data[:200]!r}") from None
 
 
 def parse_lines(data: bytes, who: str) -> list[Any]:
@@ -79,14 +121,7 @@ def parse_lines(data: bytes, who: str) -> list[Any]:
     *lines, rest = data.split(b"\n")
     if rest:
         raise AssertionError(f"{who} wrote an unterminated line: {rest[:200]!r}")
-    messages: list[Any] = []
-    for line in lines:
-        try:
-            messages.append(json.loads(line))
-        except ValueError as exc:
-            problem = f"{who} wrote a line that is not JSON ({exc}): {line[:200]!r}"
-            raise AssertionError(problem) from None
-    return messages
+    return [parse_json(line, who) for line in lines]
 
 
 def is_request_id(value: object) -> bool:
@@ -100,22 +135,19 @@ def as_json(value: Any) -> JSON:
     return cast(JSON, value)
 
 
-@dataclass
-class WireRecord:
-    """The bytes that crossed one server's stdin and stdout, and what they mean."""
+class MessageRecord:
+    """The messages of one connection, whatever carried them, and the checks made on them.
 
-    to_server: bytearray = field(default_factory=bytearray, repr=False)
-    from_server: bytearray = field(default_factory=bytearray, repr=False)
-    returncode: int | None = None
-    shutdown_seconds: float | None = None
+    A subclass says how the messages are read from what it recorded.
+    """
 
     def server_messages(self) -> list[JSON]:
-        """Every message the server sent, in order (the SDK sessions never get batches)."""
-        return [as_json(m) for m in parse_lines(bytes(self.from_server), "the server")]
+        """Every message the server sent, in order."""
+        raise NotImplementedError
 
     def client_messages(self) -> list[JSON]:
         """Every message the client sent, in order."""
-        return [as_json(m) for m in parse_lines(bytes(self.to_server), "the client")]
+        raise NotImplementedError
 
     def request_methods(self) -> dict[RequestId, str]:
         """The method of each request the client sent, by id.
@@ -176,6 +208,8 @@ class WireRecord:
         """Everything wrong with the server's side of this record (empty if all is well)."""
         try:
             messages = self.server_messages()
+            if not messages:
+                return ["recorded no server message"]
             methods = self.request_methods()
             version = self.negotiated_version()
         except (AssertionError, ValueError, IndexError) as exc:
@@ -198,6 +232,24 @@ class WireRecord:
             except AssertionError as exc:
                 problems.append(str(exc))
         return problems
+
+
+@dataclass
+class WireRecord(MessageRecord):
+    """The bytes that crossed one server's stdin and stdout, and what they mean."""
+
+    to_server: bytearray = field(default_factory=bytearray, repr=False)
+    from_server: bytearray = field(default_factory=bytearray, repr=False)
+    returncode: int | None = None
+    shutdown_seconds: float | None = None
+
+    def server_messages(self) -> list[JSON]:
+        """Every message the server sent, in order (the SDK sessions never get batches)."""
+        return [as_json(m) for m in parse_lines(bytes(self.from_server), "the server")]
+
+    def client_messages(self) -> list[JSON]:
+        """Every message the client sent, in order."""
+        return [as_json(m) for m in parse_lines(bytes(self.to_server), "the client")]
 
 
 class _TapReceive(anyio.abc.ByteReceiveStream):
@@ -320,10 +372,10 @@ class Inbox:
 
 @dataclass
 class Connection:
-    """One SDK client session with a fresh mcp-everything process."""
+    """One SDK client session with mcp-everything, over one transport."""
 
     session: ClientSession
-    record: WireRecord
+    record: MessageRecord
     version: str
     inbox: Inbox
     logs: list[types.LoggingMessageNotificationParams]
@@ -337,59 +389,70 @@ def offering(version: str) -> Generator[None]:
         yield
 
 
-class Everything:
-    """Starts mcp-everything processes for one test and checks all of them at the end."""
+class Channel(Protocol):
+    """What one connection recorded, and the checks of the transport that carried it."""
+
+    @property
+    def record(self) -> MessageRecord:
+        """The connection's messages."""
+        ...
+
+    def problems(self) -> list[str]:
+        """Everything wrong with the server's side of the connection (empty if all is well)."""
+        ...
+
+
+class Transport(Protocol):
+    """A way to reach mcp-everything with the SDK client, recording what crosses it."""
+
+    versions: Sequence[str]
+    """The protocol versions the transport carries, oldest first."""
+
+    def open(self, number: int) -> AbstractAsyncContextManager[tuple[Channel, Streams]]:
+        """Open connection `number` of the test: its channel, and the SDK's streams."""
+        ...
+
+
+@dataclass
+class StdioChannel:
+    """One mcp-everything process on stdio: its pipes, its stderr, how it ended."""
+
+    record: WireRecord
+    stderr: Path
+
+    def problems(self) -> list[str]:
+        """The record's problems, a traceback on stderr, a slow or failed exit."""
+        problems = self.record.problems()
+        text = self.stderr.read_text(encoding="utf-8") if self.stderr.exists() else ""
+        if "Traceback" in text:
+            problems.append(f"a traceback on stderr:\n{text}")
+        seconds = self.record.shutdown_seconds
+        if seconds is not None:  # the test body completed normally
+            if seconds > SHUTDOWN_LIMIT:
+                problems.append(f"took {seconds:.2f} s to exit after stdin closed")
+            if self.record.returncode != 0:
+                problems.append(f"exit status {self.record.returncode}, not 0")
+        return problems
+
+
+class StdioTransport:
+    """A fresh mcp-everything process per connection, spawned by the SDK's `stdio_client`."""
+
+    versions: Sequence[str] = VERSIONS
 
     def __init__(self, directory: Path) -> None:
         self._directory = directory
-        self.servers: list[tuple[WireRecord, Path]] = []
-        """Each server started, with the file that holds its stderr."""
 
     @asynccontextmanager
-    async def connect(
-        self,
-        version: str = LATEST,
-        *,
-        sampling_callback: SamplingFnT | None = None,
-        elicitation_callback: ElicitationFnT | None = None,
-        list_roots_callback: ListRootsFnT | None = None,
-    ) -> AsyncGenerator[Connection]:
-        """Start a server, initialize an SDK session at `version`, and yield it."""
-        record = WireRecord()
-        stderr = self._directory / f"server-{len(self.servers) + 1}.stderr"
-        self.servers.append((record, stderr))
-        inbox = Inbox()
-        logs: list[types.LoggingMessageNotificationParams] = []
-
-        async def on_log(params: types.LoggingMessageNotificationParams) -> None:
-            logs.append(params)
-
-        async with AsyncExitStack() as stack:
-            errlog = stack.enter_context(stderr.open("w", encoding="utf-8"))
-            read, write = await stack.enter_async_context(self._stdio(record, errlog))
-            session = await stack.enter_async_context(
-                ClientSession(
-                    read,
-                    write,
-                    sampling_callback=sampling_callback,
-                    elicitation_callback=elicitation_callback,
-                    list_roots_callback=list_roots_callback,
-                    logging_callback=on_log,
-                    message_handler=inbox,
-                    client_info=CLIENT_INFO,
-                )
-            )
-            with anyio.fail_after(10), offering(version):
-                result = await session.initialize()
-            (offered,) = record.requests("initialize")
-            assert offered["params"]["protocolVersion"] == version
-            assert result.protocol_version == version
-            assert record.negotiated_version() == version
-            assert session.protocol_version == version
-            yield Connection(session, record, version, inbox, logs, result)
+    async def open(self, number: int) -> AsyncGenerator[tuple[Channel, Streams]]:
+        """Spawn the server; yield its channel and the SDK's streams over its pipes."""
+        channel = StdioChannel(WireRecord(), self._directory / f"server-{number}.stderr")
+        with channel.stderr.open("w", encoding="utf-8") as errlog:
+            async with self._stdio(channel.record, errlog) as streams:
+                yield channel, streams
 
     @asynccontextmanager
-    async def _stdio(self, record: WireRecord, errlog: TextIO) -> AsyncGenerator[tuple[Any, Any]]:
+    async def _stdio(self, record: WireRecord, errlog: TextIO) -> AsyncGenerator[Streams]:
         """`stdio_client` for mcp-everything, its pipes recorded in `record`."""
         spawn = sdk_stdio._create_platform_compatible_process
         processes: list[anyio.abc.Process] = []
@@ -417,27 +480,87 @@ class Everything:
         finally:
             record.returncode = process.returncode
 
+
+class Everything:
+    """Connects the SDK client to mcp-everything for one test; checks each connection after."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.channels: list[Channel] = []
+        """Each connection made, in order."""
+
+    @asynccontextmanager
+    async def connect(
+        self,
+        version: str | None = None,
+        *,
+        sampling_callback: SamplingFnT | None = None,
+        elicitation_callback: ElicitationFnT | None = None,
+        list_roots_callback: ListRootsFnT | None = None,
+    ) -> AsyncGenerator[Connection]:
+        """Connect, initialize an SDK session at `version` (default: the transport's latest)."""
+        version = version or self.transport.versions[-1]
+        assert version in self.transport.versions, f"{version} is not carried by this transport"
+        inbox = Inbox()
+        logs: list[types.LoggingMessageNotificationParams] = []
+
+        async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+            logs.append(params)
+
+        async with AsyncExitStack() as stack:
+            opening = self.transport.open(len(self.channels) + 1)
+            channel, (read, write) = await stack.enter_async_context(opening)
+            self.channels.append(channel)
+            record = channel.record
+            session = await stack.enter_async_context(
+                ClientSession(
+                    read,
+                    write,
+                    sampling_callback=sampling_callback,
+                    elicitation_callback=elicitation_callback,
+                    list_roots_callback=list_roots_callback,
+                    logging_callback=on_log,
+                    message_handler=inbox,
+                    client_info=CLIENT_INFO,
+                )
+            )
+            with anyio.fail_after(10), offering(version):
+                result = await session.initialize()
+            (offered,) = record.requests("initialize")
+            assert offered["params"]["protocolVersion"] == version
+            assert result.protocol_version == version
+            assert record.negotiated_version() == version
+            assert session.protocol_version == version
+            yield Connection(session, record, version, inbox, logs, result)
+
     def problems(self) -> list[str]:
-        """Everything wrong with the servers of the test (see the module docstring)."""
-        if not self.servers:
-            return ["the test started no server: nothing was checked"]
-        problems: list[str] = []
-        for number, (record, stderr) in enumerate(self.servers):
-            where = f"server {number + 1}"
-            if not record.from_server:
-                problems.append(f"{where}: recorded no server message")
-            problems += [f"{where}: {problem}" for problem in record.problems()]
-            text = stderr.read_text(encoding="utf-8") if stderr.exists() else ""
-            if "Traceback" in text:
-                problems.append(f"{where}: a traceback on stderr:\n{text}")
-            if record.shutdown_seconds is not None:  # the test body completed normally
-                if record.shutdown_seconds > SHUTDOWN_LIMIT:
-                    problems.append(
-                        f"{where}: took {record.shutdown_seconds:.2f} s to exit after stdin closed"
-                    )
-                if record.returncode != 0:
-                    problems.append(f"{where}: exit status {record.returncode}, not 0")
-        return problems
+        """Everything wrong with the connections of the test (see the module docstring)."""
+        if not self.channels:
+            return ["the test made no connection: nothing was checked"]
+        return [
+            f"connection {number}: {problem}"
+            for number, channel in enumerate(self.channels, start=1)
+            for problem in channel.problems()
+        ]
+
+
+def over(
+    versions: Iterable[str] | None = None, transports: Iterable[str] = TRANSPORTS
+) -> pytest.MarkDecorator:
+    """Parametrize ("transport", "version"): each transport with the `versions` it carries.
+
+    Without `versions`, each transport runs at the latest version it carries.
+    """
+    wanted = None if versions is None else set(versions)
+    return pytest.mark.parametrize(
+        ("transport", "version"),
+        [
+            pytest.param(transport, version, id=f"{transport}-{version}")
+            for transport in transports
+            for version in TRANSPORT_VERSIONS[transport]
+            if (version in wanted if wanted is not None else version == LATEST_OF[transport])
+        ],
+    )
 
 
 def text_of(result: types.CallToolResult) -> str:

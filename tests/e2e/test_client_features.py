@@ -11,9 +11,18 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp.client.session import ClientRequestContext
+from mcp.client.session import ClientRequestContext, SamplingFnT
 
-from e2e.harness import LATEST, VERSIONS, Everything, position, text_of, wait_until
+from e2e.harness import (
+    LATEST,
+    TRANSPORTS,
+    VERSIONS,
+    Everything,
+    over,
+    position,
+    text_of,
+    wait_until,
+)
 from mcpkit_everything.schemas import DEFAULTS_FORM, ENUMS_FORM, USER_FORM
 
 WITH_ELICITATION = [v for v in VERSIONS if v >= "2025-06-18"]
@@ -32,7 +41,7 @@ IGNORE_ROOTS_DEPRECATION = pytest.mark.filterwarnings(
 
 
 @IGNORE_LOGGING_DEPRECATION
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS)
 async def test_logging(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         session, record = conn.session, conn.record
@@ -62,7 +71,7 @@ async def test_logging(everything: Everything, version: str) -> None:
         assert len(conn.logs) == 3
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS)
 async def test_progress(everything: Everything, version: str) -> None:
     reports: list[tuple[float, float | None, str | None]] = []
 
@@ -98,9 +107,8 @@ async def test_progress(everything: Everything, version: str) -> None:
     assert all(total == 100 for _, total, _ in reports)
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-async def test_sampling(everything: Everything, version: str) -> None:
-    seen: list[types.CreateMessageRequestParams] = []
+def sampler(seen: list[types.CreateMessageRequestParams]) -> SamplingFnT:
+    """A sampling callback that keeps what it is asked and answers "Paris, of course."."""
 
     async def sample(
         context: ClientRequestContext, params: types.CreateMessageRequestParams
@@ -113,7 +121,13 @@ async def test_sampling(everything: Everything, version: str) -> None:
             stop_reason="endTurn",
         )
 
-    async with everything.connect(version, sampling_callback=sample) as conn:
+    return sample
+
+
+@over(VERSIONS, (*TRANSPORTS, "http-json"))
+async def test_sampling(everything: Everything, version: str) -> None:
+    seen: list[types.CreateMessageRequestParams] = []
+    async with everything.connect(version, sampling_callback=sampler(seen)) as conn:
         with anyio.fail_after(10):
             result = await conn.session.call_tool(
                 "test_sampling", {"prompt": "What is the capital of France?"}
@@ -137,9 +151,10 @@ async def test_sampling(everything: Everything, version: str) -> None:
     }
 
 
-async def test_client_without_capabilities(everything: Everything) -> None:
+@over()
+async def test_client_without_capabilities(everything: Everything, version: str) -> None:
     """Without sampling, elicitation or roots, the tools fail at once instead of asking."""
-    async with everything.connect(LATEST) as conn:
+    async with everything.connect(version) as conn:
         assert conn.record.requests("initialize")[0]["params"]["capabilities"] == {}
         with anyio.fail_after(10):
             sampling = await conn.session.call_tool("test_sampling", {"prompt": "hello"})
@@ -168,7 +183,7 @@ def _elicitor(
     return elicit
 
 
-@pytest.mark.parametrize("version", WITH_ELICITATION)
+@over(WITH_ELICITATION)
 async def test_elicitation(everything: Everything, version: str) -> None:
     seen: list[types.ElicitRequestParams] = []
     answer = {"username": "ada", "email": "ada@example.com"}
@@ -188,17 +203,18 @@ async def test_elicitation(everything: Everything, version: str) -> None:
     assert request["params"] == expected
 
 
-async def test_elicitation_declined(everything: Everything) -> None:
+@over([LATEST])
+async def test_elicitation_declined(everything: Everything, version: str) -> None:
     seen: list[types.ElicitRequestParams] = []
     elicit = _elicitor(seen, None, action="decline")
-    async with everything.connect(LATEST, elicitation_callback=elicit) as conn:
+    async with everything.connect(version, elicitation_callback=elicit) as conn:
         with anyio.fail_after(10):
             result = await conn.session.call_tool("test_elicitation", {"message": "Who?"})
     assert len(seen) == 1
     assert text_of(result) == "User response: action=decline, content=null"
 
 
-@pytest.mark.parametrize("version", WITHOUT_ELICITATION)
+@over(WITHOUT_ELICITATION)
 async def test_elicitation_needs_2025_06_18(everything: Everything, version: str) -> None:
     seen: list[types.ElicitRequestParams] = []
     elicit = _elicitor(seen, {"username": "x", "email": "x@example.com"})
@@ -210,7 +226,7 @@ async def test_elicitation_needs_2025_06_18(everything: Everything, version: str
     assert seen == []
 
 
-@pytest.mark.parametrize("version", WITH_ELICITATION)
+@over(WITH_ELICITATION)
 async def test_elicitation_defaults(everything: Everything, version: str) -> None:
     seen: list[types.ElicitRequestParams] = []
 
@@ -247,10 +263,11 @@ MULTI_SELECT = {"untitledMulti", "titledMulti"}
 """The fields of ENUMS_FORM that are arrays: a form field kind that 2025-11-25 introduced."""
 
 
-async def test_elicitation_enums(everything: Everything) -> None:
+@over([LATEST])
+async def test_elicitation_enums(everything: Everything, version: str) -> None:
     seen: list[types.ElicitRequestParams] = []
     elicit = _elicitor(seen, ENUM_CHOICES)
-    async with everything.connect(LATEST, elicitation_callback=elicit) as conn:
+    async with everything.connect(version, elicitation_callback=elicit) as conn:
         with anyio.fail_after(10):
             result = await conn.session.call_tool("test_elicitation_sep1330_enums", {})
         (request,) = conn.record.server_requests("elicitation/create")
@@ -260,7 +277,7 @@ async def test_elicitation_enums(everything: Everything) -> None:
     assert len(seen) == 1
 
 
-@pytest.mark.parametrize("version", [v for v in WITH_ELICITATION if v < "2025-11-25"])
+@over([v for v in WITH_ELICITATION if v < "2025-11-25"])
 async def test_elicitation_enums_before_2025_11_25(everything: Everything, version: str) -> None:
     """Multi-select fields do not exist before 2025-11-25: the form must not carry them.
 
@@ -285,7 +302,7 @@ async def test_elicitation_enums_before_2025_11_25(everything: Everything, versi
 
 
 @IGNORE_ROOTS_DEPRECATION
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS)
 async def test_roots(everything: Everything, version: str) -> None:
     roots = ["file:///tmp/alpha"]
     asked = 0
@@ -313,7 +330,7 @@ async def test_roots(everything: Everything, version: str) -> None:
             assert changed.structured_content == {"roots": roots}
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS)
 async def test_completion(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         session = conn.session
@@ -356,13 +373,14 @@ def _results(messages: list[dict[str, Any]], methods: dict[Any, str]) -> list[di
     ]
 
 
-async def test_sampling_refused_by_client(everything: Everything) -> None:
+@over()
+async def test_sampling_refused_by_client(everything: Everything, version: str) -> None:
     async def refuse(
         context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.ErrorData:
         return types.ErrorData(code=-1, message="The user rejected the request")
 
-    async with everything.connect(LATEST, sampling_callback=refuse) as conn:
+    async with everything.connect(version, sampling_callback=refuse) as conn:
         with anyio.fail_after(10):
             result = await conn.session.call_tool("test_sampling", {"prompt": "hello"})
         assert len(conn.record.server_requests("sampling/createMessage")) == 1
@@ -370,7 +388,7 @@ async def test_sampling_refused_by_client(everything: Everything) -> None:
     assert "The user rejected the request" in text_of(result)
 
 
-@pytest.mark.parametrize("version", WITH_ELICITATION)
+@over(WITH_ELICITATION)
 async def test_url_elicitation(everything: Everything, version: str) -> None:
     seen: list[types.ElicitRequestParams] = []
     url = "https://example.com/authorize?state=1"

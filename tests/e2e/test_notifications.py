@@ -7,14 +7,18 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
 from e2e.harness import (
+    JSON,
     LATEST,
     SHUTDOWN_LIMIT,
     VERSIONS,
     Connection,
     Everything,
+    WireRecord,
+    over,
     text_of,
     wait_until,
 )
+from e2e.http_wire import HttpRecord
 
 WATCHED = "test://watched-resource"
 QUIET = 1.5
@@ -46,13 +50,15 @@ async def subscribe_and_update(conn: Connection, text: str) -> None:
     assert [n["params"] for n in record.notifications("notifications/resources/updated")] == [
         {"uri": WATCHED}
     ]
+    if isinstance(record, HttpRecord):  # no request is running: it comes on the GET stream
+        assert record.carriers("notifications/resources/updated") == ["GET"]
     contents = (await session.read_resource(WATCHED)).contents
     assert isinstance(contents[0], types.TextResourceContents)
     assert contents[0].text == text
 
 
 @IGNORE_SUBSCRIBE_DEPRECATION
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS)
 async def test_subscription(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         session, record = conn.session, conn.record
@@ -69,22 +75,25 @@ async def test_subscription(everything: Everything, version: str) -> None:
 
 
 @IGNORE_SUBSCRIBE_DEPRECATION
-async def test_exit_with_active_subscription(everything: Everything) -> None:
+@over([LATEST], ["stdio"])
+async def test_exit_with_active_subscription(everything: Everything, version: str) -> None:
     """The client leaves while subscribed: the server must still exit as soon as stdin closes.
 
     The `everything` fixture checks the exit (status 0, within a second); the SDK client kills
     the server if it has not exited 2 s after stdin closed, then again 2 s after SIGTERM.
     """
-    async with everything.connect(LATEST) as conn:
+    async with everything.connect(version) as conn:
         await subscribe_and_update(conn, "first")
+    assert isinstance(conn.record, WireRecord)
     seconds, status = conn.record.shutdown_seconds, conn.record.returncode
     assert seconds is not None
     assert (seconds < SHUTDOWN_LIMIT, status) == (True, 0), f"exit {status} after {seconds:.2f} s"
 
 
 @IGNORE_SUBSCRIBE_DEPRECATION
-async def test_subscribe_unknown_resource(everything: Everything) -> None:
-    async with everything.connect(LATEST) as conn:
+@over()
+async def test_subscribe_unknown_resource(everything: Everything, version: str) -> None:
+    async with everything.connect(version) as conn:
         with pytest.raises(MCPError) as refused:
             await conn.session.subscribe_resource(  # pyright: ignore[reportDeprecated]
                 "test://no-such-resource"
@@ -99,7 +108,7 @@ LIST_CHANGED = {
 }
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS)
 async def test_list_changed(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         session, record = conn.session, conn.record
@@ -145,7 +154,7 @@ async def test_list_changed(everything: Everything, version: str) -> None:
         assert prompt_gone.value.error.code == types.INVALID_PARAMS
 
 
-@pytest.mark.parametrize("version", [VERSIONS[0], LATEST])  # the same in every version
+@over([VERSIONS[0], LATEST])  # the same in every version
 async def test_cancellation(everything: Everything, version: str) -> None:
     reports: list[float] = []
 
@@ -165,10 +174,14 @@ async def test_cancellation(everything: Everything, version: str) -> None:
             task_group.cancel_scope.cancel()  # the SDK then sends notifications/cancelled
 
         (call,) = record.requests("tools/call")
-        cancels = [
-            m for m in record.client_messages() if m.get("method") == "notifications/cancelled"
-        ]
-        assert [c["params"]["requestId"] for c in cancels] == [call["id"]]
+
+        def cancels() -> list[JSON]:
+            messages = record.client_messages()
+            return [m for m in messages if m.get("method") == "notifications/cancelled"]
+
+        # Over HTTP the SDK POSTs the notification in a task of its own.
+        await wait_until(lambda: bool(cancels()), timeout=5, what="notifications/cancelled")
+        assert [c["params"]["requestId"] for c in cancels()] == [call["id"]]
         with anyio.fail_after(5):
             await session.send_ping()
         # The operation stopped: no more progress, and no response, ever.
@@ -181,7 +194,8 @@ async def test_cancellation(everything: Everything, version: str) -> None:
             assert text_of(await session.call_tool("echo", {"text": "still here"})) == "still here"
 
 
-async def test_cancellation_cancels_server_request(everything: Everything) -> None:
+@over()
+async def test_cancellation_cancels_server_request(everything: Everything, version: str) -> None:
     """Cancelling a tool call that waits on sampling withdraws the server's sampling request."""
     asked = anyio.Event()
 
@@ -192,7 +206,7 @@ async def test_cancellation_cancels_server_request(everything: Everything) -> No
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
 
-    async with everything.connect(LATEST, sampling_callback=never_answer) as conn:
+    async with everything.connect(version, sampling_callback=never_answer) as conn:
         session, record = conn.session, conn.record
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(session.call_tool, "test_sampling", {"prompt": "hi"})
@@ -213,8 +227,9 @@ async def test_cancellation_cancels_server_request(everything: Everything) -> No
         assert record.responses(call["id"]) == []
 
 
-async def test_ping_during_long_call(everything: Everything) -> None:
-    async with everything.connect(LATEST) as conn:
+@over()
+async def test_ping_during_long_call(everything: Everything, version: str) -> None:
+    async with everything.connect(version) as conn:
         session, record = conn.session, conn.record
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(

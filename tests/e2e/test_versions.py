@@ -13,7 +13,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from e2e.harness import VERSIONS, Everything, text_of
+from e2e.harness import HTTP_MODES, TRANSPORTS, VERSIONS, Everything, over, text_of
 from mcpkit_everything import __version__
 
 PNG = (
@@ -51,7 +51,7 @@ def since(version: str, first: str) -> bool:
     return version >= first
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS, (*TRANSPORTS, *HTTP_MODES))
 async def test_initialize(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         await conn.session.send_ping()
@@ -79,7 +79,7 @@ async def test_initialize(everything: Everything, version: str) -> None:
     assert conn.initialize_result.server_info.name == "mcp-everything"
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS)
 async def test_tools_list(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         listed = await conn.session.list_tools()
@@ -113,7 +113,7 @@ async def test_tools_list(everything: Everything, version: str) -> None:
     assert schema_2020["properties"]["address"] == {"$ref": "#/$defs/address"}
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS, (*TRANSPORTS, *HTTP_MODES))
 async def test_tools_call(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         call = conn.session.call_tool
@@ -170,7 +170,7 @@ async def test_tools_call(everything: Everything, version: str) -> None:
         assert record.result_of("tools/call", name="test_error_handling")["isError"] is True
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS)
 async def test_tools_call_version_shaped(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         call = conn.session.call_tool
@@ -213,7 +213,7 @@ async def test_tools_call_version_shaped(everything: Everything, version: str) -
         assert "structuredContent" not in raw
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS)
 async def test_resources(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         session = conn.session
@@ -274,7 +274,7 @@ async def test_resources(everything: Everything, version: str) -> None:
     assert missing.value.error.code == -32002  # the spec's "resource not found"
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@over(VERSIONS)
 async def test_prompts(everything: Everything, version: str) -> None:
     async with everything.connect(version) as conn:
         session = conn.session

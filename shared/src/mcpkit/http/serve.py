@@ -2,16 +2,52 @@
 
 import contextlib
 import signal
+import socket
 import sys
+import threading
 from collections.abc import Generator
 
-import anyio
 import uvicorn
 
 from ..server import Server
 from .app import HttpApp
 from .config import HttpConfig
 from .guard import host_header
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn, with two changes to how it stops.
+
+    - Shutdown first ends the app's sessions, so their SSE streams (a GET stream, a legacy
+      /sse stream) finish; uvicorn would otherwise wait for them until its graceful timeout,
+      then cancel them with a traceback.
+    - A SIGTERM or SIGINT is taken as the request to stop and `serve()` returns, as on stdio;
+      uvicorn would raise the signal again once done, killing the process before the callers'
+      `finally` blocks (temporary directories, for one) could run.
+    """
+
+    def __init__(self, config: uvicorn.Config, app: HttpApp) -> None:
+        super().__init__(config)
+        self._app = app
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """End the sessions and their streams, then shut down as uvicorn does."""
+        self._app.sessions.close_all()
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        """Stop on SIGINT or SIGTERM, without raising the signal again afterwards."""
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signals reach the main thread only: its owner stops the server
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
@@ -29,33 +65,7 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
         timeout_graceful_shutdown=3,
     )
     sys.stderr.write(how_to_connect(server.info.name, server.info.version, config))
-    http_server = _Server(uvicorn_config)
-    async with anyio.create_task_group() as task_group:
-        task_group.start_soon(_stop_on_signal, http_server, app)
-        await http_server.serve()
-        task_group.cancel_scope.cancel()
-
-
-class _Server(uvicorn.Server):
-    """uvicorn, minus its signal handling, which we do ourselves.
-
-    uvicorn re-raises the signal after shutdown, so the process would die of SIGTERM
-    instead of exiting 0 as it does over stdio.
-    """
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None]:
-        yield
-
-
-async def _stop_on_signal(server: uvicorn.Server, app: HttpApp) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for _ in signals:
-            # Ending the sessions first ends their open SSE streams, which uvicorn would
-            # otherwise wait for until its graceful-shutdown timeout.
-            app.sessions.close_all()
-            server.should_exit = True
-            return
+    await _Uvicorn(uvicorn_config, app).serve()
 
 
 def how_to_connect(name: str, version: str, config: HttpConfig) -> str:

@@ -17,6 +17,7 @@ from ..connection import Connection
 from ..jsonrpc import RequestId
 from ..runtime import Runtime
 from ..transports import FrameTooLarge
+from ..versions import V2025_11_25
 from .events import EventStore
 from .streams import Stream
 
@@ -113,9 +114,13 @@ class HttpSession:
             self.streams.pop(stream.id, None)
 
     def close_stream(self, request_id: RequestId) -> None:
-        """End the HTTP response carrying `request_id` now; the client resumes the stream."""
+        """End the HTTP response carrying `request_id` now; the client resumes the stream.
+
+        Only from 2025-11-25, whose streams open with a priming event id: an older client
+        may have no event id to resume from, and would lose the answer.
+        """
         stream = self._routes.get(request_id)
-        if stream is not None and not self.json_response:
+        if stream is not None and not self.json_response and self.version >= V2025_11_25:
             stream.request_close()
 
     async def drain(self) -> None:
