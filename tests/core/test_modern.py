@@ -7,8 +7,7 @@ import anyio
 import pytest
 
 from checked import connect
-from mcpkit import Changed, Context, SamplingMessage, Server, TextContent, ToolError
-from mcpkit.server import CacheHint
+from mcpkit import CacheHint, Changed, Context, SamplingMessage, Server, TextContent, ToolError
 from mcpkit.testing import Client
 
 MODERN = "2026-07-28"

@@ -4,6 +4,7 @@ Declare a server with `Server` and its decorators, run it with `mcpkit.cli`, tes
 `mcpkit.testing.connect`. Handlers receive a `Context`; they never see the transport.
 """
 
+from .caching import CacheHint
 from .context import Context
 from .errors import (
     ClientRequestError,
@@ -40,6 +41,7 @@ __all__ = (
     "Annotations",
     "AudioContent",
     "BlobResourceContents",
+    "CacheHint",
     "Changed",
     "ClientRequestError",
     "Context",

@@ -9,9 +9,9 @@ Registrations may change while clients are connected: they are told through
 """
 
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
+from .caching import NO_CACHE, CacheHint
 from .completions import Completer, completion_result
 from .context import Context, ListKind
 from .errors import InvalidParams, MethodNotFound, ResourceNotFound
@@ -56,18 +56,6 @@ def _params_string(params: Mapping[str, Any], key: str) -> str:
     if not isinstance(value, str):
         raise InvalidParams(f"{key} must be a string")
     return value
-
-
-@dataclass(frozen=True)
-class CacheHint:
-    """How long clients may reuse a result (2026-07-28 `ttlMs`), and who may share it."""
-
-    ttl_ms: int
-    scope: Literal["public", "private"]
-
-
-NO_CACHE = CacheHint(0, "private")
-"""The default: results may change at any time and may depend on who asks."""
 
 
 class Server:
