@@ -173,7 +173,7 @@ class Protected:
 
     def token(self, sub: str = "alice", **claims: Any) -> str:
         """Register a fresh token: valid for this server unless `claims` say otherwise."""
-        token = f"token-{sub}-{secrets.token_urlsafe(16)}"
+        token = f"token-{secrets.token_urlsafe(24)}"
         self.authorization_server.tokens[token] = {
             "active": True,
             "aud": self.url,
@@ -362,6 +362,14 @@ async def test_a_session_belongs_to_the_principal_that_opened_it(server: Protect
     assert (await server.post(alice, LIST_TOOLS, session)).status_code == 200
     # Another token of the same user and client is the same principal.
     assert (await server.post(server.token("alice"), LIST_TOOLS, session)).status_code == 200
+
+
+async def test_a_subject_beyond_ascii_keeps_its_session(server: Protected) -> None:
+    token = server.token("zoë")
+    session = await server.initialize(token)
+    assert (await server.post(token, LIST_TOOLS, session)).status_code == 200
+    intruder = server.token("zoe")
+    assert (await server.post(intruder, LIST_TOOLS, session)).status_code == 404
 
 
 # The cache ----------------------------------------------------------------------------------
@@ -560,6 +568,14 @@ BAD_OPTIONS = {
     "plain http issuer": (
         [*OAUTH_ARGS, "--oauth-client-secret=s", "--oauth-issuer=http://as.example"],
         "the issuer must be an https:// URL",
+    ),
+    "credentials in the URL": (
+        [
+            *OAUTH_ARGS,
+            "--oauth-client-secret=s",
+            "--oauth-introspection-url=https://u:p@as.example/i",
+        ],
+        "without user information",
     ),
     "plain http introspection": (
         [*OAUTH_ARGS, "--oauth-client-secret=s", "--oauth-introspection-url=http://as.example/i"],

@@ -148,10 +148,12 @@ def secure_url(what: str, url: str) -> str:
     """
     parts = urlsplit(url)
     host = parts.hostname or ""
-    if (parts.scheme == "https" and host) or (parts.scheme == "http" and is_loopback(host)):
+    secure = (parts.scheme == "https" and host) or (parts.scheme == "http" and is_loopback(host))
+    if secure and "@" not in parts.netloc:
         return url
     raise ValueError(
-        f"{what} must be an https:// URL (http:// only on a loopback address): {url!r}"
+        f"{what} must be an https:// URL without user information (http:// only on a"
+        f" loopback address): {url!r}"
     )
 
 
@@ -201,6 +203,7 @@ class OAuthResourceServer:
         self.timeout = timeout
         # RFC 6749 section 2.3.1: id and secret are form-encoded before Basic encoding.
         self._client_auth = httpx.BasicAuth(quote_plus(client_id), quote_plus(client_secret))
+        self._tls = httpx.create_ssl_context()  # once: loading the CA bundle takes a while
         self._cache = GrantCache(cache_size)
         parts = urlsplit(self.resource)
         self.metadata_url = f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}{parts.path}"
@@ -294,6 +297,8 @@ class OAuthResourceServer:
             raise self._invalid("the token names neither a subject nor a client")
         ttl = CACHE_TTL if claims.exp is None else min(claims.exp - now, CACHE_TTL)
         return Grant(
+            # ASCII, as json.dumps escapes the rest: the session table compares principals
+            # with secrets.compare_digest, which takes no other str.
             principal=json.dumps({"sub": claims.sub, "client_id": claims.client_id}),
             scopes=frozenset((claims.scope or "").split()),
             expires=time.monotonic() + ttl,
@@ -328,7 +333,9 @@ class OAuthResourceServer:
             _BadAnswer: the answer is not 200, too large, or no introspection response.
         """
         async with (
-            httpx.AsyncClient(timeout=self.timeout, auth=self._client_auth) as client,
+            httpx.AsyncClient(
+                auth=self._client_auth, verify=self._tls, timeout=self.timeout
+            ) as client,
             client.stream(
                 "POST",
                 self.introspection_url,
