@@ -388,7 +388,7 @@ async def test_a_cached_token_does_not_ask_the_authorization_server_again(
 
 
 async def test_a_token_is_not_trusted_past_its_expiry(server: Protected) -> None:
-    expiry = time.time() + 1.0
+    expiry = time.time() + 1.5
     token = server.token(exp=expiry)
     assert (await server.post(token, INITIALIZE)).status_code == 200
     await anyio.sleep(expiry - time.time() + 0.05)
@@ -450,11 +450,11 @@ async def test_a_garbled_answer_refuses_with_503(
 
 async def test_a_slow_authorization_server_refuses_with_503(tmp_path: Path) -> None:
     async with protected(tmp_path, timeout=0.3) as server:
-        server.authorization_server.delay = 0.6
+        server.authorization_server.delay = 2.0  # past the timeout, however loaded the machine
         started = time.monotonic()
         response = await server.post(server.token(), INITIALIZE)
         assert response.status_code == 503
-        assert time.monotonic() - started < 0.6
+        assert time.monotonic() - started < 1.5
 
 
 async def test_wrong_client_credentials_refuse_with_503(tmp_path: Path) -> None:
