@@ -12,16 +12,20 @@ from .asgi import Request, Response, error_response
 
 
 class Unauthorized(Exception):
-    """The request is refused: 401 (no or bad credential) or 403 (not enough scope)."""
+    """The request is refused: 401 (no or bad credential), 403 (not enough scope), or 503.
 
-    def __init__(self, status: int, message: str, challenge: str) -> None:
+    503: the credential cannot be checked now; no challenge then, the client did nothing wrong.
+    """
+
+    def __init__(self, status: int, message: str, challenge: str | None) -> None:
         super().__init__(message)
         self.status = status
         self.challenge = challenge
 
     def response(self) -> Response:
         """The HTTP response that refuses the request, with its WWW-Authenticate challenge."""
-        return error_response(self.status, str(self), headers={"www-authenticate": self.challenge})
+        headers = {} if self.challenge is None else {"www-authenticate": self.challenge}
+        return error_response(self.status, str(self), headers=headers)
 
 
 class Authenticator(Protocol):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .auth import Authenticator, StaticToken
 from .config import HttpConfig
-from .guard import is_loopback
+from .guard import host_header, is_loopback
 
 _DEFAULTS = HttpConfig()
 
@@ -24,7 +24,8 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "HTTP (--transport http, sse or http+sse)",
         "Binds 127.0.0.1 unless told otherwise. Host and Origin headers are checked on every"
-        " request (DNS-rebinding defence). Binding any other address needs --auth-token.",
+        " request (DNS-rebinding defence). Binding any other address needs --auth-token or"
+        " OAuth (--oauth-introspection-url).",
     )
     env = os.environ.get
     group.add_argument(
@@ -97,6 +98,58 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
         default=float(env("MCPKIT_SESSION_IDLE_TIMEOUT", str(_DEFAULTS.session_idle_timeout))),
         help="end a session unused for this long (default %(default)s)",
     )
+    _add_oauth_arguments(parser)
+
+
+def _add_oauth_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of the OAuth 2.1 resource server to `parser`."""
+    group = parser.add_argument_group(
+        "OAuth 2.1 (HTTP)",
+        "Accept bearer tokens that an authorization server issued for this server, each"
+        " checked at its introspection endpoint (RFC 7662); clients find the authorization"
+        " server through /.well-known/oauth-protected-resource (RFC 9728).",
+    )
+    env = os.environ.get
+    group.add_argument(
+        "--oauth-issuer",
+        default=env("MCPKIT_OAUTH_ISSUER"),
+        metavar="URL",
+        help="the authorization server's issuer URL, listed in the metadata"
+        " (env MCPKIT_OAUTH_ISSUER)",
+    )
+    group.add_argument(
+        "--oauth-introspection-url",
+        default=env("MCPKIT_OAUTH_INTROSPECTION_URL"),
+        metavar="URL",
+        help="its token introspection endpoint; turns OAuth on"
+        " (env MCPKIT_OAUTH_INTROSPECTION_URL)",
+    )
+    group.add_argument(
+        "--oauth-client-id",
+        default=env("MCPKIT_OAUTH_CLIENT_ID"),
+        help="this server's client id at the authorization server (env MCPKIT_OAUTH_CLIENT_ID)",
+    )
+    group.add_argument(
+        "--oauth-client-secret",
+        default=env("MCPKIT_OAUTH_CLIENT_SECRET"),
+        help="its client secret (prefer env MCPKIT_OAUTH_CLIENT_SECRET: arguments are"
+        " visible to other users)",
+    )
+    group.add_argument(
+        "--oauth-scope",
+        action="append",
+        default=_env_list("MCPKIT_OAUTH_SCOPES"),
+        metavar="SCOPE",
+        help="a scope every token must carry; repeat for more"
+        " (env MCPKIT_OAUTH_SCOPES, comma-separated)",
+    )
+    group.add_argument(
+        "--resource-url",
+        default=env("MCPKIT_RESOURCE_URL"),
+        metavar="URL",
+        help="the URL clients reach this server at, which tokens must name as audience"
+        " (env MCPKIT_RESOURCE_URL; default http://HOST:PORT/mcp, required off loopback)",
+    )
 
 
 def http_config(
@@ -105,14 +158,15 @@ def http_config(
     """Return the HTTP configuration the arguments describe.
 
     Exits through `parser.error` when the server would be reachable from the network
-    without authentication.
+    without authentication, or the authentication options do not fit together.
     """
-    if auth is None and args.auth_token:
-        auth = StaticToken(args.auth_token)
+    if auth is None:
+        auth = _authenticator(parser, args)
     if auth is None and not is_loopback(args.host):
         parser.error(
             f"refusing to serve {args.host} without authentication: anyone on the network could"
-            " use this server. Set --auth-token (or MCPKIT_AUTH_TOKEN), or bind 127.0.0.1."
+            " use this server. Set --auth-token (or MCPKIT_AUTH_TOKEN) or OAuth"
+            " (--oauth-introspection-url), or bind 127.0.0.1."
         )
     transports: Sequence[str] = args.transport.split("+")
     return HttpConfig(
@@ -129,3 +183,57 @@ def http_config(
         allowed_origins=args.allowed_origin,
         auth=auth,
     )
+
+
+def _authenticator(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> Authenticator | None:
+    """Return the shared-token or OAuth authenticator the arguments configure, or None.
+
+    Exits through `parser.error` when both are configured.
+    """
+    if args.auth_token and args.oauth_introspection_url:
+        parser.error("--auth-token and OAuth (--oauth-introspection-url) exclude each other")
+    if args.auth_token:
+        return StaticToken(args.auth_token)
+    return _oauth(parser, args)
+
+
+def _oauth(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Authenticator | None:
+    """Return the OAuth resource server the arguments configure, or None without OAuth.
+
+    Exits through `parser.error` when the OAuth options are incomplete or unusable.
+    """
+    settings = {
+        "--oauth-issuer": args.oauth_issuer,
+        "--oauth-client-id": args.oauth_client_id,
+        "--oauth-client-secret": args.oauth_client_secret,
+    }
+    if not args.oauth_introspection_url:
+        optional = {"--oauth-scope": args.oauth_scope, "--resource-url": args.resource_url}
+        stray = [flag for flag, value in {**settings, **optional}.items() if value]
+        if stray:
+            parser.error(f"{stray[0]} needs --oauth-introspection-url (OAuth is off without it)")
+        return None
+    missing = [flag for flag, value in settings.items() if not value]
+    if missing:
+        parser.error(f"--oauth-introspection-url needs {' and '.join(missing)}")
+    if not args.resource_url and not is_loopback(args.host):
+        parser.error(
+            f"OAuth on {args.host} needs --resource-url: the URL clients reach this server at,"
+            " which the authorization server puts in the tokens' audience"
+        )
+    from .oauth import OAuthResourceServer  # httpx loads only when OAuth is configured
+
+    try:
+        return OAuthResourceServer(
+            resource=args.resource_url
+            or f"http://{host_header(args.host, args.port)}{_DEFAULTS.path}",
+            issuer=args.oauth_issuer,
+            introspection_url=args.oauth_introspection_url,
+            client_id=args.oauth_client_id,
+            client_secret=args.oauth_client_secret,
+            scopes=args.oauth_scope,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
