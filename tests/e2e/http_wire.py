@@ -58,8 +58,8 @@ MODE_ARGUMENTS: dict[Mode, tuple[str, ...]] = {
     "json-response": ("--transport", "http", "--json-response"),
     "stateless": ("--transport", "http", "--stateless"),
 }
-READY = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
-"""What uvicorn writes to stderr (at log level info) once it listens, and on which port."""
+READY = re.compile(r"Streamable HTTP at http://127\.0\.0\.1:(\d+)/mcp")
+"""What the server writes to stderr once its socket is bound (it listens from then on)."""
 START_LIMIT = 10.0
 EXIT_LIMIT = 2.0
 """Seconds the server may take to exit after SIGTERM."""

@@ -14,6 +14,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from e2e.harness import HTTP_MODES, TRANSPORTS, VERSIONS, Everything, over, text_of
+from e2e.http_wire import HttpTransport
 from mcpkit_everything import __version__
 
 PNG = (
@@ -57,11 +58,18 @@ async def test_initialize(everything: Everything, version: str) -> None:
         await conn.session.send_ping()
         result = conn.record.result_of("initialize")
 
+    transport = everything.transport
+    if isinstance(transport, HttpTransport) and transport.server.mode == "stateless":
+        changes: dict[str, Any] = {}  # nothing outlives a request: no notifications
+        subscriptions: dict[str, Any] = {}
+    else:
+        changes = {"listChanged": True}
+        subscriptions = {"subscribe": True, **changes}
     expected_capabilities: dict[str, Any] = {
         "logging": {},
-        "tools": {"listChanged": True},
-        "resources": {"subscribe": True, "listChanged": True},
-        "prompts": {"listChanged": True},
+        "tools": changes,
+        "resources": subscriptions,
+        "prompts": changes,
     }
     if since(version, "2025-03-26"):
         expected_capabilities["completions"] = {}

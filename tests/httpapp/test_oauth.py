@@ -9,7 +9,6 @@ server's client credentials and answers the claims each test gives its tokens.
 import argparse
 import base64
 import contextlib
-import gc
 import json
 import logging
 import secrets
@@ -17,8 +16,7 @@ import socket
 import subprocess
 import sys
 import time
-import warnings
-from collections.abc import AsyncGenerator, Callable, Generator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,22 +49,6 @@ Claims = dict[str, Any]
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"  # uvicorn runs on asyncio only
-
-
-@pytest.fixture(autouse=True)
-def collect_unclosed_session_queues() -> Generator[None]:
-    """Collect the test's ended sessions here, ignoring their unclosed inbound queues.
-
-    Workaround for the transport, not for OAuth: `HttpSession.close` closes the sending end
-    of its inbound queue but never the receiving end (sessions.py), so each collected session
-    warns; unattended, the warning surfaces in whichever later test the collector runs.
-    """
-    yield
-    with warnings.catch_warnings():
-        warnings.filterwarnings(
-            "ignore", "Unclosed <MemoryObjectReceiveStream", category=ResourceWarning
-        )
-        gc.collect()
 
 
 # The stub authorization server and the servers under uvicorn --------------------------------

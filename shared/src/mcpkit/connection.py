@@ -51,10 +51,12 @@ class _Waiter:
 class Connection:
     """Serves one client over one transport until the client closes it."""
 
-    def __init__(self, runtime: Runtime, transport: Transport) -> None:
+    def __init__(self, runtime: Runtime, transport: Transport, *, stateless: bool = False) -> None:
+        """Serve over `transport`; `stateless`: nothing outlives a request (stateless HTTP)."""
         self.runtime = runtime
         self.server = runtime.server
         self.transport = transport
+        self.stateless = stateless
         self.session = Session()
         self._capabilities: dict[str, Any] = {}
         self._in_flight: dict[RequestId, anyio.CancelScope] = {}
@@ -111,6 +113,10 @@ class Connection:
         Raises:
             ClientRequestError: the client answered with an error, or not within `timeout`.
         """
+        if not self.transport.can_ask(related):
+            raise ClientRequestError(
+                f"The client cannot be sent {method} now: it has no open stream to receive it"
+            )
         request_id = self.session.next_request_id()
         waiter = self._waiters[request_id] = _Waiter()
         self._send(jsonrpc.request(request_id, method, params), related)
@@ -338,7 +344,7 @@ class Connection:
 
     def _initialize(self, params: dict[str, Any]) -> JSON:
         version = self.session.initialize(params)
-        self._capabilities = self.server.capabilities(version)
+        self._capabilities = self.server.capabilities(version, notifies=not self.stateless)
         result: JSON = {
             "protocolVersion": version,
             "capabilities": self._capabilities,
@@ -356,6 +362,8 @@ class Connection:
         """
         if not self.server.offers("resources"):
             raise MethodNotFound(f"Method not found: {method} (this server has no resources)")
+        if self.stateless:
+            raise MethodNotFound(f"Method not found: {method} (a stateless server cannot notify)")
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams("uri must be a string")

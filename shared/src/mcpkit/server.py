@@ -269,15 +269,20 @@ class Server:
         }
         return bool(registries[feature])
 
-    def capabilities(self, version: str) -> dict[str, Any]:
-        """Return the server capabilities for a session of `version`: what is registered."""
+    def capabilities(self, version: str, *, notifies: bool = True) -> dict[str, Any]:
+        """Return the server capabilities for a session of `version`: what is registered.
+
+        A session that cannot be told of changes (`notifies=False`: stateless HTTP, with no
+        stream outliving a request) is not offered list changes or subscriptions.
+        """
+        changes = {"listChanged": True} if notifies else {}
         capabilities: dict[str, Any] = {"logging": {}}
         if self.offers("tools"):
-            capabilities["tools"] = {"listChanged": True}
+            capabilities["tools"] = dict(changes)
         if self.offers("resources"):
-            capabilities["resources"] = {"subscribe": True, "listChanged": True}
+            capabilities["resources"] = {"subscribe": True, **changes} if notifies else {}
         if self.offers("prompts"):
-            capabilities["prompts"] = {"listChanged": True}
+            capabilities["prompts"] = dict(changes)
         if self.offers("completions") and has_completions(version):
             capabilities["completions"] = {}  # 2024-11-05 has completion but no capability
         return capabilities

@@ -92,9 +92,9 @@ class HttpApp:
         if discovery is not None:
             await discovery.send(send, cors)
             return
-        handlers = self._routes.get(request.path)
+        handlers = self._routes.get(request.route)
         if handlers is None:
-            response = error_response(404, f"Not Found: {request.path}")
+            response = error_response(404, f"Not Found: {request.route}")
             if not self._routes:
                 response = error_response(503, "Service Unavailable: the app is not running")
             await response.send(send, cors)

@@ -35,6 +35,8 @@ class Request:
         self.method: str = scope["method"]
         self.path: str = scope["path"]
         self.root_path: str = scope.get("root_path", "")
+        # Mounted under a prefix, the path may still carry it (ASGI leaves that to servers).
+        self.route = self.path.removeprefix(self.root_path) or "/"
         self.receive = receive
         self.headers: dict[str, str] = {}
         for raw_name, raw_value in scope["headers"]:
@@ -116,7 +118,13 @@ def json_response(status: int, payload: Any, headers: dict[str, str] | None = No
 def error_response(
     status: int, message: str, code: int = -32600, headers: dict[str, str] | None = None
 ) -> Response:
-    """An HTTP error whose body is a JSON-RPC error without an id, as MCP clients expect."""
+    """An HTTP error whose body is a JSON-RPC error for no particular request.
+
+    The id is null, as JSON-RPC 2.0 has it for an error that answers no readable request.
+    MCP schemas before 2025-11-25 have no such error (2025-11-25 lets the id be left out),
+    but the official SDK client reads a null id and drops an error without one, so null
+    is what lets clients show the reason.
+    """
     payload = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
     return json_response(status, payload, headers)
 

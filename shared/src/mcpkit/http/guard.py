@@ -6,6 +6,7 @@ stops both. Requests without an Origin (every non-browser client) pass the Origi
 CORS headers go only to the origins the operator allowed; by default there are none.
 """
 
+import ipaddress
 from collections.abc import Iterable
 
 from .asgi import Request, Response, error_response
@@ -27,7 +28,12 @@ def host_header(host: str, port: int) -> str:
 
 def is_loopback(host: str) -> bool:
     """Whether binding `host` keeps the server reachable from this machine only."""
-    return host in ("localhost", "::1") or host.startswith("127.")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a name: it could resolve to anything
+        return False
 
 
 class OriginGuard:

@@ -35,9 +35,8 @@ class LegacySession(OneStream):
 
     async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
         """Yield the frames POSTed to /messages until the session closes."""
-        async with self._inbound:
-            async for frame in self._inbound:
-                yield frame
+        async for frame in self._inbound:
+            yield frame
 
     def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
         """Queue a message for the SSE stream; a client too slow to read it loses the session."""
@@ -58,6 +57,11 @@ class LegacySession(OneStream):
             anyio.ClosedResourceError: the session has ended.
         """
         await self._inbound_send.send(frame)
+
+    async def run(self) -> None:
+        """Serve the connection until the session closes."""
+        with self._inbound:  # closed even when cancelled before the first read
+            await self.connection.run()
 
     def close(self) -> None:
         """End the session: the connection stops and the SSE response ends."""
@@ -88,7 +92,7 @@ class LegacyEndpoint:
         endpoint = f"{request.root_path}/messages?session_id={session.id}"
         try:
             async with anyio.create_task_group() as task_group:
-                task_group.start_soon(session.connection.run)
+                task_group.start_soon(session.run)
                 task_group.start_soon(_close_on_disconnect, request, session)
                 await start(send, 200, [("content-type", SSE_TYPE), ("cache-control", "no-cache")])
                 await _send_chunk(send, sse_event(endpoint.encode(), event="endpoint"))

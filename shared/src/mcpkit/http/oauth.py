@@ -223,7 +223,7 @@ class OAuthResourceServer:
 
     def well_known(self, request: Request) -> Response | None:
         """Answer GET on the protected resource metadata, at the root or path-suffixed."""
-        if request.path not in self._metadata_paths:
+        if request.route not in self._metadata_paths:
             return None
         if request.method != "GET":
             return error_response(405, "Method Not Allowed", headers={"allow": "GET"})

@@ -2,13 +2,15 @@
 
 import argparse
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from .auth import Authenticator, StaticToken
 from .config import HttpConfig
 from .guard import host_header, is_loopback
 
 _DEFAULTS = HttpConfig()
+N = TypeVar("N", int, float)
 
 
 def _env_list(name: str) -> list[str]:
@@ -17,6 +19,32 @@ def _env_list(name: str) -> list[str]:
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
+
+
+def _port(text: str) -> int:
+    """Parse a port to bind (argparse applies it to environment defaults too).
+
+    Raises:
+        argparse.ArgumentTypeError: not a port from 1 to 65535.
+    """
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535; 0: any free one)")
+    return int(text)
+
+
+def _positive(kind: type[N]) -> Callable[[str], N]:
+    """Return a parser of positive numbers of `kind`, for argparse."""
+
+    def parse(text: str) -> N:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+        return value
+
+    return parse
 
 
 def add_http_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +63,8 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--port",
-        type=int,
-        default=int(env("MCPKIT_PORT", str(_DEFAULTS.port))),
+        type=_port,
+        default=env("MCPKIT_PORT", str(_DEFAULTS.port)),
         help="port to bind (env MCPKIT_PORT; default %(default)s)",
     )
     group.add_argument(
@@ -80,22 +108,22 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--max-body",
-        type=int,
-        default=int(env("MCPKIT_MAX_BODY", str(_DEFAULTS.max_body))),
+        type=_positive(int),
+        default=env("MCPKIT_MAX_BODY", str(_DEFAULTS.max_body)),
         metavar="BYTES",
         help="largest request body accepted (default %(default)s)",
     )
     group.add_argument(
         "--max-sessions",
-        type=int,
-        default=int(env("MCPKIT_MAX_SESSIONS", str(_DEFAULTS.max_sessions))),
+        type=_positive(int),
+        default=env("MCPKIT_MAX_SESSIONS", str(_DEFAULTS.max_sessions)),
         help="sessions held at once; more are refused with 503 (default %(default)s)",
     )
     group.add_argument(
         "--session-idle-timeout",
-        type=float,
+        type=_positive(float),
         metavar="SECONDS",
-        default=float(env("MCPKIT_SESSION_IDLE_TIMEOUT", str(_DEFAULTS.session_idle_timeout))),
+        default=env("MCPKIT_SESSION_IDLE_TIMEOUT", str(_DEFAULTS.session_idle_timeout)),
         help="end a session unused for this long (default %(default)s)",
     )
     _add_oauth_arguments(parser)

@@ -1,6 +1,7 @@
 """Serve an MCP server over HTTP with uvicorn (imported here only: stdio never loads it)."""
 
 import contextlib
+import dataclasses
 import signal
 import socket
 import sys
@@ -51,7 +52,14 @@ class _Uvicorn(uvicorn.Server):
 
 
 async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
-    """Serve until SIGINT or SIGTERM; in-flight work is cancelled at shutdown."""
+    """Serve until SIGINT or SIGTERM; in-flight work is cancelled at shutdown.
+
+    The socket is bound first, so that with port 0 the Host check and the message to the
+    operator name the port the system chose.
+    """
+    family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+    listener = socket.create_server((config.host, config.port), family=family)
+    config = dataclasses.replace(config, port=listener.getsockname()[1])
     app = HttpApp(server, config)
     # log_config=None: uvicorn's records go through our stderr handler, never to stdout.
     uvicorn_config = uvicorn.Config(
@@ -65,7 +73,8 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
         timeout_graceful_shutdown=3,
     )
     sys.stderr.write(how_to_connect(server.info.name, server.info.version, config))
-    await _Uvicorn(uvicorn_config, app).serve()
+    with listener:
+        await _Uvicorn(uvicorn_config, app).serve(sockets=[listener])
 
 
 def how_to_connect(name: str, version: str, config: HttpConfig) -> str:

@@ -66,13 +66,14 @@ class HttpSession:
         session_id: str,
         principal: str | None,
         json_response: bool,
+        stateless: bool = False,
     ) -> None:
         self.id = session_id
         self.principal = principal
         self.last_active = time.monotonic()
         self.attached = 0  # HTTP responses being served now
         self.json_response = json_response
-        self.connection = Connection(runtime, self)
+        self.connection = Connection(runtime, self, stateless=stateless)
         self.streams: dict[str, Stream] = {}
         self._store = store
         self._numbers = itertools.count()
@@ -89,9 +90,8 @@ class HttpSession:
 
     async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
         """Yield the frames POSTed to this session until it closes."""
-        async with self._inbound:
-            async for frame in self._inbound:
-                yield frame
+        async for frame in self._inbound:
+            yield frame
 
     def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
         """Send on the stream of request `related`, else on the GET stream."""
@@ -123,6 +123,18 @@ class HttpSession:
         if stream is not None and not self.json_response and self.version >= V2025_11_25:
             stream.request_close()
 
+    def can_ask(self, related: RequestId | None) -> bool:
+        """Whether a request to the client, sent now, would reach it and come back.
+
+        It travels on the POST stream of `related` (when answers are SSE), else on an open
+        GET stream; never when stateless, where the answer would reach another connection.
+        """
+        if self.connection.stateless:
+            return False
+        if related is not None and not self.json_response and related in self._routes:
+            return True
+        return self.standalone.attached
+
     async def drain(self) -> None:
         """Nothing to wait for: each stream's queue is bounded on its own."""
 
@@ -149,7 +161,8 @@ class HttpSession:
 
     async def run(self) -> None:
         """Serve the connection until the session closes."""
-        await self.connection.run()
+        with self._inbound:  # closed even when cancelled before the first read
+            await self.connection.run()
 
     def close(self) -> None:
         """End the session: the connection stops, streams end, kept events are dropped."""
@@ -194,7 +207,11 @@ class SessionTable:
         Another principal gets None, as for an unknown id: ids cannot be probed.
         """
         session = self._sessions.get(session_id)
-        if session is None or not secrets.compare_digest(session.principal or "", principal or ""):
+        if session is None:
+            return None
+        # Compared as bytes: compare_digest refuses non-ASCII strings.
+        owner, caller = (session.principal or "").encode(), (principal or "").encode()
+        if not secrets.compare_digest(owner, caller):
             return None
         session.last_active = time.monotonic()
         return session

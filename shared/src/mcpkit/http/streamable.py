@@ -191,6 +191,7 @@ class StreamableEndpoint:
             session_id=new_session_id(),
             principal=None,
             json_response=self.config.json_response,
+            stateless=True,
         )
         if version is not None:
             session.connection.session.assume(version)

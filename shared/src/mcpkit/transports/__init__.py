@@ -34,6 +34,10 @@ class Transport(Protocol):
         """End the stream carrying `request_id`'s messages early; the client may resume it."""
         ...
 
+    def can_ask(self, related: RequestId | None) -> bool:
+        """Whether a request to the client, sent now, would reach it and could be answered."""
+        ...
+
     async def drain(self) -> None:
         """Wait until queued output is below the transport's limit (back-pressure)."""
         ...
@@ -53,3 +57,7 @@ class OneStream:
 
     def close_stream(self, request_id: RequestId) -> None:
         """Nothing to do: the one stream lives as long as the connection."""
+
+    def can_ask(self, related: RequestId | None) -> bool:
+        """Always: the one stream reaches the client, which answers on the same channel."""
+        return True
