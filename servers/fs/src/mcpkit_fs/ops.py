@@ -92,7 +92,7 @@ def read_text(
     first = max(0, len(lines) - tail) if tail is not None else (offset or 1) - 1
     count = head if head is not None else limit
     chosen = lines[first:] if count is None else lines[first : first + count]
-    result = _page(chosen, max_bytes, from_end=tail is not None)
+    result, cut = _page(chosen, max_bytes, from_end=tail is not None)
     if tail is not None:
         first += len(chosen) - len(result)  # a tail cut by max_bytes loses its first lines
     more = first + len(result) < len(lines)
@@ -102,7 +102,7 @@ def read_text(
         start_line=first + 1,
         end_line=first + len(result),
         total_lines=len(lines),
-        truncated=len(result) < len(chosen),
+        truncated=cut,
         next_offset=first + len(result) + 1 if more else None,
         encoding=codec.name,
         eol=codec.eol,  # pyright: ignore[reportArgumentType]
@@ -133,8 +133,7 @@ def _read_large(
         first = (offset or 1) - 1
         raw, more = _lines_from(file, first, count, max_bytes)
     lines = [line.decode(codec.encoding, "replace") for line in raw]
-    result = _page(lines, max_bytes, from_end=tail is not None)
-    cut = len(result) < len(lines)
+    result, cut = _page(lines, max_bytes, from_end=tail is not None)
     return TextRead(
         path=shown,
         content="".join(result),
@@ -184,8 +183,8 @@ def _last_lines(file: BinaryIO, size: int, count: int) -> list[bytes]:
     return lines[-count:] if count else []
 
 
-def _page(lines: list[str], max_bytes: int, *, from_end: bool) -> list[str]:
-    """Return the lines that fit in `max_bytes` (from the end for a tail).
+def _page(lines: list[str], max_bytes: int, *, from_end: bool) -> tuple[list[str], bool]:
+    """Return the lines that fit in `max_bytes` (from the end for a tail), and if any did not.
 
     A single line longer than the budget is cut to it, so a read always makes progress.
     """
@@ -196,10 +195,10 @@ def _page(lines: list[str], max_bytes: int, *, from_end: bool) -> list[str]:
         if cost > budget:
             if not kept:
                 kept.append(line[:budget])
-            break
+            return (kept[::-1] if from_end else kept), True
         kept.append(line)
         budget -= cost
-    return kept[::-1] if from_end else kept
+    return (kept[::-1] if from_end else kept), False
 
 
 def _join(lines: list[str], first: int, line_numbers: bool) -> str:

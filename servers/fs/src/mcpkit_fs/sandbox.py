@@ -363,7 +363,10 @@ class _Walk:
         self.hops += 1
         if self.hops > MAX_SYMLINKS:
             raise FsError(f"{self.shown(part)}: too many levels of symbolic links.")
-        target = os.readlink(part, dir_fd=self.fds[-1])
+        try:
+            target = os.readlink(part, dir_fd=self.fds[-1])
+        except OSError:  # no longer a link: replaced since the stat
+            raise FsError(f"{self.shown(part)} changed during the operation: try again.") from None
         if not os.path.isabs(target):
             return target.split("/")
         try:
@@ -464,19 +467,29 @@ def open_file(place: Place) -> int:
     """
     if place.name is None:
         raise FsError(f"{place.shown} is a directory: use list_directory.")
+    status = place.lstat()
+    if status is not None:
+        _require_regular(place, status.st_mode)  # before opening: opening a device can act
     try:
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         fd = os.open(place.name, flags, dir_fd=place.dir_fd)
     except OSError as exc:
         raise explain(exc, place.shown) from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    try:
+        _require_regular(place, os.fstat(fd).st_mode)  # it may have been swapped meanwhile
+    except FsError:
         os.close(fd)
-        if stat.S_ISDIR(mode):
-            raise FsError(f"{place.shown} is a directory: use list_directory.")
-        raise FsError(f"{place.shown} is not a regular file (a FIFO, socket or device): refused.")
+        raise
     os.set_blocking(fd, True)
     return fd
+
+
+def _require_regular(place: Place, mode: int) -> None:
+    """Raise FsError unless `mode` is a regular file's (a link fails at open, ELOOP)."""
+    if stat.S_ISDIR(mode):
+        raise FsError(f"{place.shown} is a directory: use list_directory.")
+    if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
+        raise FsError(f"{place.shown} is not a regular file (a FIFO, socket or device): refused.")
 
 
 def open_directory(place: Place) -> int:

@@ -51,7 +51,13 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
                 raise explain(exc, src.shown) from None
             # Another filesystem: copy, then remove the original.
             _copy_entry(sandbox, src, dst, status)
-            _remove_entry(src.dir_fd, src.name, status)
+            try:
+                if stat.S_ISDIR(status.st_mode):
+                    _remove_tree(src.dir_fd, src.name)
+                else:
+                    os.unlink(src.name, dir_fd=src.dir_fd)
+            except OSError as exc:
+                raise explain(exc, src.shown) from None
         return Moved(source=src.shown, destination=dst.shown, overwritten=existed)
 
 
@@ -91,10 +97,13 @@ def delete(sandbox: Sandbox, path: str, *, recursive: bool = False) -> Deleted:
         status = _removable(sandbox, place, "deleted")
         assert place.name is not None
         try:
-            if stat.S_ISDIR(status.st_mode) and recursive:
+            if not stat.S_ISDIR(status.st_mode):
+                os.unlink(place.name, dir_fd=place.dir_fd)
+                removed = 1
+            elif recursive:
                 removed = _remove_tree(place.dir_fd, place.name)
             else:
-                _remove_entry(place.dir_fd, place.name, status)
+                os.rmdir(place.name, dir_fd=place.dir_fd)
                 removed = 1
         except OSError as exc:
             raise explain(exc, place.shown) from None
@@ -224,14 +233,6 @@ def _copy_file(src_fd: int, name: str, dst_fd: int, mode: int) -> None:
             return
         with os.fdopen(os.open(name, _NEW_FLAGS, mode, dir_fd=dst_fd), "wb") as target:
             shutil.copyfileobj(source, target)
-
-
-def _remove_entry(dir_fd: int, name: str, status: os.stat_result) -> None:
-    """Remove one entry: a directory (which must be empty) or anything else."""
-    if stat.S_ISDIR(status.st_mode):
-        os.rmdir(name, dir_fd=dir_fd)
-    else:
-        os.unlink(name, dir_fd=dir_fd)
 
 
 def _remove_tree(dir_fd: int, name: str) -> int:
