@@ -294,6 +294,8 @@ def test_move_refuses_to_overwrite_unless_asked(tree: Tree) -> None:
     assert (tree.root / "b.txt").read_text() == "a"
     with pytest.raises(FsError, match="is a directory"):
         transfer.move(tree.sandbox, "b.txt", "sub", overwrite=True)
+    with pytest.raises(FsError, match="cannot move into itself"):
+        transfer.move(tree.sandbox, "sub", "sub/inside")
 
 
 def test_move_across_devices_copies_then_removes(
@@ -323,6 +325,13 @@ def test_copy(tree: Tree) -> None:
     assert os.readlink(tree.root / "sub2" / "link") == "inner.txt"
     with pytest.raises(FsError, match="already exists"):
         transfer.copy(tree.sandbox, "hello.txt", "copy.txt")
+    with pytest.raises(FsError, match="cannot copy into itself"):
+        transfer.copy(tree.sandbox, ".", "sub/backup", recursive=True)
+    backup = tree.base / "backup"
+    backup.mkdir()
+    both = tree.sandbox_with(str(tree.root), str(backup))
+    transfer.copy(both, str(tree.root), str(backup / "copy"), recursive=True)
+    assert (backup / "copy" / "sub" / "inner.txt").read_text() == "inner\n"
 
 
 def test_delete(tree: Tree) -> None:

@@ -441,6 +441,7 @@ _MESSAGES = {
     errno.ENOSPC: "cannot be written: no space left on the device",
     errno.EROFS: "is on a read-only filesystem",
     errno.EBUSY: "is busy",
+    errno.EINVAL: "cannot go there (a directory cannot move into itself)",
 }
 
 
@@ -524,7 +525,7 @@ def write_atomic(place: Place, data: bytes | BinaryIO, *, create_only: bool = Fa
     if current is not None and not stat.S_ISREG(current.st_mode):
         kind = "symbolic link" if stat.S_ISLNK(current.st_mode) else "directory or special file"
         raise FsError(f"{place.shown} is a {kind}: write to a regular file path instead.")
-    temporary = f".{place.name[:200]}.{secrets.token_hex(4)}.tmp"
+    temporary = f".mcp-fs-{secrets.token_hex(8)}.tmp"  # short: any name may be 255 bytes
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(temporary, flags, 0o666 if current is None else 0o600, dir_fd=place.dir_fd)

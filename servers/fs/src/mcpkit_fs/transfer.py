@@ -20,6 +20,7 @@ from .sandbox import (
     Place,
     Sandbox,
     explain,
+    open_directory,
     require_writable,
     write_atomic,
 )
@@ -79,8 +80,11 @@ def copy(
         status = src.lstat()
         if status is None:
             raise FsError(f"{src.shown} does not exist.")
-        if stat.S_ISDIR(status.st_mode) and not recursive:
-            raise FsError(f"{src.shown} is a directory: pass recursive=true to copy it all.")
+        if stat.S_ISDIR(status.st_mode):
+            if not recursive:
+                raise FsError(f"{src.shown} is a directory: pass recursive=true to copy it all.")
+            if _inside(_real(dst), _real(src)):
+                raise FsError(f"{dst.shown} is inside {src.shown}: a tree cannot copy into itself.")
         existed = _prepare_destination(dst, overwrite)
         _copy_entry(sandbox, src, dst, status)
         return Moved(source=src.shown, destination=dst.shown, overwritten=existed)
@@ -118,8 +122,7 @@ def _removable(sandbox: Sandbox, place: Place, what: str) -> os.stat_result:
             denied entries.
     """
     require_writable(place)
-    real = f"{place.root.path.rstrip('/')}/{place.relative}"
-    if place.name is None or any(_inside(d.path, real) for d in sandbox.directories):
+    if place.name is None or any(_inside(d.path, _real(place)) for d in sandbox.directories):
         raise AccessDenied(f"{place.shown} is or holds an allowed directory: it cannot be {what}.")
     status = place.lstat()
     if status is None:
@@ -134,6 +137,11 @@ def _removable(sandbox: Sandbox, place: Place, what: str) -> os.stat_result:
         finally:
             os.close(fd)
     return status
+
+
+def _real(place: Place) -> str:
+    """Return the real path of `place` (its root's real path, then the resolved rest)."""
+    return f"{place.root.path.rstrip('/')}/{place.relative}".rstrip("/") or "/"
 
 
 def _inside(path: str, directory: str) -> bool:
@@ -179,16 +187,15 @@ def _prepare_destination(dst: Place, overwrite: bool) -> bool:
 
 def _copy_entry(sandbox: Sandbox, src: Place, dst: Place, status: os.stat_result) -> None:
     """Copy the entry at `src` (a file, link or directory tree) to `dst`."""
-    assert src.name is not None
     assert dst.name is not None
     try:
         if stat.S_ISDIR(status.st_mode):
-            fd = os.open(src.name, _DIR_FLAGS, dir_fd=src.dir_fd)
+            fd = open_directory(src)  # may be an allowed directory itself
             try:
                 _copy_tree(sandbox, src, fd, src.relative, dst.dir_fd, dst.name)
             finally:
                 os.close(fd)
-        elif stat.S_ISLNK(status.st_mode):
+        elif stat.S_ISLNK(status.st_mode) and src.name is not None:
             os.symlink(os.readlink(src.name, dir_fd=src.dir_fd), dst.name, dir_fd=dst.dir_fd)
         else:
             with open_read(src) as file:
