@@ -409,7 +409,9 @@ def test_search_files(tree: Tree) -> None:
     substring = walk.search_files(tree.sandbox, ".", "UTIL", exclude=[], max_results=100)
     assert [Path(p).name for p in substring.matches] == ["util.py"]
     capped = walk.search_files(tree.sandbox, ".", "*.py", exclude=["deep"], max_results=1)
-    assert (len(capped.matches), capped.truncated) == (1, True)
+    assert (len(capped.matches), capped.truncated, capped.next_offset) == (1, True, 1)
+    rest = walk.search_files(tree.sandbox, ".", "*.py", exclude=["deep"], max_results=1, offset=1)
+    assert ([Path(p).name for p in rest.matches], rest.truncated) == (["util.py"], False)
 
 
 def test_search_content(tree: Tree) -> None:
@@ -442,6 +444,21 @@ def test_search_content(tree: Tree) -> None:
     only = walk.search_content(tree.sandbox, ".", "todo", include="*/deep/**", exclude=[])
     assert [Path(m.path).name for m in only.matches] == ["y.py"]
     capped = walk.search_content(tree.sandbox, ".", "todo", exclude=[], max_results=2)
-    assert (len(capped.matches), capped.truncated) == (2, True)
+    assert (len(capped.matches), capped.truncated, capped.next_offset) == (2, True, 2)
+    last = walk.search_content(tree.sandbox, ".", "todo", exclude=[], max_results=2, offset=2)
+    assert ([Path(m.path).name for m in last.matches], last.next_offset) == (["util.py"], None)
     with pytest.raises(FsError, match="Invalid regular expression"):
         walk.search_content(tree.sandbox, ".", "(", is_regex=True, exclude=[])
+
+
+def test_search_content_finds_text_in_every_encoding(tree: Tree) -> None:
+    (tree.root / "u16.txt").write_bytes(codecs.BOM_UTF16_LE + "a Needle\n".encode("utf-16-le"))
+    (tree.root / "latin.txt").write_bytes("café needle\n".encode("latin-1"))
+    (tree.root / "accent.txt").write_text("naïve\n")
+    found = walk.search_content(tree.sandbox, ".", "needle", exclude=[])
+    assert sorted((Path(m.path).name, m.text) for m in found.matches) == [
+        ("latin.txt", "café needle"),
+        ("u16.txt", "a Needle"),
+    ]
+    accented = walk.search_content(tree.sandbox, ".", "NAÏVE", exclude=[])
+    assert [m.text for m in accented.matches] == ["naïve"]

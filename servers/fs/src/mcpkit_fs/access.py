@@ -8,7 +8,7 @@ roots", which never reaches past the operator's directories.
 
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import anyio
 
@@ -68,15 +68,24 @@ class Access:
                 logger.warning("Ignoring client root %s: %s", uri, exc)
         return roots
 
-    async def run(self, ctx: Context, work: Callable[[Sandbox], T], done: str) -> T:
+    async def run(
+        self,
+        ctx: Context,
+        work: Callable[[Sandbox], T],
+        done: str,
+        *,
+        level: Literal["debug", "info"] = "debug",
+    ) -> T:
         """Run `work` with the request's sandbox in a worker thread, then log `done`.
+
+        Reads log at debug, changes at info (the level clients get by default).
 
         Raises:
             FsError: from `work`.
         """
         sandbox = await self.sandbox(ctx)
         result = await anyio.to_thread.run_sync(work, sandbox)
-        await ctx.log("info", done, logger="mcp-fs")
+        await ctx.log(level, done, logger="mcp-fs")
         return result
 
 

@@ -134,6 +134,7 @@ class Matches(_Model):
     path: str
     matches: list[str]
     truncated: bool
+    next_offset: int | None = Field(description="the offset of the next page of matches")
 
 
 class ContentMatch(_Model):
@@ -154,6 +155,7 @@ class ContentMatches(_Model):
     matches: list[ContentMatch]
     files_searched: int
     truncated: bool
+    next_offset: int | None = Field(description="the offset of the next page of matches")
 
 
 class Comparison(_Model):

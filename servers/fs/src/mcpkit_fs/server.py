@@ -277,13 +277,20 @@ def _register_walks(app: Server, access: Access) -> None:
         ],
         excludePatterns: Excludes = [],  # noqa: B006
         max_results: Annotated[int, Field(ge=1, le=50_000)] = 1000,
+        offset: Annotated[int, Field(ge=0, description="Matches to skip (next_offset)")] = 0,
     ) -> Matches:
         """Find files and directories below a path whose name or path matches a pattern."""
         tick = progress(ctx)
         return await access.run(
             ctx,
             lambda s: walk.search_files(
-                s, path, pattern, exclude=excludePatterns, max_results=max_results, tick=tick
+                s,
+                path,
+                pattern,
+                exclude=excludePatterns,
+                max_results=max_results,
+                offset=offset,
+                tick=tick,
             ),
             f"searched {path} for {pattern}",
         )
@@ -299,6 +306,7 @@ def _register_walks(app: Server, access: Access) -> None:
         excludePatterns: Excludes = [],  # noqa: B006
         context_lines: Annotated[int, Field(ge=0, le=20)] = 0,
         max_results: Annotated[int, Field(ge=1, le=10_000)] = 200,
+        offset: Annotated[int, Field(ge=0, description="Matches to skip (next_offset)")] = 0,
         respect_gitignore: bool = True,
     ) -> ContentMatches:
         """Find lines in text files below a path (grep); .gitignore is honoured by default."""
@@ -315,6 +323,7 @@ def _register_walks(app: Server, access: Access) -> None:
                 exclude=excludePatterns,
                 context_lines=context_lines,
                 max_results=max_results,
+                offset=offset,
                 gitignore=respect_gitignore,
                 tick=tick,
             ),
@@ -349,6 +358,7 @@ def _register_writes(app: Server, access: Access) -> None:
                 create_parents=create_parents,
             ),
             f"wrote {path} ({mode})",
+            level="info",
         )
 
     @app.tool(title="Edit file", annotations=CHANGE)
@@ -369,12 +379,15 @@ def _register_writes(app: Server, access: Access) -> None:
             ctx,
             lambda s: ops.edit(s, path, changes, dry_run=dryRun, expected_sha256=expected_sha256),
             f"edited {path}" + (" (dry run)" if dryRun else ""),
+            level="info",
         )
 
     @app.tool(title="Create directory", annotations=CREATE)
     async def create_directory(ctx: Context, path: Path_) -> Created:
         """Create a directory with any missing parents; an existing one is fine."""
-        return await access.run(ctx, lambda s: ops.create_directory(s, path), f"mkdir {path}")
+        return await access.run(
+            ctx, lambda s: ops.create_directory(s, path), f"mkdir {path}", level="info"
+        )
 
     @app.tool(title="Move or rename", annotations=CHANGE)
     async def move_file(
@@ -388,6 +401,7 @@ def _register_writes(app: Server, access: Access) -> None:
             ctx,
             lambda s: transfer.move(s, source, destination, overwrite=overwrite),
             f"moved {source} to {destination}",
+            level="info",
         )
 
     @app.tool(title="Copy", annotations=REPLACE)
@@ -405,6 +419,7 @@ def _register_writes(app: Server, access: Access) -> None:
                 s, source, destination, recursive=recursive, overwrite=overwrite
             ),
             f"copied {source} to {destination}",
+            level="info",
         )
 
     @app.tool(title="Delete", annotations=REPLACE)
@@ -414,7 +429,10 @@ def _register_writes(app: Server, access: Access) -> None:
         An allowed directory itself is never deleted.
         """
         return await access.run(
-            ctx, lambda s: transfer.delete(s, path, recursive=recursive), f"deleted {path}"
+            ctx,
+            lambda s: transfer.delete(s, path, recursive=recursive),
+            f"deleted {path}",
+            level="info",
         )
 
 

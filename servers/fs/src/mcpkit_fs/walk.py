@@ -6,6 +6,7 @@ bounded: depth, entries, results. It calls `tick(count)` as it goes, every `TICK
 entries; the server uses it to report progress and to stop when the request is cancelled.
 """
 
+import codecs
 import os
 import re
 import stat
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from .globs import Glob, GlobSet, IgnoreRule, is_ignored, parse_gitignore
 from .models import ContentMatch, ContentMatches, EntryType, Matches, Tree, TreeNode
-from .ops import entry_type
+from .ops import dirent_type
 from .sandbox import AllowedDir, FsError, Sandbox, open_directory
 from .text import BinaryFile, sniff
 
@@ -70,17 +71,16 @@ class _Walker:
         yield from self._walk(fd, relative, depth, rules)
 
     def _walk(self, fd: int, relative: str, depth: int, rules: list[IgnoreRule]) -> Iterator[Found]:
-        for name in sorted(os.listdir(fd)):
+        with os.scandir(fd) as found:
+            items = sorted(found, key=lambda item: item.name)
+        for item in items:
+            name = item.name
             path = f"{relative}/{name}" if relative else name
             if self.exclude.match(path) or self.sandbox.is_denied(
                 self.root, f"{self.base}/{path}" if self.base else path
             ):
                 continue
-            try:
-                mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
-            except OSError:  # gone since the listing
-                continue
-            kind = entry_type(mode)
+            kind = dirent_type(item)
             if rules and (name == ".git" or is_ignored(rules, path, kind == "directory")):
                 continue
             self.seen += 1
@@ -180,12 +180,13 @@ def search_files(
     *,
     exclude: list[str],
     max_results: int,
+    offset: int = 0,
     tick: Tick = _no_tick,
 ) -> Matches:
     """Find entries below a directory whose path matches a glob.
 
     A pattern without glob characters matches names that contain it, ignoring case, as
-    the reference server once did.
+    the reference server once did. The first `offset` matches are skipped (a next page).
 
     Raises:
         FsError: the path is not a directory that may be read.
@@ -193,17 +194,23 @@ def search_files(
     matches = _name_matcher(pattern)
     shown, fd, walker = _start(sandbox, path, exclude=exclude, tick=tick)
     found: list[str] = []
+    skipped = 0
     truncated = False
     try:
         for entry in walker.walk(fd):
-            if matches(entry.relative):
-                if len(found) >= max_results:
-                    truncated = True
-                    break
+            if not matches(entry.relative):
+                continue
+            if skipped < offset:
+                skipped += 1
+            elif len(found) < max_results:
                 found.append(f"{shown.rstrip('/')}/{entry.relative}")
+            else:
+                truncated = True
+                break
     finally:
         os.close(fd)
-    return Matches(path=shown, matches=found, truncated=truncated)
+    next_offset = offset + len(found) if truncated else None
+    return Matches(path=shown, matches=found, truncated=truncated, next_offset=next_offset)
 
 
 def _name_matcher(pattern: str) -> Callable[[str], bool]:
@@ -225,12 +232,14 @@ def search_content(
     exclude: list[str],
     context_lines: int = 0,
     max_results: int = 200,
+    offset: int = 0,
     gitignore: bool = True,
     tick: Tick = _no_tick,
 ) -> ContentMatches:
     """Find lines matching a text or regular expression in the files below a directory.
 
-    Binary files, files over 8 MiB, and what `.gitignore` files ignore are skipped.
+    Binary files, files over 8 MiB, and what `.gitignore` files ignore are skipped. The
+    first `offset` matches are skipped (a next page).
 
     Raises:
         FsError: the expression is invalid, or the path is not a readable directory.
@@ -241,44 +250,74 @@ def search_content(
         )
     except re.error as exc:
         raise FsError(f"Invalid regular expression: {exc}. Fix it or set is_regex=false.") from None
+    # Literal ASCII text can rule files out on their bytes, before any decoding.
+    prefilter = _byte_pattern(query, case_sensitive) if not is_regex else None
     only = Glob(include) if include else None
     shown, fd, walker = _start(sandbox, path, exclude=exclude, gitignore=gitignore, tick=tick)
     matches: list[ContentMatch] = []
+    wanted = offset + max_results
     files = 0
     try:
         for entry in walker.walk(fd):
             if entry.type != "file" or (only is not None and not only.match(entry.relative)):
                 continue
-            text = _searchable_text(entry)
+            data = _read_small_file(entry)
+            if data is None:
+                continue
             files += 1
-            if text is None or regex.search(text) is None:  # one fast scan rules most files out
+            if prefilter is not None and _misses(prefilter, data):
+                continue
+            text = _text(data)
+            if text is None or regex.search(text) is None:  # one scan rules most files out
                 continue
             name = f"{shown.rstrip('/')}/{entry.relative}"
-            room = max_results - len(matches)
+            room = wanted - len(matches)
             matches += _matching_lines(name, text, regex, context_lines, room + 1)
-            if len(matches) > max_results:
+            if len(matches) > wanted:
                 break
     finally:
         os.close(fd)
+    page = matches[offset:wanted]
+    truncated = len(matches) > wanted
     return ContentMatches(
         path=shown,
-        matches=matches[:max_results],
+        matches=page,
         files_searched=files,
-        truncated=len(matches) > max_results,
+        truncated=truncated,
+        next_offset=offset + len(page) if truncated else None,
     )
 
 
-def _searchable_text(entry: Found) -> str | None:
-    """Return the text of a regular file to search, or None to skip it."""
+def _byte_pattern(query: str, case_sensitive: bool) -> re.Pattern[bytes] | None:
+    """Return a bytes pattern for a literal ASCII query, or None if it has other characters."""
+    if not query.isascii():
+        return None
+    return re.compile(re.escape(query.encode("ascii")), 0 if case_sensitive else re.IGNORECASE)
+
+
+def _misses(prefilter: re.Pattern[bytes], data: bytes) -> bool:
+    """Return whether the bytes certainly do not contain the query (UTF-16 is not checked)."""
+    utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    return not utf16 and prefilter.search(data) is None
+
+
+def _read_small_file(entry: Found) -> bytes | None:
+    """Return the bytes of a regular file of at most 8 MiB, or None to skip it."""
     try:
         handle = os.open(entry.name, _FILE_FLAGS, dir_fd=entry.dir_fd)
     except OSError:
         return None
-    with os.fdopen(handle, "rb") as file:
+    try:
         status = os.fstat(handle)
         if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_SEARCHED_FILE:
             return None
-        data = file.read(MAX_SEARCHED_FILE)
+        return os.read(handle, status.st_size + 1)
+    finally:
+        os.close(handle)
+
+
+def _text(data: bytes) -> str | None:
+    """Return the text of a file's bytes, or None if they are binary."""
     try:
         codec = sniff(data[:8192])
     except BinaryFile:
