@@ -12,6 +12,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 
 from .globs import Glob, GlobSet, IgnoreRule, is_ignored, parse_gitignore
 from .models import ContentMatch, ContentMatches, EntryType, Matches, Tree, TreeNode
@@ -31,7 +32,7 @@ def _no_tick(count: int) -> None:
     """Default `tick`: nothing to report."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Found:
     """An entry met by a walk; `dir_fd` (its directory) is open only during that step."""
 
@@ -64,6 +65,7 @@ class _Walker:
         self.max_depth = max_depth
         self.tick = tick
         self.seen = 0
+        self.filtering = bool(exclude) or bool(sandbox.deny)  # checked per entry: kept cheap
 
     def walk(self, fd: int, relative: str = "", depth: int = 1) -> Iterator[Found]:
         """Yield the entries below the directory open at `fd`."""
@@ -72,13 +74,11 @@ class _Walker:
 
     def _walk(self, fd: int, relative: str, depth: int, rules: list[IgnoreRule]) -> Iterator[Found]:
         with os.scandir(fd) as found:
-            items = sorted(found, key=lambda item: item.name)
+            items = sorted(found, key=attrgetter("name"))
         for item in items:
             name = item.name
             path = f"{relative}/{name}" if relative else name
-            if self.exclude.match(path) or self.sandbox.is_denied(
-                self.root, f"{self.base}/{path}" if self.base else path
-            ):
+            if self.filtering and self._left_out(path):
                 continue
             kind = dirent_type(item)
             if rules and (name == ".git" or is_ignored(rules, path, kind == "directory")):
@@ -97,6 +97,11 @@ class _Walker:
                     yield from self._walk(sub, path, depth + 1, rules + more)
                 finally:
                     os.close(sub)
+
+    def _left_out(self, path: str) -> bool:
+        """Return whether the entry at `path` is excluded or denied."""
+        below_root = f"{self.base}/{path}" if self.base else path
+        return self.exclude.match(path) or self.sandbox.is_denied(self.root, below_root)
 
     def _rules(self, fd: int, relative: str) -> list[IgnoreRule]:
         """Return the rules of the `.gitignore` in the directory open at `fd`, if any."""
