@@ -70,10 +70,11 @@ def test_large_file_is_read_in_parts(tree: Tree, monkeypatch: pytest.MonkeyPatch
     tail = ops.read_text(tree.sandbox, "big.log", tail=2)
     assert tail.content == "line 999\nline 1000\n"
     assert tail.start_line is None
-    page = ops.read_text(tree.sandbox, "big.log", offset=500, max_bytes=20)
-    assert page.content.startswith("line 500\n")
+    page = ops.read_text(tree.sandbox, "big.log", offset=500, max_bytes=20, line_numbers=True)
+    assert page.content.startswith("   500\tline 500\n")
     assert page.truncated
-    assert page.next_offset == 500 + page.content.count("\n")
+    lines = page.content.count("\n")
+    assert (page.start_line, page.end_line, page.next_offset) == (500, 499 + lines, 500 + lines)
 
 
 def test_encodings_are_detected(tree: Tree) -> None:

@@ -242,6 +242,15 @@ def test_deny_globs(tree: Tree) -> None:
     assert (tree.root / ".ssh" / "id_rsa").read_text() == CANARY
 
 
+def test_deny_globs_match_the_root_by_either_name(tree: Tree) -> None:
+    alias = tree.base / "alias"
+    alias.symlink_to(tree.root)
+    sandbox = tree.sandbox_with(str(alias), deny=(f"{alias}/sub/**",))
+    for path in (f"{alias}/sub/inner.txt", f"{tree.root}/sub/inner.txt"):
+        with pytest.raises(AccessDenied, match="deny rule"):
+            read(sandbox, path)
+
+
 def test_read_only_directory(tree: Tree) -> None:
     sandbox = tree.sandbox_with(f"{tree.root}:ro")
     assert read(sandbox, "hello.txt") == "hello\n"

@@ -83,7 +83,9 @@ def read_text(
     with os.fdopen(fd, "rb") as file:
         size = os.fstat(fd).st_size
         if size > WHOLE_FILE_BYTES:
-            return _read_large(file, shown, size, head, tail, offset, limit, max_bytes)
+            return _read_large(
+                file, shown, size, head, tail, offset, limit, max_bytes, line_numbers
+            )
         data = file.read(WHOLE_FILE_BYTES + 1)  # bounded even if the file grows meanwhile
     if len(data) > WHOLE_FILE_BYTES:
         raise FsError(f"{shown} grew while being read: read it again.")
@@ -120,6 +122,7 @@ def _read_large(
     offset: int | None,
     limit: int | None,
     max_bytes: int,
+    line_numbers: bool,
 ) -> TextRead:
     """Read part of a text file too large to read whole (see `read_text`)."""
     codec = _sniff(file.read(8192), shown)
@@ -136,7 +139,7 @@ def _read_large(
     result, cut = _page(lines, max_bytes, from_end=tail is not None)
     return TextRead(
         path=shown,
-        content="".join(result),
+        content=_join(result, first or 0, line_numbers and first is not None),
         start_line=None if first is None else first + 1,
         end_line=None if first is None else first + len(result),
         total_lines=None,

@@ -239,8 +239,15 @@ class Sandbox:
             raise AccessDenied(f"Access denied: {shown} matches a deny rule of the operator.")
 
     def is_denied(self, root: AllowedDir, relative: str) -> bool:
-        """Return whether the path `relative` below `root` matches a deny glob."""
-        return bool(self.deny) and self.deny.match(f"{root.path.rstrip('/')}/{relative}")
+        """Return whether the path `relative` below `root` matches a deny glob.
+
+        Both names of the root count: the operator may write either in a glob.
+        """
+        if not self.deny:
+            return False
+        return any(
+            self.deny.match(f"{form.rstrip('/')}/{relative}") for form in (root.path, root.given)
+        )
 
     def resolve(self, path: str) -> str:
         """Return the real path of `path` (which must exist), checked like any access.

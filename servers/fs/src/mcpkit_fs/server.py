@@ -69,7 +69,7 @@ TEMPLATE = "file:///{+path}"
 Contents = list[TextResourceContents | BlobResourceContents]
 Reader = Callable[[Context, str], Coroutine[Any, Any, Contents]]
 
-Path_ = Annotated[str, Field(description="Absolute, or relative to the first allowed directory")]
+PathArg = Annotated[str, Field(description="Absolute, or relative to the first allowed directory")]
 Excludes = Annotated[
     list[str],
     Field(description="Glob patterns of paths to leave out (e.g. node_modules, **/*.log)"),
@@ -110,7 +110,7 @@ def build_server(policy: Policy, *, read_only: bool = False) -> Server:
 def _register_reads(app: Server, access: Access) -> None:
     async def read_text_file(
         ctx: Context,
-        path: Path_,
+        path: PathArg,
         head: Annotated[int | None, Field(ge=0, description="Only the first N lines")] = None,
         tail: Annotated[int | None, Field(ge=0, description="Only the last N lines")] = None,
         offset: Annotated[
@@ -153,7 +153,7 @@ def _register_reads(app: Server, access: Access) -> None:
     @app.tool(title="Read image, audio or other binary file", annotations=READ)
     async def read_media_file(
         ctx: Context,
-        path: Path_,
+        path: PathArg,
         max_bytes: Annotated[int, Field(ge=1, le=50 * MiB)] = 10 * MiB,
     ) -> ImageContent | AudioContent | EmbeddedResource:
         """Read a file as base64: an image or audio block, or an embedded blob otherwise."""
@@ -187,7 +187,7 @@ def _register_reads(app: Server, access: Access) -> None:
     @app.tool(title="List directory", annotations=READ)
     async def list_directory(
         ctx: Context,
-        path: Path_,
+        path: PathArg,
         offset: Annotated[int, Field(ge=0, description="Entries to skip (next_offset)")] = 0,
         limit: Annotated[int, Field(ge=1, le=10_000)] = 1000,
     ) -> Listing:
@@ -199,7 +199,7 @@ def _register_reads(app: Server, access: Access) -> None:
     @app.tool(title="List directory with sizes", annotations=READ)
     async def list_directory_with_sizes(
         ctx: Context,
-        path: Path_,
+        path: PathArg,
         sortBy: Literal["name", "size"] = "name",
         offset: Annotated[int, Field(ge=0)] = 0,
         limit: Annotated[int, Field(ge=1, le=10_000)] = 1000,
@@ -216,7 +216,7 @@ def _register_reads(app: Server, access: Access) -> None:
     @app.tool(title="Get file information", annotations=READ)
     async def get_file_info(
         ctx: Context,
-        path: Path_,
+        path: PathArg,
         hash: Annotated[bool, Field(description="Also compute the SHA-256")] = False,
     ) -> FileInfo:
         """Describe a file, directory or symbolic link: size, times, permissions, MIME type."""
@@ -227,8 +227,8 @@ def _register_reads(app: Server, access: Access) -> None:
     @app.tool(title="Compare two text files", annotations=READ)
     async def compare_files(
         ctx: Context,
-        path_a: Path_,
-        path_b: Path_,
+        path_a: PathArg,
+        path_b: PathArg,
         context_lines: Annotated[int, Field(ge=0, le=100)] = 3,
     ) -> Comparison:
         """Return the unified diff between two text files."""
@@ -248,7 +248,7 @@ def _register_walks(app: Server, access: Access) -> None:
     @app.tool(title="Directory tree", annotations=READ)
     async def directory_tree(
         ctx: Context,
-        path: Path_,
+        path: PathArg,
         excludePatterns: Excludes = [],  # noqa: B006 - copied by validation; reference name
         max_depth: Annotated[int, Field(ge=1, le=50)] = 5,
         max_entries: Annotated[int, Field(ge=1, le=50_000)] = 2000,
@@ -271,7 +271,7 @@ def _register_walks(app: Server, access: Access) -> None:
     @app.tool(title="Search files by name", annotations=READ)
     async def search_files(
         ctx: Context,
-        path: Path_,
+        path: PathArg,
         pattern: Annotated[
             str, Field(description="Glob (*.py, src/**/test_*.py) or part of a name")
         ],
@@ -298,7 +298,7 @@ def _register_walks(app: Server, access: Access) -> None:
     @app.tool(title="Search file contents", annotations=READ)
     async def search_content(
         ctx: Context,
-        path: Path_,
+        path: PathArg,
         query: Annotated[str, Field(min_length=1, description="Text, or a regex with is_regex")],
         is_regex: bool = False,
         case_sensitive: bool = False,
@@ -335,7 +335,7 @@ def _register_writes(app: Server, access: Access) -> None:
     @app.tool(title="Write file", annotations=CHANGE)
     async def write_file(
         ctx: Context,
-        path: Path_,
+        path: PathArg,
         content: str,
         mode: Annotated[
             Literal["overwrite", "append", "create"],
@@ -364,7 +364,7 @@ def _register_writes(app: Server, access: Access) -> None:
     @app.tool(title="Edit file", annotations=CHANGE)
     async def edit_file(
         ctx: Context,
-        path: Path_,
+        path: PathArg,
         edits: Annotated[list[EditOperation], Field(min_length=1)],
         dryRun: bool = False,
         expected_sha256: str | None = None,
@@ -383,7 +383,7 @@ def _register_writes(app: Server, access: Access) -> None:
         )
 
     @app.tool(title="Create directory", annotations=CREATE)
-    async def create_directory(ctx: Context, path: Path_) -> Created:
+    async def create_directory(ctx: Context, path: PathArg) -> Created:
         """Create a directory with any missing parents; an existing one is fine."""
         return await access.run(
             ctx, lambda s: ops.create_directory(s, path), f"mkdir {path}", level="info"
@@ -391,7 +391,7 @@ def _register_writes(app: Server, access: Access) -> None:
 
     @app.tool(title="Move or rename", annotations=CHANGE)
     async def move_file(
-        ctx: Context, source: Path_, destination: Path_, overwrite: bool = False
+        ctx: Context, source: PathArg, destination: PathArg, overwrite: bool = False
     ) -> Moved:
         """Move or rename a file or directory, across filesystems too.
 
@@ -407,8 +407,8 @@ def _register_writes(app: Server, access: Access) -> None:
     @app.tool(title="Copy", annotations=REPLACE)
     async def copy_file(
         ctx: Context,
-        source: Path_,
-        destination: Path_,
+        source: PathArg,
+        destination: PathArg,
         recursive: bool = False,
         overwrite: bool = False,
     ) -> Moved:
@@ -423,7 +423,7 @@ def _register_writes(app: Server, access: Access) -> None:
         )
 
     @app.tool(title="Delete", annotations=REPLACE)
-    async def delete_path(ctx: Context, path: Path_, recursive: bool = False) -> Deleted:
+    async def delete_path(ctx: Context, path: PathArg, recursive: bool = False) -> Deleted:
         """Delete a file, link or empty directory; a whole tree only with recursive.
 
         An allowed directory itself is never deleted.
