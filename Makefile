@@ -53,11 +53,16 @@ conformance: install toolchain  ## Only the official MCP conformance suite, agai
 	$(RUN) pytest -m conformance
 
 .PHONY: bench
-bench: install  ## Measure mcp-everything beside a stdlib echo server (figures, not pass/fail)
+bench: install  ## Measure mcp-everything beside a stdlib echo server, then mcp-fs (figures only)
 	$(RUN) python bench/stdio_bench.py \
 		--server "floor=$(CURDIR)/.venv/bin/python bench/floor_echo.py" \
 		--server "everything=$(CURDIR)/.venv/bin/mcp-everything" \
 		--call echo '{"text": "hello"}' --hol long_running_operation '{"duration": 1, "steps": 2}'
+	$(MAKE) bench-fs
+
+.PHONY: bench-fs
+bench-fs: install  ## Compare mcp-fs with the reference filesystem server (npm) on 20k-file fixtures
+	cd bench && $(RUN) python fs_bench.py --work $(CURDIR)/.bench
 
 .PHONY: build
 build: install  ## Build every package's wheel and sdist into dist/

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import AsyncGenerator, Callable, Generator
+from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -353,8 +353,10 @@ class Everything:
         sampling_callback: SamplingFnT | None = None,
         elicitation_callback: ElicitationFnT | None = None,
         list_roots_callback: ListRootsFnT | None = None,
+        command: Sequence[str] = (str(EVERYTHING),),
     ) -> AsyncGenerator[Connection]:
-        """Start a server, initialize an SDK session at `version`, and yield it."""
+        """Start a server (`command`, mcp-everything by default), initialize an SDK session
+        at `version`, and yield it."""
         record = WireRecord()
         stderr = self._directory / f"server-{len(self.servers) + 1}.stderr"
         self.servers.append((record, stderr))
@@ -366,7 +368,7 @@ class Everything:
 
         async with AsyncExitStack() as stack:
             errlog = stack.enter_context(stderr.open("w", encoding="utf-8"))
-            read, write = await stack.enter_async_context(self._stdio(record, errlog))
+            read, write = await stack.enter_async_context(self._stdio(command, record, errlog))
             session = await stack.enter_async_context(
                 ClientSession(
                     read,
@@ -389,8 +391,10 @@ class Everything:
             yield Connection(session, record, version, inbox, logs, result)
 
     @asynccontextmanager
-    async def _stdio(self, record: WireRecord, errlog: TextIO) -> AsyncGenerator[tuple[Any, Any]]:
-        """`stdio_client` for mcp-everything, its pipes recorded in `record`."""
+    async def _stdio(
+        self, command: Sequence[str], record: WireRecord, errlog: TextIO
+    ) -> AsyncGenerator[tuple[Any, Any]]:
+        """`stdio_client` for the server `command`, its pipes recorded in `record`."""
         spawn = sdk_stdio._create_platform_compatible_process
         processes: list[anyio.abc.Process] = []
 
@@ -400,7 +404,7 @@ class Everything:
             processes.append(process)
             return _TappedProcess(process, record)
 
-        params = StdioServerParameters(command=str(EVERYTHING))
+        params = StdioServerParameters(command=command[0], args=list(command[1:]))
         with mock.patch.object(sdk_stdio, "_create_platform_compatible_process", tapped_spawn):
             client = stdio_client(params, errlog=errlog)
             streams = await client.__aenter__()
