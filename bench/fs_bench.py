@@ -1,114 +1,411 @@
-"""Compare mcp-fs with the reference filesystem server on the same fixtures, in one run.
+"""Compare mcp-fs with the reference filesystem server, and with grep -r (stdlib only).
 
-    python bench/fs_bench.py [--work DIR] [--rounds N]
+    python bench/fs_bench.py FIXTURES [--reference-prefix DIR] [--mcp-fs PATH] [--word WORD]
+        [--cold N] [--rounds R] [--timeout S] [--json]
 
-Installs `@modelcontextprotocol/server-filesystem` with npm into DIR/node (once), creates the
-fixtures of `fs_fixtures.py` in DIR/fixtures (once), then measures both servers with
-`stdio_bench.py`, taking turns: cold start, RSS, ping, a small read, a listing of 1,000
-entries, a search by name in a 20,000-file tree; and mcp-fs's content search beside
-`grep -r` on the same tree (the reference has no content search). Figures, not pass/fail.
+FIXTURES is a directory made by fs_fixtures.py. The reference is the npm package
+@modelcontextprotocol/server-filesystem installed under --reference-prefix (`make bench-fs` does
+both). It runs on the `node` on PATH, started directly rather than through npx (which adds
+about 0.4 s and an npm process), without NODE_EXTRA_CA_CERTS. Both servers get FIXTURES/fs and
+FIXTURES/tree as their allowed directories.
+
+Figures (x = mcp-fs's value / the other's):
+  cold start      spawn -> initialize response, median of N cold starts
+  RSS             VmRSS of the process tree right after initialize (median of the cold starts),
+                  and after a session's calls
+  read            read_text_file fs/small.txt, p50
+  listing         list_directory fs/dir1000 (1,000 entries), p50
+  name search     search_files tree `**/needle.md`, p50. The reference matches `pattern` with
+                  minimatch against the path relative to `path`, so the 200 needles need `**/`;
+                  mcp-fs reads a glob the same way
+  content search  mcp-fs's search_content WORD (case-sensitive, every hit in one page), p50,
+                  beside `grep -r -l WORD tree` timed as a subprocess; the reference has no
+                  content search
+Every result is checked against the fixtures (the lines of small.txt, the 1,000 names, the 200
+needles, the files that hold WORD), the first call of each kind in every session and every grep.
+The bars of issue 4 are printed as met or MISSED; they do not set the exit status.
+Servers take turns (A B A B ...) so that drift of a noisy machine hits them alike. Every wait
+has a timeout; a server that dies, times out, fails a call, breaks the protocol or returns a
+wrong result stops the run (exit status 1). Each server runs in its own process group, killed
+when it is done.
 """
 
+from __future__ import annotations
+
 import argparse
+import gc
 import json
-import statistics
+import os
+import re
+import shlex
+import shutil
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import fs_fixtures
 import stdio_bench
+from stdio_bench import BenchError, Json, Samples, Server, pct, ratio, tree_rss_mib
 
-REFERENCE = "@modelcontextprotocol/server-filesystem@2026.8.31"
-MCP_FS = Path(sys.executable).parent / "mcp-fs"
+OURS, REFERENCE, GREP = "mcp-fs", "reference", "grep -r"
+REFERENCE_PACKAGE = "@modelcontextprotocol/server-filesystem"
+REPO = Path(__file__).resolve().parent.parent
+INITIALIZED = stdio_bench.encode({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
 
-def reference_command(work: Path, root: Path) -> str:
-    """Install the reference server once; return the command that runs it on `root`."""
-    prefix = work / "node"
-    entry = prefix / "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
-    if not entry.exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", REFERENCE],
-            check=True,
-            timeout=600,
+@dataclass(frozen=True)
+class Expect:
+    """What a result must say: all the matches of a pattern in its text are exactly `found`."""
+
+    pattern: re.Pattern[str]
+    found: frozenset[str]
+
+    def problem(self, text: str) -> str | None:
+        """What is wrong with the text, or None when its matches are the expected ones."""
+        got = frozenset(self.pattern.findall(text))
+        if got == self.found:
+            return None
+        missing, extra = sorted(self.found - got), sorted(got - self.found)
+        return (
+            f"{len(self.found) - len(missing)} of the {len(self.found)} expected matches of "
+            f"{self.pattern.pattern[:60]!r} (missing {missing[:2]}) and {len(extra)} others "
+            f"{extra[:2]} in: {text[:200]!r}"
         )
-    return f"node {entry} {root}"
 
 
-def measure(servers: list[str], extra: list[str]) -> dict[str, object]:
-    """Run stdio_bench on `servers` (NAME=CMD) with `extra` options; print and return it."""
-    argv = [arg for server in servers for arg in ("--server", server)] + extra
-    chosen, opts = stdio_bench.parse_args(argv)
-    report = stdio_bench.run(chosen, opts)
-    print(stdio_bench.render(report), file=sys.stderr)
-    return report
+@dataclass(frozen=True)
+class Call:
+    """One timed tools/call: `count` calls per session after `warmup`, the first one checked."""
+
+    key: str  # the figure
+    tool: str
+    arguments: Json
+    count: int
+    warmup: int
+    expect: Expect
+    reference: bool = True  # the reference server has the tool too
 
 
-def call_figures(report: dict[str, object]) -> dict[str, float | None]:
-    rows = report["servers"]
-    assert isinstance(rows, list)
-    return {row["name"]: row["call_p50_us"] for row in rows}  # type: ignore[index]
+@dataclass
+class Measured:
+    """Everything measured for one server, or for grep (only `ms`)."""
+
+    start: Samples = field(default_factory=Samples)  # cold_ms and rss_mib of the cold starts
+    rss_after_mib: list[float] = field(default_factory=list[float])
+    ms: dict[str, list[float]] = field(default_factory=dict[str, list[float]])
 
 
-def time_grep(tree: Path, query: str, runs: int) -> float:
-    """Median wall time of `grep -r` for `query` in `tree`, in microseconds."""
-    samples: list[float] = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(["grep", "-r", "-F", query, str(tree)], capture_output=True, check=False)
-        samples.append((time.perf_counter() - start) * 1e6)
-    return statistics.median(samples)
+@dataclass(frozen=True)
+class Bar:
+    """A bar of issue 4: mcp-fs's value, or its ratio to the other column, at most `limit`."""
+
+    limit: float
+    relative: bool
+    text: str
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="Compare mcp-fs with the reference server.")
-    parser.add_argument("--work", type=Path, default=Path(".bench"), help="default .bench")
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    work = args.work.resolve()
-    root = work / "fixtures"
-    fs_fixtures.make(root)
-    servers = [f"reference={reference_command(work, root)}", f"mcp-fs={MCP_FS} {root}"]
-    rounds = str(args.rounds)
-    read = json.dumps({"path": str(root / "small.txt")})
-    base = measure(
-        servers,
-        [
-            "--rounds",
-            rounds,
-            "--cold",
-            "10",
-            "--pings",
-            "500",
-            "--pipeline",
-            "2000",
-            "--call",
-            "read_text_file",
-            read,
-        ],
-    )
-    quick = ["--rounds", rounds, "--cold", "1", "--pings", "10", "--pipeline", "0"]
-    listing_args = json.dumps({"path": str(root / "dir1000")})
-    listing = measure(servers, [*quick, "--calls", "50", "--call", "list_directory", listing_args])
-    search = json.dumps({"path": str(root / "tree"), "pattern": "**/needle.md"})
-    by_name = measure(servers, [*quick, "--calls", "5", "--call", "search_files", search])
-    query = "no such text anywhere"
-    grep_args = json.dumps({"path": str(root / "tree"), "query": query, "case_sensitive": True})
-    content = measure(servers[1:], [*quick, "--calls", "5", "--call", "search_content", grep_args])
-    grep_us = time_grep(root / "tree", query, 5)
-    summary = {
-        "small read p50 us": call_figures(base),
-        "list 1,000 p50 us": call_figures(listing),
-        "search_files 20k p50 us": call_figures(by_name),
-        "search_content 20k p50 us": {**call_figures(content), "grep -r": grep_us},
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: a figure of each column, mcp-fs's ratio to `other`, a bar."""
+
+    title: str
+    key: str
+    other: str | None = None
+    bar: Bar | None = None
+
+
+def text_of(result: Json) -> str:
+    """The text contents of a tools/call result, joined by newlines."""
+    content: list[Json] = result.get("content", [])
+    return "\n".join(c["text"] for c in content if c.get("type") == "text")
+
+
+def alternatives(strings: Iterable[str]) -> re.Pattern[str]:
+    """A pattern that matches any of the strings."""
+    return re.compile("|".join(map(re.escape, sorted(strings, key=len, reverse=True))))
+
+
+def paths_below(directory: Path) -> re.Pattern[str]:
+    """A pattern that matches the absolute paths below a directory, as a server writes them."""
+    return re.compile(re.escape(str(directory)) + r"/[\w./-]+")
+
+
+def calls(fixtures: Path, word: str) -> list[Call]:
+    """The timed calls, their arguments and their expected results, from the fixtures on disk."""
+    small, listing, tree = fixtures / "fs/small.txt", fixtures / "fs/dir1000", fixtures / "tree"
+    for part in (small, listing, tree):
+        if not part.exists():
+            raise BenchError(f"no {part}: make the fixtures first (bench/fs_fixtures.py)")
+    lines = frozenset(small.read_text().splitlines())
+    names = frozenset(os.listdir(listing))
+    needles: set[str] = set()
+    holding: set[str] = set()
+    for directory, _, files in os.walk(tree):
+        for name in files:
+            path = os.path.join(directory, name)
+            if name == "needle.md":
+                needles.add(path)
+            if word in Path(path).read_text():
+                holding.add(path)
+    if len(needles) != fs_fixtures.NEEDLES or not holding:
+        raise BenchError(f"{tree}: {len(needles)} needles, {len(holding)} files with {word!r}")
+    paths = paths_below(tree)
+    small_lines, all_names = Expect(alternatives(lines), lines), Expect(alternatives(names), names)
+    needle_paths, word_paths = Expect(paths, frozenset(needles)), Expect(paths, frozenset(holding))
+    name_args = {"path": str(tree), "pattern": "**/needle.md"}
+    content_args = {"path": str(tree), "query": word, "case_sensitive": True, "max_results": 10_000}
+    return [
+        Call("read", "read_text_file", {"path": str(small)}, 100, 10, small_lines),
+        Call("list", "list_directory", {"path": str(listing)}, 50, 5, all_names),
+        Call("name", "search_files", name_args, 3, 1, needle_paths),
+        Call("content", "search_content", content_args, 5, 1, word_paths, reference=False),
+    ]
+
+
+def session(name: str, argv: list[str], todo: list[Call], timeout: float, out: Measured) -> None:
+    """One session: every call of `todo` after its warm-ups, then the RSS."""
+    with Server(name, argv, timeout) as srv:
+        srv.initialize()
+        srv.send(INITIALIZED)
+        missing = {c.tool for c in todo} - srv.tool_names()
+        if missing:
+            raise srv.fail(f"lists no tool {', '.join(sorted(missing))}")
+        for call in todo:
+            params = {"name": call.tool, "arguments": call.arguments}
+            srv.request("tools/call", params)
+            if problem := call.expect.problem(text_of(srv.response["result"])):
+                raise srv.fail(f"{call.tool} returned {problem}")
+            for _ in range(call.warmup - 1):
+                srv.request("tools/call", params)
+            times = [srv.request("tools/call", params) / 1e6 for _ in range(call.count)]
+            out.ms.setdefault(call.key, []).extend(times)
+        out.rss_after_mib.append(tree_rss_mib(srv.proc.pid))
+        srv.request("ping")  # a response sent twice above would show up by now
+        if srv.bad_lines:
+            raise srv.fail(f"{srv.bad_lines} lines on stdout that are not JSON-RPC messages")
+
+
+def grep(argv: list[str], expect: Expect, timeout: float) -> float:
+    """Run grep once; return its wall time in ms (spawn to exit) after checking its output."""
+    start = time.perf_counter_ns()
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout, env=stdio_bench.SERVER_ENV
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise BenchError(f"{shlex.join(argv)}: {e}") from e
+    elapsed = (time.perf_counter_ns() - start) / 1e6
+    if done.returncode != 0:
+        raise BenchError(f"{shlex.join(argv)}: exit status {done.returncode}, {done.stderr!r}")
+    if problem := expect.problem(done.stdout):
+        raise BenchError(f"{shlex.join(argv)} printed {problem}")
+    return elapsed
+
+
+def run(
+    servers: dict[str, list[str]], todo: list[Call], grep_argv: list[str], opts: argparse.Namespace
+) -> Json:
+    """Measure the servers and grep, taking turns; return each column's figures and samples."""
+    measured = {name: Measured() for name in [*servers, GREP]}
+    content = next(c for c in todo if c.key == "content")
+    for i in range(opts.cold):
+        stdio_bench.progress(f"cold start {i + 1}/{opts.cold}")
+        for name, argv in servers.items():
+            stdio_bench.cold_start(name, argv, opts, measured[name].start)
+    for i in range(opts.rounds):
+        stdio_bench.progress(f"round {i + 1}/{opts.rounds}")
+        for name, argv in servers.items():
+            mine = [c for c in todo if name == OURS or c.reference]
+            session(name, argv, mine, opts.timeout, measured[name])
+        grep(grep_argv, content.expect, opts.timeout)  # warm-up, like the servers'
+        times = [grep(grep_argv, content.expect, opts.timeout) for _ in range(content.count)]
+        measured[GREP].ms.setdefault(content.key, []).extend(times)
+    stdio_bench.progress("")
+    return {name: summary(m) for name, m in measured.items()}
+
+
+def summary(m: Measured) -> Json:
+    """The figures of one column (None where not measured) and the samples behind them."""
+    figures: dict[str, float | None] = {
+        "cold_ms": pct(m.start.cold_ms, 50),
+        "rss_mib": pct(m.start.rss_mib, 50),
+        "rss_after_mib": pct(m.rss_after_mib, 50),
     }
-    for row in base["servers"]:  # type: ignore[union-attr]
-        summary[f"{row['name']} cold ms / RSS MiB"] = [row["cold_ms"], row["rss_mib"]]  # type: ignore[index]
-    print(json.dumps(summary, indent=2))
+    for key in ("read", "list", "name", "content"):
+        figures[f"{key}_p50_ms"] = pct(m.ms.get(key, []), 50)
+        figures[f"{key}_p90_ms"] = pct(m.ms.get(key, []), 90)
+    samples = {"cold_ms": m.start.cold_ms, "rss_mib": m.start.rss_mib, **m.ms}
+    return {"figures": figures, "samples": samples | {"rss_after_mib": m.rss_after_mib}}
+
+
+def rows(word: str, cold: int) -> list[Row]:
+    """The lines of the table, with the bars of issue 4."""
+    return [
+        Row(
+            f"cold start ms (median of {cold})", "cold_ms", REFERENCE, Bar(250, False, "<= 250 ms")
+        ),
+        Row("RSS after initialize MiB", "rss_mib", REFERENCE, Bar(40, False, "<= 40 MiB")),
+        Row("RSS after the calls MiB", "rss_after_mib", REFERENCE),
+        Row(
+            "read_text_file small.txt p50 ms",
+            "read_p50_ms",
+            REFERENCE,
+            Bar(1, True, "no slower than ref"),
+        ),
+        Row(
+            "list_directory dir1000 p50 ms",
+            "list_p50_ms",
+            REFERENCE,
+            Bar(1, True, "no slower than ref"),
+        ),
+        Row(
+            "search_files **/needle.md p50 ms",
+            "name_p50_ms",
+            REFERENCE,
+            Bar(0.1, True, "10x faster than ref"),
+        ),
+        Row(
+            f"search_content {word!r} p50 ms",
+            "content_p50_ms",
+            GREP,
+            Bar(3, True, "within 3x of grep"),
+        ),
+    ]
+
+
+def verdicts(report: Json) -> list[Json]:
+    """Each row's figures, mcp-fs's ratio to the other column and whether it meets its bar."""
+    columns: dict[str, Json] = report["columns"]
+    out: list[Json] = []
+    for row in rows(report["settings"]["word"], report["settings"]["cold"]):
+        values = {name: col["figures"][row.key] for name, col in columns.items()}
+        x = ratio(values[OURS], values[row.other]) if row.other else None
+        met = None
+        if row.bar is not None:
+            value = x if row.bar.relative else values[OURS]
+            met = None if value is None else value <= row.bar.limit
+        bar = row.bar.text if row.bar else None
+        out.append({"title": row.title, "key": row.key, **values, "x": x, "bar": bar, "met": met})
+    return out
+
+
+def render(report: Json) -> str:
+    """The report as a plain-text table."""
+    names = [OURS, REFERENCE, GREP]
+    table = [["", *names, f"x = {OURS} / other", "bar", ""]]
+    for v in report["rows"]:
+        cells = ["-" if v[n] is None else f"{v[n]:,.{1 if v[n] >= 10 else 2}f}" for n in names]
+        verdict = {None: "", True: "met", False: "MISSED"}[v["met"]]
+        x = "-" if v["x"] is None else f"{v['x']:.2f}x"
+        table.append([v["title"], *cells, x, v["bar"] or "", verdict])
+    widths = [max(map(len, col)) for col in zip(*table, strict=True)]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i in (0, 5, 6) else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in table
+    ]
+    m, s, v = report["machine"], report["settings"], report["versions"]
+    intro = (
+        f"{m['cpus']} CPUs, load {m['load1']:.2f}; {s['rounds']} rounds, {s['cold']} cold starts; "
+        f"{OURS} {v[OURS]}, {REFERENCE} {v[REFERENCE]} on node {v['node']}, {v['grep']}"
+    )
+    return "\n".join([intro, *(ln.rstrip() for ln in lines)])
+
+
+def version(argv: list[str], timeout: float) -> str:
+    """The first line a command prints for its version."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=True)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise BenchError(f"{shlex.join(argv)}: {e}") from e
+    return done.stdout.strip().splitlines()[0]
+
+
+def commands(opts: argparse.Namespace) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The servers' command lines and the versions of what is measured."""
+    dirs = [str(opts.fixtures / "fs"), str(opts.fixtures / "tree")]
+    node = shutil.which("node")
+    package = opts.reference_prefix / "node_modules" / REFERENCE_PACKAGE
+    script = opts.reference_prefix / "node_modules/.bin/mcp-server-filesystem"
+    if node is None:
+        raise BenchError("no node on PATH: the reference server needs Node.js")
+    if not script.exists():
+        raise BenchError(f"no {script}: install {REFERENCE_PACKAGE} (make bench-fs)")
+    sdk = package.parent / "sdk/package.json"
+    versions = {
+        OURS: version([str(opts.mcp_fs), "--version"], opts.timeout).split()[-1],
+        REFERENCE: json.loads((package / "package.json").read_text())["version"],
+        "reference sdk": json.loads(sdk.read_text())["version"] if sdk.exists() else "?",
+        "node": version([node, "--version"], opts.timeout),
+        "grep": version(["grep", "--version"], opts.timeout),
+        "python": sys.version.split()[0],
+    }
+    return {OURS: [str(opts.mcp_fs), *dirs], REFERENCE: [node, str(script), *dirs]}, versions
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The options from the command line."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    p.add_argument("fixtures", type=Path, help="directory made by fs_fixtures.py")
+    p.add_argument(
+        "--reference-prefix",
+        type=Path,
+        default=REPO / ".tools/fs-reference",
+        help="npm prefix holding the reference server (default .tools/fs-reference)",
+    )
+    p.add_argument(
+        "--mcp-fs",
+        type=Path,
+        default=Path(sys.executable).parent / "mcp-fs",
+        help="the mcp-fs script (default: beside this Python)",
+    )
+    p.add_argument("--word", default="latency", help="what to search file contents for")
+    p.add_argument("--rounds", type=int, default=3, help="sessions per server (default 3)")
+    p.add_argument("--cold", type=int, default=10, help="cold starts per server (default 10)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds any one wait may take")
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of the table")
+    opts = p.parse_args(argv)
+    if min(opts.rounds, opts.cold, opts.timeout) <= 0 or not opts.word.strip():
+        p.error("counts must be at least 1, --timeout positive and --word not blank")
+    opts.fixtures = opts.fixtures.resolve()
+    return opts
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print the table (or JSON); 1 when something failed."""
+    opts = parse_args(argv)
+    signal.signal(signal.SIGTERM, stdio_bench.on_sigterm)
+    gc.disable()  # the harness allocates little; a collection would land in some sample
+    try:
+        servers, versions = commands(opts)
+        todo = calls(opts.fixtures, opts.word)
+        grep_argv = ["grep", "-r", "-l", opts.word, str(opts.fixtures / "tree")]
+        load1 = os.getloadavg()[0]
+        columns = run(servers, todo, grep_argv, opts)
+    except BenchError as e:
+        print(f"fs_bench: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    report: dict[str, Any] = {
+        "machine": {"cpus": os.cpu_count(), "load1": load1},
+        "versions": versions,
+        "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(opts).items()},
+        "commands": {name: shlex.join(argv) for name, argv in servers.items()},
+        "grep": shlex.join(grep_argv),
+        "columns": columns,
+    }
+    report["rows"] = verdicts(report)
+    print(json.dumps(report, indent=2) if opts.json else render(report))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
