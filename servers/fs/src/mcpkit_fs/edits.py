@@ -11,7 +11,7 @@ backreferences mean nothing special.
 import difflib
 from dataclasses import dataclass
 
-from .text import split_lines
+from .text import bare_lines
 
 NEAR_MISS_MIN = 0.5  # below this similarity, the closest lines are not worth showing
 MAX_SHOWN_LINES = 20
@@ -126,11 +126,6 @@ def _near_miss(text: str, old: str) -> str:
 def unified_diff(before: str, after: str, old_name: str, new_name: str, context: int = 3) -> str:
     """Return the unified diff from `before` to `after` ("" when they are equal)."""
     lines = difflib.unified_diff(
-        _bare_lines(before), _bare_lines(after), old_name, new_name, n=context, lineterm=""
+        bare_lines(before), bare_lines(after), old_name, new_name, n=context, lineterm=""
     )
     return "".join(f"{line}\n" for line in lines)
-
-
-def _bare_lines(text: str) -> list[str]:
-    """Return the lines of `text` without their endings."""
-    return [line.rstrip("\r\n") for line in split_lines(text)]

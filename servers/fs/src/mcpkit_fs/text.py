@@ -104,3 +104,8 @@ def split_lines(text: str) -> list[str]:
     line numbers agree with editors and with `grep -n`.
     """
     return _LINE.findall(text)
+
+
+def bare_lines(text: str) -> list[str]:
+    """Return the lines of `text` (as `split_lines` finds them) without their endings."""
+    return [line.rstrip("\r\n") for line in split_lines(text)]
