@@ -77,6 +77,14 @@ def test_large_file_is_read_in_parts(tree: Tree, monkeypatch: pytest.MonkeyPatch
     assert (page.start_line, page.end_line, page.next_offset) == (500, 499 + lines, 500 + lines)
 
 
+def test_only_cr_and_lf_end_lines(tree: Tree) -> None:
+    (tree.root / "f.txt").write_text("a\x0cb\nc\u2028d\n\ne", newline="")
+    read = ops.read_text(tree.sandbox, "f.txt", offset=2, limit=1)
+    assert (read.content, read.total_lines) == ("c\u2028d\n", 4)
+    (tree.root / "mac.txt").write_text("one\rtwo\r", newline="")
+    assert ops.read_text(tree.sandbox, "mac.txt", tail=1).content == "two\r"
+
+
 def test_encodings_are_detected(tree: Tree) -> None:
     (tree.root / "bom.txt").write_bytes(codecs.BOM_UTF8 + "é\n".encode())
     (tree.root / "u16.txt").write_bytes(codecs.BOM_UTF16_LE + "ü\r\n".encode("utf-16-le"))

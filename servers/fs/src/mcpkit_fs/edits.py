@@ -11,6 +11,8 @@ backreferences mean nothing special.
 import difflib
 from dataclasses import dataclass
 
+from .text import bare_lines
+
 NEAR_MISS_MIN = 0.5  # below this similarity, the closest lines are not worth showing
 MAX_SHOWN_LINES = 20
 
@@ -124,6 +126,6 @@ def _near_miss(text: str, old: str) -> str:
 def unified_diff(before: str, after: str, old_name: str, new_name: str, context: int = 3) -> str:
     """Return the unified diff from `before` to `after` ("" when they are equal)."""
     lines = difflib.unified_diff(
-        before.splitlines(), after.splitlines(), old_name, new_name, n=context, lineterm=""
+        bare_lines(before), bare_lines(after), old_name, new_name, n=context, lineterm=""
     )
     return "".join(f"{line}\n" for line in lines)

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .text import Eol
+
 EntryType = Literal["file", "directory", "symlink", "other"]
 
 
@@ -27,7 +29,7 @@ class TextRead(_Model):
     truncated: bool = Field(description="true when lines after end_line were left out")
     next_offset: int | None = Field(description="the offset that continues the read")
     encoding: str
-    eol: Literal["\n", "\r\n", "\r"]
+    eol: Eol
     size: int
     sha256: str | None = Field(description="of the whole file, when it was read whole")
 

@@ -39,7 +39,7 @@ from .sandbox import (
     require_writable,
     write_atomic,
 )
-from .text import BinaryFile, Codec, decode, sniff
+from .text import BinaryFile, Codec, decode, sniff, split_lines
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -90,7 +90,7 @@ def read_text(
     if len(data) > WHOLE_FILE_BYTES:
         raise FsError(f"{shown} grew while being read: read it again.")
     text, codec = _decode(data, shown)
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     first = max(0, len(lines) - tail) if tail is not None else (offset or 1) - 1
     count = head if head is not None else limit
     chosen = lines[first:] if count is None else lines[first : first + count]
@@ -107,7 +107,7 @@ def read_text(
         truncated=cut,
         next_offset=first + len(result) + 1 if more else None,
         encoding=codec.name,
-        eol=codec.eol,  # pyright: ignore[reportArgumentType]
+        eol=codec.eol,
         size=size,
         sha256=hashlib.sha256(data).hexdigest(),
     )

@@ -103,6 +103,22 @@ def fingerprint(sandbox: Sandbox, path: str) -> str | None:
     return digest.hexdigest()
 
 
+class State:
+    """The last seen fingerprint of a path, to tell real changes from mere events."""
+
+    def __init__(self, sandbox: Sandbox, path: str) -> None:
+        self.sandbox = sandbox
+        self.path = path
+        self.last = fingerprint(sandbox, path)
+
+    def changed(self) -> bool:
+        """Return whether the path differs from the last time it was looked at."""
+        now = fingerprint(self.sandbox, self.path)
+        differs = now != self.last
+        self.last = now
+        return differs
+
+
 def complete_path(sandbox: Sandbox, value: str) -> list[str]:
     """Return the paths that continue `value`: allowed directories, or entries of one.
 

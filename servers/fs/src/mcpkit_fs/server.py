@@ -474,17 +474,12 @@ def _register_resources(app: Server, access: Access) -> None:
     async def watch(path: str, changed: Changed) -> None:
         target = "/" + path
         real = await anyio.to_thread.run_sync(resources.real_path, access.base, target)
-        if real is None:
+        if real is None:  # not readable: nothing to watch
             return
-        last = await anyio.to_thread.run_sync(resources.fingerprint, access.base, target)
-
-        async def differs() -> bool:
-            nonlocal last
-            now = await anyio.to_thread.run_sync(resources.fingerprint, access.base, target)
-            changed_now, last = now != last, now
-            return changed_now
-
-        await changed.follow_files([Path(real)], when=differs)
+        state = await anyio.to_thread.run_sync(resources.State, access.base, target)
+        await changed.follow_files(
+            [Path(real)], when=lambda: anyio.to_thread.run_sync(state.changed)
+        )
 
     @app.complete(resource=TEMPLATE, argument="path")
     async def complete_template(value: str, context: Mapping[str, str]) -> list[str]:

@@ -6,7 +6,11 @@ a BOM) are read as Latin-1, which maps every byte to a character and back unchan
 """
 
 import codecs
+import re
 from dataclasses import dataclass
+from typing import Literal
+
+Eol = Literal["\n", "\r\n", "\r"]
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -26,7 +30,7 @@ class Codec:
 
     encoding: str
     bom: bytes = b""
-    eol: str = "\n"
+    eol: Eol = "\n"
 
     @property
     def name(self) -> str:
@@ -78,7 +82,7 @@ def decode(data: bytes) -> tuple[str, Codec]:
     return text, Codec(codec.encoding, codec.bom, line_ending(text))
 
 
-def line_ending(text: str) -> str:
+def line_ending(text: str) -> Eol:
     """Return the line ending most lines of `text` use (LF when there is none)."""
     crlf = text.count("\r\n")
     lf = text.count("\n") - crlf
@@ -88,3 +92,20 @@ def line_ending(text: str) -> str:
     if cr > lf:
         return "\r"
     return "\n"
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """Split `text` into lines, keeping their endings; only CR, LF and CRLF end a line.
+
+    Unlike `str.splitlines`, form feeds and other separators stay inside their line, so
+    line numbers agree with editors and with `grep -n`.
+    """
+    return _LINE.findall(text)
+
+
+def bare_lines(text: str) -> list[str]:
+    """Return the lines of `text` (as `split_lines` finds them) without their endings."""
+    return [line.rstrip("\r\n") for line in split_lines(text)]

@@ -18,7 +18,7 @@ from .globs import Glob, GlobSet, IgnoreRule, is_ignored, parse_gitignore
 from .models import ContentMatch, ContentMatches, EntryType, Matches, Tree, TreeNode
 from .ops import dirent_type
 from .sandbox import AllowedDir, FsError, Sandbox, open_directory
-from .text import BinaryFile, sniff
+from .text import BinaryFile, bare_lines, sniff
 
 Tick = Callable[[int], None]
 TICK_EVERY = 256
@@ -334,7 +334,7 @@ def _matching_lines(
     name: str, text: str, regex: re.Pattern[str], context: int, limit: int
 ) -> list[ContentMatch]:
     """Return up to `limit` matching lines of `text` with `context` lines around each."""
-    lines = text.splitlines()
+    lines = bare_lines(text)
     found: list[ContentMatch] = []
     for index, line in enumerate(lines):
         hit = regex.search(line)
