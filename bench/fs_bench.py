@@ -239,6 +239,8 @@ def run(
         stdio_bench.progress(f"cold start {i + 1}/{opts.cold}")
         for name, argv in servers.items():
             stdio_bench.cold_start(name, argv, opts, measured[name].start)
+            if measured[name].start.bad_lines:
+                raise BenchError(f"{name}: lines on stdout that are not JSON-RPC messages")
     for i in range(opts.rounds):
         stdio_bench.progress(f"round {i + 1}/{opts.rounds}")
         for name, argv in servers.items():
