@@ -45,6 +45,7 @@ from .models import (
     Matches,
     Moved,
     MultipleFiles,
+    SizedListing,
     TextRead,
     Tree,
     Written,
@@ -203,12 +204,12 @@ def _register_reads(app: Server, access: Access) -> None:
         sortBy: Literal["name", "size"] = "name",
         offset: Annotated[int, Field(ge=0)] = 0,
         limit: Annotated[int, Field(ge=1, le=10_000)] = 1000,
-    ) -> Listing:
+    ) -> SizedListing:
         """List a directory's entries with sizes and the total, sorted by name or size."""
         return await access.run(
             ctx,
-            lambda s: ops.list_directory(
-                s, path, offset=offset, limit=limit, sort_by=sortBy, with_sizes=True
+            lambda s: ops.list_directory_with_sizes(
+                s, path, sort_by=sortBy, offset=offset, limit=limit
             ),
             f"list {path}",
         )
