@@ -253,9 +253,16 @@ def test_list_directory_pages_and_sizes(tree: Tree) -> None:
     rest = ops.list_directory(tree.sandbox, ".", offset=2)
     assert [e.name for e in rest.entries] == ["c.bin", "hello.txt", "sub"]
     assert rest.entries[2].type == "directory"
-    sized = ops.list_directory(tree.sandbox, ".", sort_by="size", with_sizes=True)
-    assert [e.name for e in sized.entries][:3] == ["b.bin", "hello.txt", "a.bin"]
+    sized = ops.list_directory_with_sizes(tree.sandbox, ".", sort_by="size")
+    assert [(e.name, e.size) for e in sized.entries] == [
+        ("b.bin", 50),
+        ("hello.txt", 6),
+        ("a.bin", 5),
+        ("c.bin", 1),
+        ("sub", None),
+    ]
     assert sized.total_size == 5 + 50 + 1 + 6
+    assert sized.entries[0].modified is not None
 
 
 def test_file_info(tree: Tree) -> None:

@@ -7,6 +7,7 @@ roots", which never reaches past the operator's directories.
 """
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Literal, TypeVar
 
@@ -18,6 +19,7 @@ from .sandbox import AllowedDir, Policy, Sandbox, resolve_directory, root_path
 
 logger = logging.getLogger("mcpkit_fs.access")
 MAX_CACHED = 64  # distinct sets of roots remembered
+PROGRESS_EVERY = 0.2  # seconds
 T = TypeVar("T")
 
 
@@ -59,13 +61,15 @@ class Access:
         roots: list[AllowedDir] = []
         for uri in uris:
             path = root_path(uri)
+            if path is None:
+                logger.warning("Ignoring client root %s: not a local file:// URI", uri)
+                continue
             try:
-                if path is None:
-                    raise ValueError("not a file:// URI")
                 root = resolve_directory(path, read_only=self.read_only, source="client roots")
-                roots.append(root)
             except ValueError as exc:
                 logger.warning("Ignoring client root %s: %s", uri, exc)
+                continue
+            roots.append(root)
         return roots
 
     async def run(
@@ -89,11 +93,25 @@ class Access:
         return result
 
 
-def progress(ctx: Context) -> Callable[[int], None]:
-    """Return a `tick` for walks in worker threads: reports progress, stops if cancelled."""
+class Progress:
+    """A walk's `tick`: stops the walk once its request is cancelled, reports progress.
 
-    def tick(count: int) -> None:
+    Progress goes out at most every `PROGRESS_EVERY` seconds: each report waits for the
+    event loop, and reporting every tick would slow a fast walk down several times.
+    """
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.reported: float | None = None
+
+    def __call__(self, count: int) -> None:
+        """Note `count` entries walked (in the walk's worker thread).
+
+        Raises:
+            anyio.get_cancelled_exc_class(): the request was cancelled.
+        """
         anyio.from_thread.check_cancelled()
-        anyio.from_thread.run(ctx.progress, count, None, f"{count} entries walked")
-
-    return tick
+        now = time.monotonic()
+        if self.reported is None or now - self.reported >= PROGRESS_EVERY:
+            self.reported = now
+            anyio.from_thread.run(self.ctx.progress, count, None, f"{count} entries walked")

@@ -3,7 +3,7 @@
 Every model is built on first use, not at import: a host starts every server at launch.
 """
 
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -81,19 +81,36 @@ class Entry(_Model):
 
     name: str
     type: EntryType
-    size: int | None = None
-    modified: str | None = None
 
 
-class Listing(_Model):
+class SizedEntry(Entry):
+    """One entry of a directory listing, with its size (files only) and modification time."""
+
+    size: int | None
+    modified: str | None
+
+
+EntryT = TypeVar("EntryT", bound=Entry)
+
+
+class Page(_Model, Generic[EntryT]):
     """A page of a directory's entries."""
 
     path: str
-    entries: list[Entry]
+    entries: list[EntryT]
     total_entries: int
     truncated: bool
-    next_offset: int | None
-    total_size: int | None = Field(default=None, description="of the files, with sizes")
+    next_offset: int | None = Field(description="the offset of the next page")
+
+
+class Listing(Page[Entry]):
+    """A page of a directory's entries, by name."""
+
+
+class SizedListing(Page[SizedEntry]):
+    """A page of a directory's entries with sizes, and the total size of its files."""
+
+    total_size: int
 
 
 class TreeNode(_Model):

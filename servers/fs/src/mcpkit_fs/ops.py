@@ -9,9 +9,10 @@ import hashlib
 import mimetypes
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Literal, TypeVar
 
 from .edits import Edit, EditMismatch, apply_edits, unified_diff
 from .models import (
@@ -26,6 +27,8 @@ from .models import (
     FileText,
     Listing,
     MultipleFiles,
+    SizedEntry,
+    SizedListing,
     TextRead,
     Written,
 )
@@ -47,6 +50,7 @@ WHOLE_FILE_BYTES = 16 * MiB  # larger text files are read line by line, never wh
 DEFAULT_READ_BYTES = 256 * KiB  # about what a client takes in one tool result
 MAX_LINE_CHARS = 2000  # a longer line is cut (minified code), in listings of matches
 
+EntryT = TypeVar("EntryT", bound=Entry)
 WriteMode = Literal["overwrite", "append", "create"]
 SortBy = Literal["name", "size"]
 
@@ -484,64 +488,91 @@ def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
 
 
-def list_directory(
-    sandbox: Sandbox,
-    path: str,
-    *,
-    offset: int = 0,
-    limit: int = 1000,
-    sort_by: SortBy = "name",
-    with_sizes: bool = False,
-) -> Listing:
-    """List a directory's entries (denied ones left out), a page at a time.
+def list_directory(sandbox: Sandbox, path: str, *, offset: int = 0, limit: int = 1000) -> Listing:
+    """List a directory's entries by name (denied ones left out), a page at a time.
 
     Raises:
         FsError: the path is not a directory that may be read.
     """
-    with sandbox.place(path) as place:
-        fd = open_directory(place)
-        try:
-            with os.scandir(fd) as found:
-                entries = [
-                    _entry(item, with_sizes)
-                    for item in found
-                    if not sandbox.is_denied(place.root, _child(place.relative, item.name))
-                ]
-        finally:
-            os.close(fd)
-        shown = place.shown
-    if sort_by == "size":
-        entries.sort(key=lambda e: (-(e.size or 0), e.name))
-    else:
-        entries.sort(key=lambda e: e.name)
+    shown, entries = _scan(sandbox, path, _plain)
+    entries.sort(key=_by_name)
     page = entries[offset : offset + limit]
     more = offset + len(page) < len(entries)
-    total = sum(e.size or 0 for e in entries if e.type == "file") if with_sizes else None
     return Listing(
         path=shown,
         entries=page,
         total_entries=len(entries),
         truncated=more,
         next_offset=offset + len(page) if more else None,
-        total_size=total,
     )
+
+
+def list_directory_with_sizes(
+    sandbox: Sandbox, path: str, *, sort_by: SortBy = "name", offset: int = 0, limit: int = 1000
+) -> SizedListing:
+    """List a directory's entries with sizes (largest first by `size`), a page at a time.
+
+    Raises:
+        FsError: the path is not a directory that may be read.
+    """
+    shown, entries = _scan(sandbox, path, _sized)
+    entries.sort(key=_by_name)
+    if sort_by == "size":
+        entries.sort(key=lambda e: e.size or 0, reverse=True)  # stable: ties stay by name
+    page = entries[offset : offset + limit]
+    more = offset + len(page) < len(entries)
+    return SizedListing(
+        path=shown,
+        entries=page,
+        total_entries=len(entries),
+        truncated=more,
+        next_offset=offset + len(page) if more else None,
+        total_size=sum(e.size or 0 for e in entries),
+    )
+
+
+def _scan(
+    sandbox: Sandbox, path: str, describe: Callable[[os.DirEntry[str]], EntryT]
+) -> tuple[str, list[EntryT]]:
+    """Return the shown path of a directory and its entries, denied ones left out.
+
+    `describe` runs while the directory is open (a stat of an entry needs it).
+    """
+    with sandbox.place(path) as place:
+        fd = open_directory(place)
+        try:
+            with os.scandir(fd) as found:
+                entries = [
+                    describe(item)
+                    for item in found
+                    if not sandbox.is_denied(place.root, _child(place.relative, item.name))
+                ]
+        finally:
+            os.close(fd)
+        return place.shown, entries
+
+
+def _by_name(entry: Entry) -> str:
+    return entry.name
 
 
 def _child(relative: str, name: str) -> str:
     return f"{relative}/{name}" if relative else name
 
 
-def _entry(item: os.DirEntry[str], with_sizes: bool) -> Entry:
-    """Return a listing entry; only `with_sizes` costs a stat call per entry."""
+def _plain(item: os.DirEntry[str]) -> Entry:
+    return Entry(name=item.name, type=dirent_type(item))
+
+
+def _sized(item: os.DirEntry[str]) -> SizedEntry:
+    """Return an entry with its size and modification time (costs a stat call)."""
     kind = dirent_type(item)
-    if not with_sizes:
-        return Entry(name=item.name, type=kind)
     try:
         status = item.stat(follow_symlinks=False)
     except OSError:  # gone since the listing
-        return Entry(name=item.name, type=kind)
+        return SizedEntry(name=item.name, type=kind, size=None, modified=None)
     size = status.st_size if kind == "file" else None
-    return Entry(name=item.name, type=kind, size=size, modified=_iso(status.st_mtime))
+    return SizedEntry(name=item.name, type=kind, size=size, modified=_iso(status.st_mtime))
 
 
 def dirent_type(item: os.DirEntry[str]) -> EntryType:

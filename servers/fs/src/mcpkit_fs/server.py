@@ -31,7 +31,7 @@ from mcpkit import (
 from mcpkit.errors import RESOURCE_NOT_FOUND
 
 from . import __version__, ops, resources, transfer, walk
-from .access import Access, progress
+from .access import Access, Progress
 from .edits import Edit
 from .models import (
     AllowedDirectories,
@@ -45,6 +45,7 @@ from .models import (
     Matches,
     Moved,
     MultipleFiles,
+    SizedListing,
     TextRead,
     Tree,
     Written,
@@ -203,12 +204,12 @@ def _register_reads(app: Server, access: Access) -> None:
         sortBy: Literal["name", "size"] = "name",
         offset: Annotated[int, Field(ge=0)] = 0,
         limit: Annotated[int, Field(ge=1, le=10_000)] = 1000,
-    ) -> Listing:
+    ) -> SizedListing:
         """List a directory's entries with sizes and the total, sorted by name or size."""
         return await access.run(
             ctx,
-            lambda s: ops.list_directory(
-                s, path, offset=offset, limit=limit, sort_by=sortBy, with_sizes=True
+            lambda s: ops.list_directory_with_sizes(
+                s, path, sort_by=sortBy, offset=offset, limit=limit
             ),
             f"list {path}",
         )
@@ -254,7 +255,7 @@ def _register_walks(app: Server, access: Access) -> None:
         max_entries: Annotated[int, Field(ge=1, le=50_000)] = 2000,
     ) -> Tree:
         """Return the tree of entries below a directory, bounded in depth and size."""
-        tick = progress(ctx)
+        tick = Progress(ctx)
         return await access.run(
             ctx,
             lambda s: walk.directory_tree(
@@ -280,7 +281,7 @@ def _register_walks(app: Server, access: Access) -> None:
         offset: Annotated[int, Field(ge=0, description="Matches to skip (next_offset)")] = 0,
     ) -> Matches:
         """Find files and directories below a path whose name or path matches a pattern."""
-        tick = progress(ctx)
+        tick = Progress(ctx)
         return await access.run(
             ctx,
             lambda s: walk.search_files(
@@ -310,7 +311,7 @@ def _register_walks(app: Server, access: Access) -> None:
         respect_gitignore: bool = True,
     ) -> ContentMatches:
         """Find lines in text files below a path (grep); .gitignore is honoured by default."""
-        tick = progress(ctx)
+        tick = Progress(ctx)
         return await access.run(
             ctx,
             lambda s: walk.search_content(
