@@ -12,7 +12,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import BinaryIO, Literal, TypeVar
+from typing import Any, BinaryIO, Literal, TypeVar
 
 from .edits import Edit, EditMismatch, apply_edits, unified_diff
 from .models import (
@@ -27,6 +27,7 @@ from .models import (
     FileText,
     Listing,
     MultipleFiles,
+    Page,
     SizedEntry,
     SizedListing,
     TextRead,
@@ -51,6 +52,7 @@ DEFAULT_READ_BYTES = 256 * KiB  # about what a client takes in one tool result
 MAX_LINE_CHARS = 2000  # a longer line is cut (minified code), in listings of matches
 
 EntryT = TypeVar("EntryT", bound=Entry)
+PageT = TypeVar("PageT", bound=Page[Any])
 WriteMode = Literal["overwrite", "append", "create"]
 SortBy = Literal["name", "size"]
 
@@ -496,15 +498,7 @@ def list_directory(sandbox: Sandbox, path: str, *, offset: int = 0, limit: int =
     """
     shown, entries = _scan(sandbox, path, _plain)
     entries.sort(key=_by_name)
-    page = entries[offset : offset + limit]
-    more = offset + len(page) < len(entries)
-    return Listing(
-        path=shown,
-        entries=page,
-        total_entries=len(entries),
-        truncated=more,
-        next_offset=offset + len(page) if more else None,
-    )
+    return _paginate(Listing, shown, entries, offset, limit)
 
 
 def list_directory_with_sizes(
@@ -519,15 +513,23 @@ def list_directory_with_sizes(
     entries.sort(key=_by_name)
     if sort_by == "size":
         entries.sort(key=lambda e: e.size or 0, reverse=True)  # stable: ties stay by name
+    total = sum(e.size or 0 for e in entries)
+    return _paginate(SizedListing, shown, entries, offset, limit, total_size=total)
+
+
+def _paginate(
+    kind: type[PageT], shown: str, entries: list[Any], offset: int, limit: int, **extra: int
+) -> PageT:
+    """Return the page of `entries` that starts at `offset`, as a `kind`."""
     page = entries[offset : offset + limit]
     more = offset + len(page) < len(entries)
-    return SizedListing(
+    return kind(
         path=shown,
         entries=page,
         total_entries=len(entries),
         truncated=more,
         next_offset=offset + len(page) if more else None,
-        total_size=sum(e.size or 0 for e in entries),
+        **extra,
     )
 
 
