@@ -57,11 +57,32 @@ conformance: install toolchain  ## Only the official MCP conformance suite, agai
 	$(RUN) pytest -m conformance
 
 .PHONY: bench
-bench: install  ## Measure mcp-everything beside a stdlib echo server (figures, not pass/fail)
+bench: install  ## Measure mcp-everything beside a stdlib echo server, then bench-fs (figures only)
 	$(RUN) python bench/stdio_bench.py \
 		--server "floor=$(CURDIR)/.venv/bin/python bench/floor_echo.py" \
 		--server "everything=$(CURDIR)/.venv/bin/mcp-everything" \
 		--call echo '{"text": "hello"}' --hol long_running_operation '{"duration": 1, "steps": 2}'
+	$(MAKE) bench-fs
+
+# The reference filesystem server, from npm, pinned; it runs on the machine's node.
+FS_REFERENCE_VERSION := 2026.8.31
+FS_REFERENCE := $(CURDIR)/.tools/fs-reference
+FS_FIXTURES := $(CURDIR)/.bench/fs-fixtures
+
+$(FS_REFERENCE)/installed-$(FS_REFERENCE_VERSION):
+	@command -v npm >/dev/null || { echo "bench-fs: npm not found; install Node.js >= 18 with npm to measure the reference server" >&2; exit 1; }
+	rm -rf $(FS_REFERENCE)
+	npm install --prefix $(FS_REFERENCE) --no-audit --no-fund --save-exact \
+		@modelcontextprotocol/server-filesystem@$(FS_REFERENCE_VERSION)
+	touch $@
+
+$(FS_FIXTURES)/made: bench/fs_fixtures.py | install
+	$(RUN) python bench/fs_fixtures.py --force $(FS_FIXTURES)
+	touch $@
+
+.PHONY: bench-fs
+bench-fs: install $(FS_REFERENCE)/installed-$(FS_REFERENCE_VERSION) $(FS_FIXTURES)/made  ## mcp-fs beside the npm reference server and grep -r, against the bars of issue 4
+	$(RUN) python bench/fs_bench.py $(FS_FIXTURES) --reference-prefix $(FS_REFERENCE)
 
 .PHONY: build
 build: install  ## Build every package's wheel and sdist into dist/

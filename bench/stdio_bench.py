@@ -100,6 +100,7 @@ class Server:
         self.buf = b""
         self.bad_lines = 0
         self.arrived = 0  # when the last response to request() arrived (perf_counter ns)
+        self.response: Json = {}  # that response
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in __exit__)
         (child_in, self.wfd), (self.rfd, child_out) = os.pipe(), os.pipe()
         self.t_spawn = time.perf_counter_ns()
@@ -229,8 +230,8 @@ class Server:
         rid, data = self.prepare(method, params)
         t0 = time.perf_counter_ns()
         self.send(data)
-        self.arrived, msg = self.collect({rid}, method)[rid]
-        self.check(msg, method)
+        self.arrived, self.response = self.collect({rid}, method)[rid]
+        self.check(self.response, method)
         return self.arrived - t0
 
     def initialize(self) -> None:

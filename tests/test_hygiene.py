@@ -6,6 +6,7 @@ from pathlib import Path
 
 import mcpkit
 import mcpkit_everything
+import mcpkit_fs
 
 ROOT = Path(__file__).parent.parent
 PRODUCT = [*ROOT.glob("shared/src/**/*.py"), *ROOT.glob("servers/*/src/**/*.py")]
@@ -35,8 +36,9 @@ def test_product_code_never_prints() -> None:
 
 
 def test_versions_agree_with_pyproject() -> None:
-    everything = tomllib.loads((ROOT / "servers/everything/pyproject.toml").read_text())
-    assert everything["project"]["version"] == mcpkit_everything.__version__
+    for folder, module in (("everything", mcpkit_everything), ("fs", mcpkit_fs)):
+        project = tomllib.loads((ROOT / f"servers/{folder}/pyproject.toml").read_text())
+        assert project["project"]["version"] == module.__version__
 
 
 def test_every_server_is_a_complete_package() -> None:

@@ -408,8 +408,10 @@ class Transport(Protocol):
     versions: Sequence[str]
     """The protocol versions the transport carries, oldest first."""
 
-    def open(self, number: int) -> AbstractAsyncContextManager[tuple[Channel, Streams]]:
-        """Open connection `number` of the test: its channel, and the SDK's streams."""
+    def open(
+        self, number: int, command: Sequence[str] | None
+    ) -> AbstractAsyncContextManager[tuple[Channel, Streams]]:
+        """Open connection `number` of the test (to `command` if given): channel and streams."""
         ...
 
 
@@ -444,16 +446,20 @@ class StdioTransport:
         self._directory = directory
 
     @asynccontextmanager
-    async def open(self, number: int) -> AsyncGenerator[tuple[Channel, Streams]]:
-        """Spawn the server; yield its channel and the SDK's streams over its pipes."""
+    async def open(
+        self, number: int, command: Sequence[str] | None
+    ) -> AsyncGenerator[tuple[Channel, Streams]]:
+        """Spawn the server (`command`, else mcp-everything); yield its channel and streams."""
         channel = StdioChannel(WireRecord(), self._directory / f"server-{number}.stderr")
         with channel.stderr.open("w", encoding="utf-8") as errlog:
-            async with self._stdio(channel.record, errlog) as streams:
+            async with self._stdio(command or [str(EVERYTHING)], channel.record, errlog) as streams:
                 yield channel, streams
 
     @asynccontextmanager
-    async def _stdio(self, record: WireRecord, errlog: TextIO) -> AsyncGenerator[Streams]:
-        """`stdio_client` for mcp-everything, its pipes recorded in `record`."""
+    async def _stdio(
+        self, command: Sequence[str], record: WireRecord, errlog: TextIO
+    ) -> AsyncGenerator[Streams]:
+        """`stdio_client` for the server `command`, its pipes recorded in `record`."""
         spawn = sdk_stdio._create_platform_compatible_process
         processes: list[anyio.abc.Process] = []
 
@@ -463,7 +469,7 @@ class StdioTransport:
             processes.append(process)
             return _TappedProcess(process, record)
 
-        params = StdioServerParameters(command=str(EVERYTHING))
+        params = StdioServerParameters(command=command[0], args=list(command[1:]))
         with mock.patch.object(sdk_stdio, "_create_platform_compatible_process", tapped_spawn):
             client = stdio_client(params, errlog=errlog)
             streams = await client.__aenter__()
@@ -497,8 +503,12 @@ class Everything:
         sampling_callback: SamplingFnT | None = None,
         elicitation_callback: ElicitationFnT | None = None,
         list_roots_callback: ListRootsFnT | None = None,
+        command: Sequence[str] | None = None,
     ) -> AsyncGenerator[Connection]:
-        """Connect, initialize an SDK session at `version` (default: the transport's latest)."""
+        """Connect, initialize an SDK session at `version` (default: the transport's latest).
+
+        `command` starts another server than mcp-everything (stdio only).
+        """
         version = version or self.transport.versions[-1]
         assert version in self.transport.versions, f"{version} is not carried by this transport"
         inbox = Inbox()
@@ -508,7 +518,7 @@ class Everything:
             logs.append(params)
 
         async with AsyncExitStack() as stack:
-            opening = self.transport.open(len(self.channels) + 1)
+            opening = self.transport.open(len(self.channels) + 1, command)
             channel, (read, write) = await stack.enter_async_context(opening)
             self.channels.append(channel)
             record = channel.record

@@ -349,9 +349,12 @@ class HttpTransport:
         self.versions: Sequence[str] = TRANSPORT_VERSIONS[name]
 
     @asynccontextmanager
-    async def open(self, number: int) -> AsyncGenerator[tuple[HttpChannel, Streams]]:
+    async def open(
+        self, number: int, command: Sequence[str] | None
+    ) -> AsyncGenerator[tuple[HttpChannel, Streams]]:
         """Open an SDK transport to the server; its bodies are recorded in the channel."""
         del number  # HTTP sessions share the server and its stderr
+        assert command is None, "HTTP tests reach the shared server; they start no command"
         channel = HttpChannel(HttpRecord(), self.server, self.server.stderr_size())
         async with AsyncExitStack() as stack:
             if self.legacy_sse:

@@ -203,7 +203,7 @@ class Connection:
             self._receive_batch(batch)
             return
         answer = self._dispatch(message)
-        request_ids = _request_ids([message])
+        request_ids = jsonrpc.request_ids([message])
         if isinstance(answer, dict):
             self._reply(answer, request_ids)
         elif answer is not None:
@@ -221,7 +221,7 @@ class Connection:
             self._send(jsonrpc.error(None, problem.to_wire()), None)
             return
         answers = [self._dispatch(message, in_batch=True) for message in batch]
-        self._spawn(self._reply_batch, answers, _request_ids(batch))
+        self._spawn(self._reply_batch, answers, jsonrpc.request_ids(batch))
 
     async def _reply_batch(self, answers: list[Answer], request_ids: list[RequestId]) -> None:
         """Wait for every answer of a batch, then send the responses as one array."""
@@ -392,12 +392,3 @@ class Connection:
         waiter.response = response
         waiter.done.set()
 
-
-def _request_ids(messages: list[Any]) -> list[RequestId]:
-    """Return the ids of the well-formed requests among `messages`."""
-    ids: list[RequestId] = []
-    for message in messages:
-        fields = jsonrpc.as_object(message)
-        if fields is not None and "method" in fields and jsonrpc.is_request_id(fields.get("id")):
-            ids.append(fields["id"])
-    return ids

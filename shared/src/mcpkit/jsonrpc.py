@@ -100,3 +100,13 @@ def notification(method: str, params: JSON | None) -> JSON:
     if params is None:
         return {"jsonrpc": "2.0", "method": method}
     return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def request_ids(messages: list[Any]) -> list[RequestId]:
+    """Return the ids of the well-formed requests among `messages`."""
+    ids: list[RequestId] = []
+    for message in messages:
+        fields = as_object(message)
+        if fields is not None and "method" in fields and is_request_id(fields.get("id")):
+            ids.append(fields["id"])
+    return ids

@@ -101,6 +101,17 @@ class Changed:
         """Send `notifications/resources/updated` to every subscriber of the URI."""
         await self._notify()
 
-    async def follow_files(self, paths: Iterable[Path]) -> None:
-        """Notify on every change to `paths` (files or directories); runs until cancelled."""
-        await self._files.watch(paths, self._notify)
+    async def follow_files(
+        self, paths: Iterable[Path], *, when: Callable[[], Awaitable[bool]] | None = None
+    ) -> None:
+        """Notify on every change to `paths` (files or directories); runs until cancelled.
+
+        With `when`, a burst of changes notifies only if `await when()` is true (for
+        example, only if the content really differs).
+        """
+
+        async def notify() -> None:
+            if when is None or await when():
+                await self._notify()
+
+        await self._files.watch(paths, notify)

@@ -1,0 +1,87 @@
+"""Command line of mcp-fs: `mcp-fs [DIR[:ro] ...] [--read-only] [--deny GLOB] [--roots MODE]`."""
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from mcpkit import cli
+
+from . import __version__
+from .globs import GlobSet
+from .sandbox import Policy, parse_directory
+from .server import build_server
+
+CONFIG_HINT = """{
+  "mcpServers": {
+    "fs": {"command": "uvx", "args": ["--from", "mcpkit-fs", "mcp-fs", "/path/to/project"]}
+  }
+}"""
+
+EPILOG = """examples:
+  mcp-fs ~/project                      read and write inside ~/project
+  mcp-fs ~/project ~/docs:ro            ~/docs is read-only
+  mcp-fs --read-only ~/project          no write tools at all
+  mcp-fs --deny '**/.ssh/**' --deny '**/.env' ~
+  mcp-fs                                the client's roots decide (--roots narrow)
+
+roots modes (the client's roots/list):
+  narrow     roots narrow the directories given here; with none given, roots define them
+  intersect  only where roots and the directories given here overlap; no roots, no access
+  replace    roots replace the directories given here (the reference server's behaviour)
+  ignore     the directories given here only"""
+
+
+def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse the command line (environment variables give the defaults)."""
+    parser = argparse.ArgumentParser(
+        prog="mcp-fs",
+        description="An MCP filesystem server confined to the directories you allow.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "directories",
+        nargs="*",
+        metavar="DIR[:ro]",
+        help="allowed directories, resolved at start; ':ro' makes one read-only",
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        default=os.environ.get("MCP_FS_READ_ONLY", "") not in ("", "0", "false"),
+        help="offer no write tools; every directory is read-only (env MCP_FS_READ_ONLY=1)",
+    )
+    parser.add_argument(
+        "--deny",
+        action="append",
+        metavar="GLOB",
+        default=[d for d in os.environ.get("MCP_FS_DENY", "").split(os.pathsep) if d],
+        help="deny paths matching GLOB, e.g. '**/.ssh/**' (repeatable; env MCP_FS_DENY,"
+        " separated by ':')",
+    )
+    parser.add_argument(
+        "--roots",
+        choices=("narrow", "intersect", "replace", "ignore"),
+        default=os.environ.get("MCP_FS_ROOTS", "narrow"),
+        help="how the client's roots count (default narrow; env MCP_FS_ROOTS)",
+    )
+    return cli.parse(parser, argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run mcp-fs until the client disconnects; exit with status 2 on a bad configuration."""
+    args = parse_arguments(argv)
+    try:
+        directories = tuple(parse_directory(d, read_only=args.read_only) for d in args.directories)
+    except ValueError as exc:
+        sys.exit(f"mcp-fs: {exc}")
+    if args.roots == "intersect" and not directories:
+        sys.exit("mcp-fs: --roots intersect needs at least one directory")
+    policy = Policy(directories, GlobSet(args.deny), args.roots)
+    cli.run(build_server(policy, read_only=args.read_only), args, config_hint=CONFIG_HINT)
+
+
+if __name__ == "__main__":
+    main()

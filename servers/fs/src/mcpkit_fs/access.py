@@ -1,0 +1,117 @@
+"""The sandbox of a request: the operator's policy applied to the client's roots.
+
+Roots are asked for once per connection (the core asks again after
+`notifications/roots/list_changed`); each distinct set of roots is resolved once.
+A client that has no roots, or fails to give them, gets the policy's answer for "no
+roots", which never reaches past the operator's directories.
+"""
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Literal, TypeVar
+
+import anyio
+
+from mcpkit import ClientRequestError, Context
+
+from .sandbox import AllowedDir, Policy, Sandbox, resolve_directory, root_path
+
+logger = logging.getLogger("mcpkit_fs.access")
+MAX_CACHED = 64  # distinct sets of roots remembered
+PROGRESS_EVERY = 0.2  # seconds
+T = TypeVar("T")
+
+
+class Access:
+    """Turns a request's context into the sandbox it may use."""
+
+    def __init__(self, policy: Policy, *, read_only: bool) -> None:
+        self.policy = policy
+        self.read_only = read_only
+        self.base = Sandbox(policy.directories, policy.deny)
+        """The operator's directories alone: for watches and completions, which have no
+        client to ask."""
+        self._sandboxes: dict[tuple[str, ...] | None, Sandbox] = {}
+
+    async def sandbox(self, ctx: Context) -> Sandbox:
+        """Return the sandbox for the client of `ctx`."""
+        uris = await self._root_uris(ctx)
+        sandbox = self._sandboxes.get(uris)
+        if sandbox is None:
+            roots = None if uris is None else await anyio.to_thread.run_sync(self._resolve, uris)
+            sandbox = Sandbox(self.policy.allowed(roots), self.policy.deny)
+            if len(self._sandboxes) >= MAX_CACHED:
+                self._sandboxes.clear()
+            self._sandboxes[uris] = sandbox
+        return sandbox
+
+    async def _root_uris(self, ctx: Context) -> tuple[str, ...] | None:
+        if self.policy.roots_mode == "ignore":
+            return None
+        try:
+            roots = await ctx.roots()
+        except ClientRequestError as exc:
+            logger.debug("No client roots: %s", exc)
+            return None
+        return tuple(sorted(root.uri for root in roots))
+
+    def _resolve(self, uris: tuple[str, ...]) -> list[AllowedDir]:
+        """Return the client's roots that are existing local directories."""
+        roots: list[AllowedDir] = []
+        for uri in uris:
+            path = root_path(uri)
+            if path is None:
+                logger.warning("Ignoring client root %s: not a local file:// URI", uri)
+                continue
+            try:
+                root = resolve_directory(path, read_only=self.read_only, source="client roots")
+            except ValueError as exc:
+                logger.warning("Ignoring client root %s: %s", uri, exc)
+                continue
+            roots.append(root)
+        return roots
+
+    async def run(
+        self,
+        ctx: Context,
+        work: Callable[[Sandbox], T],
+        done: str,
+        *,
+        level: Literal["debug", "info"] = "debug",
+    ) -> T:
+        """Run `work` with the request's sandbox in a worker thread, then log `done`.
+
+        Reads log at debug, changes at info (the level clients get by default).
+
+        Raises:
+            FsError: from `work`.
+        """
+        sandbox = await self.sandbox(ctx)
+        result = await anyio.to_thread.run_sync(work, sandbox)
+        await ctx.log(level, done, logger="mcp-fs")
+        return result
+
+
+class Progress:
+    """A walk's `tick`: stops the walk once its request is cancelled, reports progress.
+
+    Progress goes out at most every `PROGRESS_EVERY` seconds: each report waits for the
+    event loop, and reporting every tick would slow a fast walk down several times.
+    """
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.reported: float | None = None
+
+    def __call__(self, count: int) -> None:
+        """Note `count` entries walked (in the walk's worker thread).
+
+        Raises:
+            anyio.get_cancelled_exc_class(): the request was cancelled.
+        """
+        anyio.from_thread.check_cancelled()
+        now = time.monotonic()
+        if self.reported is None or now - self.reported >= PROGRESS_EVERY:
+            self.reported = now
+            anyio.from_thread.run(self.ctx.progress, count, None, f"{count} entries walked")

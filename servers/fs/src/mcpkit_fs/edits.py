@@ -1,0 +1,131 @@
+"""Text edits that either apply as meant or say precisely why not.
+
+Each edit's `oldText` must occur exactly once (every occurrence with `replaceAll`). When it
+does not occur at all, a match that differs only in leading and trailing whitespace on
+each line is accepted if there is exactly one, and `newText` is re-indented to fit, as the
+reference server does. Otherwise the error names the closest lines and how similar they
+are, so the next attempt can copy them exactly. Replacement text is literal: `$&` and
+backreferences mean nothing special.
+"""
+
+import difflib
+from dataclasses import dataclass
+
+from .text import bare_lines
+
+NEAR_MISS_MIN = 0.5  # below this similarity, the closest lines are not worth showing
+MAX_SHOWN_LINES = 20
+
+
+class EditMismatch(ValueError):
+    """An edit did not match exactly once; the message says where it came closest."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace `old` with `new`, once (or everywhere with `replace_all`)."""
+
+    old: str
+    new: str
+    replace_all: bool = False
+
+
+def apply_edits(text: str, edits: list[Edit]) -> tuple[str, int]:
+    """Apply `edits` in order to `text` (LF line endings); return the result and count.
+
+    Raises:
+        EditMismatch: an edit's old text is empty, missing, or not unique.
+    """
+    total = 0
+    for number, edit in enumerate(edits, start=1):
+        text, count = _apply(text, edit, number)
+        total += count
+    return text, total
+
+
+def _apply(text: str, edit: Edit, number: int) -> tuple[str, int]:
+    if not edit.old:
+        raise EditMismatch(f"Edit {number}: oldText is empty; give the exact text to replace.")
+    count = text.count(edit.old)
+    if count == 1 or (count > 1 and edit.replace_all):
+        return text.replace(edit.old, edit.new), count
+    if count > 1:
+        lines = _lines_of_occurrences(text, edit.old)
+        raise EditMismatch(
+            f"Edit {number}: oldText occurs {count} times (at lines {lines}). Include more"
+            " surrounding lines so it occurs once, or set replaceAll to replace every one."
+        )
+    replaced = _apply_ignoring_indentation(text, edit)
+    if replaced is not None:
+        return replaced, 1
+    raise EditMismatch(f"Edit {number}: oldText was not found. {_near_miss(text, edit.old)}")
+
+
+def _lines_of_occurrences(text: str, old: str) -> str:
+    """Return the 1-based line numbers where `old` starts, comma-separated."""
+    numbers: list[str] = []
+    start = text.find(old)
+    while start != -1 and len(numbers) < MAX_SHOWN_LINES:
+        numbers.append(str(text.count("\n", 0, start) + 1))
+        start = text.find(old, start + 1)
+    return ", ".join(numbers)
+
+
+def _apply_ignoring_indentation(text: str, edit: Edit) -> str | None:
+    """Replace the one run of lines equal to `edit.old` but for surrounding whitespace.
+
+    Returns None unless exactly one run matches.
+    """
+    lines = text.split("\n")
+    wanted = [line.strip() for line in edit.old.strip("\n").split("\n")]
+    size = len(wanted)
+    starts = [
+        i
+        for i in range(len(lines) - size + 1)
+        if [line.strip() for line in lines[i : i + size]] == wanted
+    ]
+    if len(starts) != 1:
+        return None
+    start = starts[0]
+    found = lines[start]
+    indent = found[: len(found) - len(found.lstrip())]
+    new_lines = edit.new.strip("\n").split("\n")
+    base = new_lines[0][: len(new_lines[0]) - len(new_lines[0].lstrip())]
+    # Re-indent: the first new line takes the file's indentation, the others keep theirs
+    # relative to the first.
+    reindented = [indent + line.removeprefix(base) if line.strip() else line for line in new_lines]
+    return "\n".join([*lines[:start], *reindented, *lines[start + size :]])
+
+
+def _near_miss(text: str, old: str) -> str:
+    """Describe the lines of `text` most similar to `old`, or say there are none."""
+    lines = text.split("\n")
+    wanted = old.strip("\n").split("\n")
+    size = len(wanted)
+    target = "\n".join(wanted)
+    best_ratio, best_start = 0.0, -1
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(target)
+    for start in range(max(1, len(lines) - size + 1)):
+        matcher.set_seq1("\n".join(lines[start : start + size]))
+        if matcher.real_quick_ratio() <= best_ratio or matcher.quick_ratio() <= best_ratio:
+            continue
+        ratio = matcher.ratio()
+        if ratio > best_ratio:
+            best_ratio, best_start = ratio, start
+    if best_ratio < NEAR_MISS_MIN:
+        return "Nothing similar is in the file: read it again before editing."
+    end = min(best_start + size, len(lines))
+    shown = "\n".join(lines[best_start : min(end, best_start + MAX_SHOWN_LINES)])
+    return (
+        f"The closest text is at lines {best_start + 1}-{end} ({best_ratio:.0%} similar):\n"
+        f"{shown}\nCopy it exactly into oldText."
+    )
+
+
+def unified_diff(before: str, after: str, old_name: str, new_name: str, context: int = 3) -> str:
+    """Return the unified diff from `before` to `after` ("" when they are equal)."""
+    lines = difflib.unified_diff(
+        bare_lines(before), bare_lines(after), old_name, new_name, n=context, lineterm=""
+    )
+    return "".join(f"{line}\n" for line in lines)

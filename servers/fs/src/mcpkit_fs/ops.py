@@ -1,0 +1,656 @@
+"""The file operations behind the tools: blocking, bounded, and confined by a `Sandbox`.
+
+Every function takes the sandbox first, resolves its paths through it, and returns a typed
+result or raises `FsError` with a message that says what to do next. Nothing here knows
+about MCP; the server runs these functions in worker threads.
+"""
+
+import hashlib
+import mimetypes
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, BinaryIO, Literal, TypeVar
+
+from .edits import Edit, EditMismatch, apply_edits, unified_diff
+from .models import (
+    AllowedDirectories,
+    AllowedDirectory,
+    Comparison,
+    Created,
+    Edited,
+    Entry,
+    EntryType,
+    FileInfo,
+    FileText,
+    Listing,
+    MultipleFiles,
+    Page,
+    SizedEntry,
+    SizedListing,
+    TextRead,
+    Written,
+)
+from .sandbox import (
+    FsError,
+    Place,
+    Sandbox,
+    explain,
+    open_directory,
+    open_file,
+    require_writable,
+    write_atomic,
+)
+from .text import BinaryFile, Codec, decode, sniff, split_lines
+
+KiB = 1024
+MiB = 1024 * KiB
+WHOLE_FILE_BYTES = 16 * MiB  # larger text files are read line by line, never whole
+DEFAULT_READ_BYTES = 256 * KiB  # about what a client takes in one tool result
+MAX_LINE_CHARS = 2000  # a longer line is cut (minified code), in listings of matches
+
+EntryT = TypeVar("EntryT", bound=Entry)
+PageT = TypeVar("PageT", bound=Page[Any])
+WriteMode = Literal["overwrite", "append", "create"]
+SortBy = Literal["name", "size"]
+
+
+# Reading ---------------------------------------------------------------------------------
+
+
+def read_text(
+    sandbox: Sandbox,
+    path: str,
+    *,
+    head: int | None = None,
+    tail: int | None = None,
+    offset: int | None = None,
+    limit: int | None = None,
+    max_bytes: int = DEFAULT_READ_BYTES,
+    line_numbers: bool = False,
+) -> TextRead:
+    """Read lines of a text file: all, the first or last `head`/`tail`, or a range.
+
+    `offset` is the 1-based first line and `limit` the number of lines. At most
+    `max_bytes` of text are returned; `truncated` and `next_offset` say where to go on.
+
+    Raises:
+        FsError: conflicting arguments, or the file cannot be read as text.
+    """
+    if head is not None and tail is not None:
+        raise FsError("Give head or tail, not both.")
+    if tail is not None and offset is not None:
+        raise FsError("Give tail or offset, not both.")
+    with sandbox.place(path) as place:
+        fd = open_file(place)
+        shown = place.shown
+    with os.fdopen(fd, "rb") as file:
+        size = os.fstat(fd).st_size
+        if size > WHOLE_FILE_BYTES:
+            return _read_large(
+                file, shown, size, head, tail, offset, limit, max_bytes, line_numbers
+            )
+        data = file.read(WHOLE_FILE_BYTES + 1)  # bounded even if the file grows meanwhile
+    if len(data) > WHOLE_FILE_BYTES:
+        raise FsError(f"{shown} grew while being read: read it again.")
+    text, codec = _decode(data, shown)
+    lines = split_lines(text)
+    first = max(0, len(lines) - tail) if tail is not None else (offset or 1) - 1
+    count = head if head is not None else limit
+    chosen = lines[first:] if count is None else lines[first : first + count]
+    result, cut = _page(chosen, max_bytes, from_end=tail is not None)
+    if tail is not None:
+        first += len(chosen) - len(result)  # a tail cut by max_bytes loses its first lines
+    more = first + len(result) < len(lines)
+    return TextRead(
+        path=shown,
+        content=_join(result, first, line_numbers),
+        start_line=first + 1,
+        end_line=first + len(result),
+        total_lines=len(lines),
+        truncated=cut,
+        next_offset=first + len(result) + 1 if more else None,
+        encoding=codec.name,
+        eol=codec.eol,
+        size=size,
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
+
+
+def _read_large(
+    file: BinaryIO,
+    shown: str,
+    size: int,
+    head: int | None,
+    tail: int | None,
+    offset: int | None,
+    limit: int | None,
+    max_bytes: int,
+    line_numbers: bool,
+) -> TextRead:
+    """Read part of a text file too large to read whole (see `read_text`)."""
+    codec = _sniff(file.read(8192), shown)
+    if codec.encoding.startswith("utf-16"):
+        raise FsError(f"{shown} is a UTF-16 file over {WHOLE_FILE_BYTES // MiB} MiB: too large.")
+    count = head if head is not None else limit
+    if tail is not None:
+        raw, more = _last_lines(file, size, tail), False
+        first = None  # unknown without reading the whole file
+    else:
+        first = (offset or 1) - 1
+        raw, more = _lines_from(file, first, count, max_bytes)
+    lines = [line.decode(codec.encoding, "replace") for line in raw]
+    result, cut = _page(lines, max_bytes, from_end=tail is not None)
+    return TextRead(
+        path=shown,
+        content=_join(result, first or 0, line_numbers and first is not None),
+        start_line=None if first is None else first + 1,
+        end_line=None if first is None else first + len(result),
+        total_lines=None,
+        truncated=cut or (count is None and more),
+        next_offset=None if first is None or not (cut or more) else first + len(result) + 1,
+        encoding=codec.name,
+        eol="\n",
+        size=size,
+        sha256=None,
+    )
+
+
+def _lines_from(
+    file: BinaryIO, first: int, count: int | None, max_bytes: int
+) -> tuple[list[bytes], bool]:
+    """Return lines from 0-based line `first`, `count` of them or until `max_bytes`.
+
+    The flag says whether the file has more lines after them.
+    """
+    file.seek(0)
+    lines: list[bytes] = []
+    taken = 0
+    for number, line in enumerate(file):
+        if number < first:
+            continue
+        if (count is not None and len(lines) >= count) or taken > max_bytes:
+            return lines, True
+        lines.append(line)
+        taken += len(line)
+    return lines, False
+
+
+def _last_lines(file: BinaryIO, size: int, count: int) -> list[bytes]:
+    """Return the last `count` lines of a file, reading backwards from its end."""
+    block = 64 * KiB
+    position = size
+    data = b""
+    while position > 0 and data.count(b"\n") <= count:
+        step = min(block, position)
+        position -= step
+        file.seek(position)
+        data = file.read(step) + data
+    lines = data.splitlines(keepends=True)
+    return lines[-count:] if count else []
+
+
+def _page(lines: list[str], max_bytes: int, *, from_end: bool) -> tuple[list[str], bool]:
+    """Return the lines that fit in `max_bytes` (from the end for a tail), and if any did not.
+
+    A single line longer than the budget is cut to it, so a read always makes progress.
+    """
+    budget = max_bytes
+    kept: list[str] = []
+    for line in reversed(lines) if from_end else lines:
+        cost = len(line.encode("utf-8"))
+        if cost > budget:
+            if not kept:
+                kept.append(line[:budget])
+            return (kept[::-1] if from_end else kept), True
+        kept.append(line)
+        budget -= cost
+    return (kept[::-1] if from_end else kept), False
+
+
+def _join(lines: list[str], first: int, line_numbers: bool) -> str:
+    if not line_numbers:
+        return "".join(lines)
+    return "".join(f"{first + n + 1:>6}\t{line}" for n, line in enumerate(lines))
+
+
+def _decode(data: bytes, shown: str) -> tuple[str, Codec]:
+    try:
+        return decode(data)
+    except BinaryFile:
+        raise FsError(f"{shown} is a binary file: use read_media_file.") from None
+
+
+def _sniff(head: bytes, shown: str) -> Codec:
+    try:
+        return sniff(head)
+    except BinaryFile:
+        raise FsError(f"{shown} is a binary file: use read_media_file.") from None
+
+
+@dataclass(frozen=True)
+class Media:
+    """The bytes of a file and their MIME type."""
+
+    path: str
+    mime_type: str
+    data: bytes
+
+
+def read_media(sandbox: Sandbox, path: str, *, max_bytes: int) -> Media:
+    """Read a whole file as bytes, with its MIME type.
+
+    Raises:
+        FsError: the file cannot be read or is larger than `max_bytes`.
+    """
+    data, shown = read_bytes(sandbox, path, max_bytes=max_bytes)
+    return Media(shown, guess_mime(shown, data[:64]), data)
+
+
+def read_bytes(sandbox: Sandbox, path: str, *, max_bytes: int) -> tuple[bytes, str]:
+    """Return the bytes of a regular file (at most `max_bytes`) and its shown path.
+
+    Raises:
+        FsError: the file cannot be read or is larger than `max_bytes`.
+    """
+    with sandbox.place(path) as place:
+        fd = open_file(place)
+        shown = place.shown
+    with os.fdopen(fd, "rb") as file:
+        data = file.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise FsError(f"{shown} is larger than {max_bytes} bytes: too large to read whole.")
+    return data, shown
+
+
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"%PDF-", "application/pdf"),
+    (b"fLaC", "audio/flac"),
+    (b"OggS", "audio/ogg"),
+    (b"ID3", "audio/mpeg"),
+)
+
+
+def guess_mime(path: str, head: bytes) -> str:
+    """Return a file's MIME type: from its first bytes when they tell, else its name."""
+    for magic, mime in _MAGIC:
+        if head.startswith(magic):
+            return mime
+    if head[:4] == b"RIFF" and head[8:12] in (b"WEBP", b"WAVE"):
+        return "image/webp" if head[8:12] == b"WEBP" else "audio/wav"
+    guessed, _ = mimetypes.guess_type(path, strict=False)
+    return guessed or "application/octet-stream"
+
+
+def read_many(
+    sandbox: Sandbox, paths: list[str], *, max_bytes_per_file: int, max_total_bytes: int
+) -> MultipleFiles:
+    """Read several text files; a file that fails carries its error instead of content."""
+    files: list[FileText] = []
+    budget = max_total_bytes
+    for path in paths:
+        if budget <= 0:
+            files.append(FileText(path=path, error="Not read: max_total_bytes was reached."))
+            continue
+        try:
+            read = read_text(sandbox, path, max_bytes=min(max_bytes_per_file, budget))
+        except FsError as exc:
+            files.append(FileText(path=path, error=str(exc)))
+            continue
+        budget -= len(read.content.encode("utf-8"))
+        files.append(FileText(path=read.path, content=read.content, truncated=read.truncated))
+    return MultipleFiles(files=files)
+
+
+# Writing ---------------------------------------------------------------------------------
+
+
+def write(
+    sandbox: Sandbox,
+    path: str,
+    content: str,
+    *,
+    mode: WriteMode = "overwrite",
+    expected_sha256: str | None = None,
+    create_parents: bool = False,
+) -> Written:
+    """Write `content` (UTF-8) to a file: replace it, append to it, or create it only.
+
+    With `expected_sha256`, the file must exist with exactly that hash.
+
+    Raises:
+        FsError: the file exists in create mode, changed since it was read, or cannot
+            be written.
+    """
+    with sandbox.place(path, follow=False, make_parents=create_parents) as place:
+        require_writable(place)
+        existed = place.lstat() is not None
+        if mode == "create" and existed:
+            raise FsError(f"{place.shown} already exists: use mode 'overwrite' to replace it.")
+        if expected_sha256 is not None:
+            _check_hash(place, expected_sha256)
+        data = content.encode("utf-8")
+        if mode == "append" and existed:
+            _append(place, content)
+        else:
+            write_atomic(place, data, create_only=mode == "create")
+        digest = _sha256(place)
+        return Written(
+            path=place.shown,
+            mode=mode,
+            bytes_written=len(data),
+            created=not existed,
+            sha256=digest,
+        )
+
+
+def _append(place: Place, content: str) -> None:
+    """Append `content` to the file at `place`, in the file's own encoding."""
+    assert place.name is not None
+    flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(place.name, flags, dir_fd=place.dir_fd)
+    except OSError as exc:
+        raise explain(exc, place.shown) from None
+    with os.fdopen(fd, "ab") as file:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise FsError(f"{place.shown} is not a regular file: refused.")
+        if status.st_nlink > 1:
+            # Appending in place would change every other name of this file too.
+            raise FsError(f"{place.shown} has other hard links: append refused.")
+        with open_read(place) as reader:
+            codec = _sniff(reader.read(8192), place.shown)
+        file.write(content.encode(codec.encoding))
+
+
+def open_read(place: Place) -> BinaryIO:
+    """Open the regular file at `place` as a binary file object."""
+    return os.fdopen(open_file(place), "rb")
+
+
+def _sha256(place: Place) -> str:
+    """Return the SHA-256 of the file at `place`, read in blocks."""
+    digest = hashlib.sha256()
+    with open_read(place) as file:
+        for block in iter(lambda: file.read(MiB), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_hash(place: Place, expected: str) -> None:
+    """Raise FsError unless the file at `place` exists with SHA-256 `expected`."""
+    if place.lstat() is None:
+        raise FsError(f"{place.shown} does not exist, but expected_sha256 was given.")
+    actual = _sha256(place)
+    if actual != expected.lower():
+        raise FsError(
+            f"{place.shown} changed since it was read (its SHA-256 is now {actual}): read it"
+            " again and redo the change."
+        )
+
+
+def edit(
+    sandbox: Sandbox,
+    path: str,
+    edits: list[Edit],
+    *,
+    dry_run: bool = False,
+    expected_sha256: str | None = None,
+) -> Edited:
+    """Apply text edits to a file, keeping its encoding, BOM and line endings.
+
+    Raises:
+        FsError: an edit does not match exactly once, or the file cannot be edited.
+    """
+    with sandbox.place(path, follow=False) as place:
+        if not dry_run:
+            require_writable(place)
+        if expected_sha256 is not None:
+            _check_hash(place, expected_sha256)
+        with open_read(place) as file:
+            data = file.read(WHOLE_FILE_BYTES + 1)
+        if len(data) > WHOLE_FILE_BYTES:
+            raise FsError(
+                f"{place.shown} is over {WHOLE_FILE_BYTES // MiB} MiB: too large to edit."
+            )
+        text, codec = _decode(data, place.shown)
+        crlf = codec.eol == "\r\n"
+        # Edits are matched on LF text; a CRLF file gets its CRLF endings back.
+        before = text.replace("\r\n", "\n") if crlf else text
+        normalised = [
+            Edit(e.old.replace("\r\n", "\n"), e.new.replace("\r\n", "\n"), e.replace_all)
+            for e in edits
+        ]
+        try:
+            after, count = apply_edits(before, normalised)
+        except EditMismatch as exc:
+            raise FsError(f"{place.shown}: {exc} Nothing was changed.") from None
+        try:
+            new_data = codec.encode(after.replace("\n", "\r\n") if crlf else after)
+        except UnicodeEncodeError:
+            raise FsError(
+                f"{place.shown} is stored as {codec.name}, which cannot hold the new text."
+            ) from None
+        if not dry_run:
+            write_atomic(place, new_data)
+        return Edited(
+            path=place.shown,
+            diff=unified_diff(before, after, place.shown, place.shown),
+            replacements=count,
+            applied=not dry_run,
+            sha256=hashlib.sha256(data if dry_run else new_data).hexdigest(),
+        )
+
+
+def create_directory(sandbox: Sandbox, path: str) -> Created:
+    """Create a directory and any missing parents (an existing one is fine).
+
+    Raises:
+        FsError: something else is at the path, or the directory is read-only.
+    """
+    with sandbox.place(path, make_parents=True) as place:
+        status = place.lstat()
+        if status is not None:
+            if not stat.S_ISDIR(status.st_mode):
+                raise FsError(f"{place.shown} exists and is not a directory.")
+            return Created(path=place.shown, created=False)
+        require_writable(place)
+        assert place.name is not None
+        try:
+            os.mkdir(place.name, dir_fd=place.dir_fd)
+        except FileExistsError:
+            return Created(path=place.shown, created=False)
+        except OSError as exc:
+            raise explain(exc, place.shown) from None
+        return Created(path=place.shown, created=True)
+
+
+# Listing and information ------------------------------------------------------------------
+
+
+def entry_type(mode: int) -> EntryType:
+    """Return the entry type for an `st_mode`."""
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "other"
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
+
+
+def list_directory(sandbox: Sandbox, path: str, *, offset: int = 0, limit: int = 1000) -> Listing:
+    """List a directory's entries by name (denied ones left out), a page at a time.
+
+    Raises:
+        FsError: the path is not a directory that may be read.
+    """
+    shown, entries = _scan(sandbox, path, _plain)
+    entries.sort(key=_by_name)
+    return _paginate(Listing, shown, entries, offset, limit)
+
+
+def list_directory_with_sizes(
+    sandbox: Sandbox, path: str, *, sort_by: SortBy = "name", offset: int = 0, limit: int = 1000
+) -> SizedListing:
+    """List a directory's entries with sizes (largest first by `size`), a page at a time.
+
+    Raises:
+        FsError: the path is not a directory that may be read.
+    """
+    shown, entries = _scan(sandbox, path, _sized)
+    entries.sort(key=_by_name)
+    if sort_by == "size":
+        entries.sort(key=lambda e: e.size or 0, reverse=True)  # stable: ties stay by name
+    total = sum(e.size or 0 for e in entries)
+    return _paginate(SizedListing, shown, entries, offset, limit, total_size=total)
+
+
+def _paginate(
+    kind: type[PageT], shown: str, entries: list[Any], offset: int, limit: int, **extra: int
+) -> PageT:
+    """Return the page of `entries` that starts at `offset`, as a `kind`."""
+    page = entries[offset : offset + limit]
+    more = offset + len(page) < len(entries)
+    return kind(
+        path=shown,
+        entries=page,
+        total_entries=len(entries),
+        truncated=more,
+        next_offset=offset + len(page) if more else None,
+        **extra,
+    )
+
+
+def _scan(
+    sandbox: Sandbox, path: str, describe: Callable[[os.DirEntry[str]], EntryT]
+) -> tuple[str, list[EntryT]]:
+    """Return the shown path of a directory and its entries, denied ones left out.
+
+    `describe` runs while the directory is open (a stat of an entry needs it).
+    """
+    with sandbox.place(path) as place:
+        fd = open_directory(place)
+        try:
+            with os.scandir(fd) as found:
+                entries = [
+                    describe(item)
+                    for item in found
+                    if not sandbox.is_denied(place.root, _child(place.relative, item.name))
+                ]
+        finally:
+            os.close(fd)
+        return place.shown, entries
+
+
+def _by_name(entry: Entry) -> str:
+    return entry.name
+
+
+def _child(relative: str, name: str) -> str:
+    return f"{relative}/{name}" if relative else name
+
+
+def _plain(item: os.DirEntry[str]) -> Entry:
+    return Entry(name=item.name, type=dirent_type(item))
+
+
+def _sized(item: os.DirEntry[str]) -> SizedEntry:
+    """Return an entry with its size and modification time (costs a stat call)."""
+    kind = dirent_type(item)
+    try:
+        status = item.stat(follow_symlinks=False)
+    except OSError:  # gone since the listing
+        return SizedEntry(name=item.name, type=kind, size=None, modified=None)
+    size = status.st_size if kind == "file" else None
+    return SizedEntry(name=item.name, type=kind, size=size, modified=_iso(status.st_mtime))
+
+
+def dirent_type(item: os.DirEntry[str]) -> EntryType:
+    """Return the type of a directory entry, from the listing itself when it tells."""
+    if item.is_symlink():
+        return "symlink"
+    if item.is_dir(follow_symlinks=False):
+        return "directory"
+    if item.is_file(follow_symlinks=False):
+        return "file"
+    return "other"
+
+
+def file_info(sandbox: Sandbox, path: str, *, with_hash: bool = False) -> FileInfo:
+    """Describe a file, directory or link (a link itself, not what it points to).
+
+    Raises:
+        FsError: the path does not exist or may not be read.
+    """
+    with sandbox.place(path, follow=False) as place:
+        status = place.lstat()
+        if status is None:
+            raise FsError(f"{place.shown} does not exist.")
+        kind = entry_type(status.st_mode)
+        target = _link_target(sandbox, place) if kind == "symlink" else None
+        digest = _sha256(place) if with_hash and kind == "file" else None
+        shown = place.shown
+    birth: float | None = getattr(status, "st_birthtime", None)
+    return FileInfo(
+        path=shown,
+        size=status.st_size,
+        created=_iso(birth) if birth is not None else None,
+        modified=_iso(status.st_mtime),
+        accessed=_iso(status.st_atime),
+        isDirectory=kind == "directory",
+        isFile=kind == "file",
+        permissions=f"{stat.S_IMODE(status.st_mode):03o}",
+        type=kind,
+        symlink_target=target,
+        mime_type=guess_mime(shown, b"") if kind == "file" else None,
+        sha256=digest,
+    )
+
+
+def _link_target(sandbox: Sandbox, place: Place) -> str:
+    """Return where the link at `place` leads, if that is inside the allowed directories."""
+    try:
+        with sandbox.place(place.shown) as target:
+            return target.shown
+    except FsError:
+        return "(outside the allowed directories, or missing)"
+
+
+def allowed_directories(sandbox: Sandbox) -> AllowedDirectories:
+    """Return the directories the sandbox allows."""
+    return AllowedDirectories(
+        directories=[
+            AllowedDirectory(path=d.given, read_only=d.read_only, source=d.source)
+            for d in sandbox.directories
+        ]
+    )
+
+
+def compare(sandbox: Sandbox, path_a: str, path_b: str, *, context: int = 3) -> Comparison:
+    """Return the unified diff between two text files.
+
+    Raises:
+        FsError: either file cannot be read as text.
+    """
+    data_a, shown_a = read_bytes(sandbox, path_a, max_bytes=WHOLE_FILE_BYTES)
+    data_b, shown_b = read_bytes(sandbox, path_b, max_bytes=WHOLE_FILE_BYTES)
+    text_a, _ = _decode(data_a, shown_a)
+    text_b, _ = _decode(data_b, shown_b)
+    return Comparison(
+        path_a=shown_a,
+        path_b=shown_b,
+        identical=data_a == data_b,
+        diff=unified_diff(text_a, text_b, shown_a, shown_b, context),
+    )

@@ -1,0 +1,139 @@
+"""Files and directories as resources: their contents, change fingerprints, path completion.
+
+A `file:///...` resource is a file's text (with its MIME type) or bytes, or a directory's
+listing as text. Subscriptions compare fingerprints, so a notification means the content
+(or, for a directory, the set of entries) really changed.
+"""
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+
+from .ops import guess_mime, list_directory
+from .sandbox import FsError, Sandbox, open_directory, open_file
+from .text import BinaryFile, decode
+
+MAX_RESOURCE_BYTES = 10 * 1024 * 1024
+MAX_COMPLETIONS = 100
+UNKNOWN = "application/octet-stream"
+
+
+@dataclass(frozen=True)
+class Contents:
+    """A resource's contents: `text` or `data`, and the MIME type."""
+
+    mime_type: str
+    text: str | None = None
+    data: bytes | None = None
+
+
+def read_contents(sandbox: Sandbox, path: str) -> Contents:
+    """Return the contents of the file or directory at `path`.
+
+    Raises:
+        FsError: it may not be read, or a file is over 10 MiB.
+    """
+    with sandbox.place(path) as place:
+        status = place.lstat()
+        if status is None:
+            raise FsError(f"{place.shown} does not exist.")
+        shown = place.shown
+        fd = None if stat.S_ISDIR(status.st_mode) else open_file(place)
+    if fd is None:
+        listing = list_directory(sandbox, shown, limit=MAX_COMPLETIONS * 10)
+        lines = [f"{e.name}/" if e.type == "directory" else e.name for e in listing.entries]
+        if listing.truncated:
+            lines.append(f"... {listing.total_entries - len(listing.entries)} more")
+        return Contents("text/plain", text="\n".join(lines) + "\n")
+    with os.fdopen(fd, "rb") as file:
+        data = file.read(MAX_RESOURCE_BYTES + 1)
+    if len(data) > MAX_RESOURCE_BYTES:
+        raise FsError(f"{shown} is over {MAX_RESOURCE_BYTES} bytes: read it with read_text_file.")
+    mime = guess_mime(shown, data[:64])
+    if _may_be_text(mime):
+        try:
+            text, _ = decode(data)
+        except BinaryFile:
+            return Contents(mime, data=data)
+        return Contents("text/plain" if mime == UNKNOWN else mime, text=text)
+    return Contents(mime, data=data)
+
+
+def _may_be_text(mime: str) -> bool:
+    """Return whether a file of type `mime` should be served as text if it decodes."""
+    return (
+        mime.startswith("text/")
+        or mime == UNKNOWN
+        or any(kind in mime for kind in ("json", "xml", "javascript", "yaml", "toml"))
+    )
+
+
+def real_path(sandbox: Sandbox, path: str) -> str | None:
+    """Return the real path to watch for `path`, or None if it may not be read."""
+    try:
+        return sandbox.resolve(path)
+    except FsError:
+        return None
+
+
+def fingerprint(sandbox: Sandbox, path: str) -> str | None:
+    """Return what identifies the state of `path`: a file's hash, a directory's names.
+
+    None when it is missing or may not be read (so its return is a change too).
+    """
+    try:
+        with sandbox.place(path) as place:
+            status = place.lstat()
+            if status is None:
+                return None
+            if stat.S_ISDIR(status.st_mode):
+                fd = open_directory(place)
+                try:
+                    return "\0".join(sorted(os.listdir(fd)))
+                finally:
+                    os.close(fd)
+            fd = open_file(place)
+    except FsError:
+        return None
+    digest = hashlib.sha256()
+    with os.fdopen(fd, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class State:
+    """The last seen fingerprint of a path, to tell real changes from mere events."""
+
+    def __init__(self, sandbox: Sandbox, path: str) -> None:
+        self.sandbox = sandbox
+        self.path = path
+        self.last = fingerprint(sandbox, path)
+
+    def changed(self) -> bool:
+        """Return whether the path differs from the last time it was looked at."""
+        now = fingerprint(self.sandbox, self.path)
+        differs = now != self.last
+        self.last = now
+        return differs
+
+
+def complete_path(sandbox: Sandbox, value: str) -> list[str]:
+    """Return the paths that continue `value`: allowed directories, or entries of one.
+
+    Directories end with `/`, so that the next completion lists their entries.
+    """
+    allowed = [d.given for d in sandbox.directories]
+    if not any(value.startswith(directory) for directory in allowed):
+        return [d for d in allowed if d.startswith(value)][:MAX_COMPLETIONS]
+    parent, _, prefix = value.rpartition("/")
+    try:
+        listing = list_directory(sandbox, parent or "/", limit=10_000)
+    except FsError:
+        return []
+    return [
+        f"{parent}/{e.name}{'/' if e.type == 'directory' else ''}"
+        for e in listing.entries
+        if e.name.startswith(prefix)
+    ][:MAX_COMPLETIONS]

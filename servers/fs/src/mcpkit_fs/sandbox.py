@@ -1,0 +1,560 @@
+"""Where the server may go, and how it gets there without being led astray.
+
+The policy: the operator's directories (resolved once, at start), each read-write or
+read-only (`DIR:ro`), minus the deny globs; a client's roots may narrow them (see
+`Policy.allowed`). Violations and failures are `FsError`s, tool errors whose message says
+what to do next and never reveals what lies outside the allowed directories.
+
+The containment: a path is first placed lexically in one allowed directory (`..` is
+collapsed here, never by the kernel), then walked from that directory one component at a
+time through directory file descriptors opened with `O_NOFOLLOW`. A symbolic link met on
+the way is resolved by the walk itself and must stay inside the allowed directories; a link
+swapped in after a component was checked makes the next open fail instead of being
+followed. Files are opened `O_NOFOLLOW | O_NONBLOCK` and checked with `fstat`, so a FIFO or
+device is refused instead of blocking; writes go to a temporary file in the same directory,
+then `os.replace`, which replaces a name and never writes through a link.
+"""
+
+import errno
+import os
+import secrets
+import shutil
+import stat
+from collections import deque
+from collections.abc import Generator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import BinaryIO, Literal
+from urllib.parse import unquote, urlsplit
+
+from mcpkit import ToolError
+
+from .globs import GlobSet
+
+RootsMode = Literal["narrow", "intersect", "replace", "ignore"]
+Source = Literal["command line", "client roots"]
+
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
+MAX_SYMLINKS = 40  # hops in one walk, as Linux allows
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_LIST_HINT = "Call list_allowed_directories to see where access is allowed."
+
+
+class FsError(ToolError):
+    """A filesystem operation failed; the message says why and what to do next."""
+
+
+class AccessDenied(FsError):
+    """The policy forbids the access (outside the allowed directories, denied, read-only)."""
+
+
+@dataclass(frozen=True)
+class AllowedDir:
+    """A directory the server may use: its real path, how it was named, and its mode."""
+
+    path: str  # real path: no symbolic link in it
+    given: str  # absolute and normalised, as the operator or client wrote it
+    read_only: bool
+    source: Source
+
+    def contains(self, other: str) -> bool:
+        """Return whether the real path `other` is this directory or below it."""
+        return _below(other, self.path)
+
+
+def _below(path: str, directory: str) -> bool:
+    """Return whether `path` is `directory` or inside it, comparing whole components."""
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def parse_directory(spec: str, *, read_only: bool) -> AllowedDir:
+    """Resolve an operator's `DIR` or `DIR:ro` to an allowed directory.
+
+    Raises:
+        ValueError: the directory does not exist or is not a directory.
+    """
+    if spec.endswith(":ro"):
+        spec, read_only = spec[:-3], True
+    return resolve_directory(spec, read_only=read_only, source="command line")
+
+
+def resolve_directory(path: str, *, read_only: bool, source: Source) -> AllowedDir:
+    """Resolve `path` (`~` expanded) to an allowed directory.
+
+    Raises:
+        ValueError: the directory does not exist or is not a directory.
+    """
+    given = os.path.normpath(os.path.abspath(os.path.expanduser(path)))
+    real = os.path.realpath(given)
+    if not os.path.isdir(real):
+        raise ValueError(f"{path} is not an existing directory")
+    return AllowedDir(real, given, read_only, source)
+
+
+def root_path(uri: str) -> str | None:
+    """Return the local path of a `file://` root URI, or None if it names none."""
+    parts = urlsplit(uri)
+    if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+        return None
+    return unquote(parts.path) or None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The operator's configuration: directories, deny globs, and how client roots count."""
+
+    directories: tuple[AllowedDir, ...]
+    deny: GlobSet
+    roots_mode: RootsMode = "narrow"
+
+    def allowed(self, roots: Sequence[AllowedDir] | None) -> tuple[AllowedDir, ...]:
+        """Return the directories allowed for a client whose roots are `roots`.
+
+        `roots` is None when the client has no roots (or the mode ignores them).
+        - narrow: the roots narrow the operator's directories; no roots (or an empty
+          list) leaves them as they are; with no operator directories, the roots are
+          the allowed directories.
+        - intersect: strictly the intersection: a client without roots gets nothing.
+        - replace: the roots replace the operator's directories when there are any.
+        - ignore: the operator's directories only.
+        Nothing here lets a client reach past the operator's directories, except
+        `replace`, which the operator chooses to hand the decision to the client.
+        """
+        if self.roots_mode == "ignore":
+            return self.directories
+        if self.roots_mode == "intersect":
+            return _intersection(self.directories, roots or ())
+        if not roots:
+            return self.directories
+        if self.roots_mode == "replace" or not self.directories:
+            return tuple(roots)
+        return _intersection(self.directories, roots)
+
+
+def _intersection(
+    directories: Sequence[AllowedDir], roots: Sequence[AllowedDir]
+) -> tuple[AllowedDir, ...]:
+    """Return the parts of `directories` that are also inside `roots`."""
+    result: list[AllowedDir] = []
+    for directory in directories:
+        for root in roots:
+            if directory.contains(root.path):  # a root inside an operator directory
+                result.append(AllowedDir(root.path, root.given, directory.read_only, root.source))
+            elif root.contains(directory.path):  # an operator directory inside a root
+                result.append(directory)
+    return tuple(dict.fromkeys(result))
+
+
+@dataclass
+class Place:
+    """Where a path led: an entry `name` in the open directory `dir_fd` (valid in the walk).
+
+    `name` is None when the path is an allowed directory itself (then `dir_fd` is it).
+    """
+
+    dir_fd: int
+    name: str | None
+    root: AllowedDir
+    relative: str  # the resolved path below the root, "" for the root itself
+
+    @property
+    def shown(self) -> str:
+        """The path to show the client: the root as named, then the resolved rest."""
+        return _show(self.root, self.relative.split("/") if self.relative else [])
+
+    def lstat(self) -> os.stat_result | None:
+        """Return the entry's status without following a link, or None if it is missing."""
+        try:
+            if self.name is None:
+                return os.fstat(self.dir_fd)
+            return os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+
+
+class Sandbox:
+    """Resolves and opens paths inside a set of allowed directories."""
+
+    def __init__(self, directories: Sequence[AllowedDir], deny: GlobSet) -> None:
+        self.directories = tuple(directories)
+        # The longest first: a path in nested directories belongs to the inner one.
+        self._by_length = sorted(directories, key=lambda d: -len(d.path))
+        self.deny = deny
+
+    # Walking -------------------------------------------------------------------------------
+
+    @contextmanager
+    def place(
+        self, path: str, *, follow: bool = True, make_parents: bool = False
+    ) -> Generator[Place]:
+        """Walk to `path` and yield where it leads; its directory stays open until exit.
+
+        `follow=False` leaves a symbolic link in the last component unresolved.
+        `make_parents` creates missing directories on the way (a write).
+
+        Raises:
+            FsError: the path is malformed, outside the allowed directories, denied, or
+                leads through something missing or not a directory.
+        """
+        check_path(path)
+        root, parts = self.locate(path)
+        walk = _Walk(self, root)
+        try:
+            yield walk.run(parts, follow=follow, make_parents=make_parents)
+        finally:
+            walk.close()
+
+    def locate(self, path: str) -> tuple[AllowedDir, list[str]]:
+        """Return the allowed directory that lexically holds `path`, and the parts below it.
+
+        Raises:
+            AccessDenied: no allowed directory holds it.
+        """
+        if not self.directories:
+            raise AccessDenied(
+                "No directory is allowed: the operator configured none and the client shared"
+                " no roots."
+            )
+        if path == "~" or path.startswith("~/"):
+            path = os.path.expanduser("~") + path[1:]
+        elif path.startswith("~"):
+            raise AccessDenied(f"{path}: '~user' paths are not supported. {_LIST_HINT}")
+        if not os.path.isabs(path):
+            path = os.path.join(self.directories[0].given, path)  # as the reference does
+        normal = os.path.normpath(path)
+        for directory in self._by_length:
+            for form in (directory.path, directory.given):
+                if _below(normal, form):
+                    rest = normal[len(form) :]
+                    return directory, [p for p in rest.split("/") if p]
+        raise AccessDenied(
+            f"Access denied: {path} is outside the allowed directories. {_LIST_HINT}"
+        )
+
+    def check_denied(self, root: AllowedDir, names: list[str]) -> None:
+        """Raise AccessDenied if the resolved path matches a deny glob."""
+        if self.is_denied(root, "/".join(names)):
+            shown = _show(root, names)
+            raise AccessDenied(f"Access denied: {shown} matches a deny rule of the operator.")
+
+    def is_denied(self, root: AllowedDir, relative: str) -> bool:
+        """Return whether the path `relative` below `root` matches a deny glob.
+
+        Both names of the root count: the operator may write either in a glob.
+        """
+        if not self.deny:
+            return False
+        return any(
+            self.deny.match(f"{form.rstrip('/')}/{relative}") for form in (root.path, root.given)
+        )
+
+    def resolve(self, path: str) -> str:
+        """Return the real path of `path` (which must exist), checked like any access.
+
+        Raises:
+            FsError: as `place`, or the path does not exist.
+        """
+        with self.place(path) as place:
+            if place.lstat() is None:
+                raise FsError(f"{place.shown} does not exist.")
+            return f"{place.root.path.rstrip('/')}/{place.relative}".rstrip("/") or "/"
+
+
+class _Walk:
+    """One walk from an allowed directory, by file descriptor (see the module docstring)."""
+
+    def __init__(self, sandbox: Sandbox, root: AllowedDir) -> None:
+        self.sandbox = sandbox
+        self.root = root
+        self.fds = [_open_root(root)]  # the open directories, from the root down
+        self.names: list[str] = []  # their names below the root
+        self.hops = 0
+
+    def close(self) -> None:
+        """Close every directory the walk holds open."""
+        for fd in self.fds:
+            os.close(fd)
+        self.fds.clear()
+
+    def shown(self, *more: str) -> str:
+        """The path to show for the current directory, followed by `more`."""
+        return _show(self.root, [*self.names, *more])
+
+    def run(self, parts: list[str], *, follow: bool, make_parents: bool) -> Place:
+        """Resolve `parts` below the root and return where they lead.
+
+        Raises:
+            FsError: see `Sandbox.place`.
+        """
+        pending = deque(parts)
+        while pending:
+            part = pending.popleft()
+            if part in ("", "."):
+                continue
+            if part == "..":  # only from a link's target: the path itself was normalised
+                self.ascend()
+                continue
+            self.sandbox.check_denied(self.root, [*self.names, part])
+            last = not pending
+            status = self.status(part, create=make_parents and not last)
+            if status is None and not last:
+                raise FsError(f"{self.shown(part)} does not exist.")
+            if status is None:  # a missing last component: a place to create
+                return Place(self.fds[-1], part, self.root, "/".join([*self.names, part]))
+            if stat.S_ISLNK(status.st_mode) and (follow or not last):
+                pending.extendleft(reversed(self.link_target(part)))
+            elif last:
+                return Place(self.fds[-1], part, self.root, "/".join([*self.names, part]))
+            else:
+                self.descend(part)
+        # The walk ended on a directory it opened (or on the root): its entry in the parent.
+        if not self.names:
+            return Place(self.fds[-1], None, self.root, "")
+        os.close(self.fds.pop())
+        return Place(self.fds[-1], self.names[-1], self.root, "/".join(self.names))
+
+    def status(self, part: str, *, create: bool) -> os.stat_result | None:
+        """Return the status of `part` (not following a link); None if missing and last.
+
+        Raises:
+            FsError: it is missing on the way (and `create` is off), or not accessible.
+        """
+        try:
+            return os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)
+        except FileNotFoundError:
+            if not create:
+                return None
+        except OSError as exc:
+            raise explain(exc, self.shown(part)) from None
+        if self.root.read_only:
+            raise AccessDenied(f"{self.shown(part)} is in a read-only directory: not created.")
+        _mkdir(self.fds[-1], part, self.shown(part))
+        return os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)
+
+    def descend(self, part: str) -> None:
+        """Open directory `part` of the current one without following a link.
+
+        Raises:
+            FsError: it is missing, not a directory, or was swapped for a link.
+        """
+        try:
+            self.fds.append(os.open(part, _DIR_FLAGS, dir_fd=self.fds[-1]))
+        except FileNotFoundError:
+            raise FsError(f"{self.shown(part)} does not exist.") from None
+        except OSError as exc:
+            raise explain(exc, self.shown(part)) from None
+        self.names.append(part)
+
+    def ascend(self) -> None:
+        """Go to the parent directory, which must still be inside the root.
+
+        Raises:
+            AccessDenied: the walk is at the root.
+        """
+        if not self.names:
+            raise AccessDenied(
+                f"A symbolic link leads outside the allowed directories. {_LIST_HINT}"
+            )
+        os.close(self.fds.pop())
+        self.names.pop()
+
+    def link_target(self, part: str) -> list[str]:
+        """Return the components to walk instead of the link `part`.
+
+        An absolute target restarts the walk from the allowed directory that holds it.
+
+        Raises:
+            FsError: too many links, or the target is outside the allowed directories.
+        """
+        self.hops += 1
+        if self.hops > MAX_SYMLINKS:
+            raise FsError(f"{self.shown(part)}: too many levels of symbolic links.")
+        try:
+            target = os.readlink(part, dir_fd=self.fds[-1])
+        except OSError:  # no longer a link: replaced since the stat
+            raise FsError(f"{self.shown(part)} changed during the operation: try again.") from None
+        if not os.path.isabs(target):
+            return target.split("/")
+        try:
+            root, parts = self.sandbox.locate(target)
+        except AccessDenied:
+            raise AccessDenied(
+                f"{self.shown(part)} is a symbolic link that leads outside the allowed"
+                f" directories. {_LIST_HINT}"
+            ) from None
+        self.close()
+        self.root = root
+        self.fds.append(_open_root(root))
+        self.names = []
+        return parts
+
+
+def check_path(path: str) -> None:
+    """Reject a path that no walk should see: empty, control characters, too long.
+
+    Raises:
+        FsError: the path is malformed.
+    """
+    if not path:
+        raise FsError("The path is empty: give a file or directory path.")
+    if any(ord(char) < 32 or ord(char) == 127 for char in path):
+        raise FsError("The path contains a NUL or another control character: remove it.")
+    if len(path.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES:
+        raise FsError(f"The path is longer than {MAX_PATH_BYTES} bytes.")
+    names = path.split("/")
+    if any(len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for name in names):
+        raise FsError(f"A name in the path is longer than {MAX_NAME_BYTES} bytes.")
+
+
+def _open_root(root: AllowedDir) -> int:
+    """Open an allowed directory.
+
+    Raises:
+        FsError: it no longer exists or is not accessible.
+    """
+    try:
+        return os.open(root.path, _DIR_FLAGS)
+    except OSError as exc:
+        problem = f"The allowed directory {root.given} is not accessible now ({exc.strerror})."
+        raise FsError(problem) from None
+
+
+def _show(root: AllowedDir, names: Sequence[str]) -> str:
+    base = root.given.rstrip("/")
+    return f"{base}/{'/'.join(names)}" if names else root.given
+
+
+def _mkdir(dir_fd: int, name: str, shown: str) -> None:
+    """Create directory `name` in `dir_fd`, tolerating a concurrent creation."""
+    try:
+        os.mkdir(name, dir_fd=dir_fd)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise explain(exc, shown) from None
+
+
+_MESSAGES = {
+    errno.ENOENT: "does not exist",
+    errno.EEXIST: "already exists",
+    errno.ENOTDIR: "is not a directory (or a component of it is not)",
+    errno.EISDIR: "is a directory",
+    errno.ELOOP: "is a symbolic link, or was replaced by one during the operation",
+    errno.EACCES: "is not accessible: permission denied",
+    errno.EPERM: "is not accessible: operation not permitted",
+    errno.ENAMETOOLONG: "has a name that is too long",
+    errno.ENOTEMPTY: "is a directory that is not empty (pass recursive=true to delete it all)",
+    errno.ENOSPC: "cannot be written: no space left on the device",
+    errno.EROFS: "is on a read-only filesystem",
+    errno.EBUSY: "is busy",
+    errno.EINVAL: "cannot go there (a directory cannot move into itself)",
+}
+
+
+def explain(exc: OSError, shown: str) -> FsError:
+    """Return an FsError for an OSError on the path the client sees as `shown`."""
+    what = _MESSAGES.get(exc.errno or 0, exc.strerror or "failed")
+    return FsError(f"{shown} {what}.")
+
+
+# Opening and writing ------------------------------------------------------------------------
+
+
+def require_writable(place: Place) -> None:
+    """Raise AccessDenied if `place` lies in a read-only directory."""
+    if place.root.read_only:
+        raise AccessDenied(f"{place.shown} is in a read-only directory: it cannot be changed.")
+
+
+def open_file(place: Place) -> int:
+    """Open the regular file at `place` for reading and return its descriptor.
+
+    Raises:
+        FsError: it is missing, a directory, a link swapped in, or not a regular file.
+    """
+    if place.name is None:
+        raise FsError(f"{place.shown} is a directory: use list_directory.")
+    status = place.lstat()
+    if status is not None:
+        _require_regular(place, status.st_mode)  # before opening: opening a device can act
+    try:
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(place.name, flags, dir_fd=place.dir_fd)
+    except OSError as exc:
+        raise explain(exc, place.shown) from None
+    try:
+        _require_regular(place, os.fstat(fd).st_mode)  # it may have been swapped meanwhile
+    except FsError:
+        os.close(fd)
+        raise
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _require_regular(place: Place, mode: int) -> None:
+    """Raise FsError unless `mode` is a regular file's (a link fails at open, ELOOP)."""
+    if stat.S_ISDIR(mode):
+        raise FsError(f"{place.shown} is a directory: use list_directory.")
+    if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
+        raise FsError(f"{place.shown} is not a regular file (a FIFO, socket or device): refused.")
+
+
+def open_directory(place: Place) -> int:
+    """Open the directory at `place` and return its descriptor.
+
+    Raises:
+        FsError: it is missing or not a directory.
+    """
+    if place.name is None:
+        return os.dup(place.dir_fd)
+    try:
+        return os.open(place.name, _DIR_FLAGS, dir_fd=place.dir_fd)
+    except OSError as exc:
+        raise explain(exc, place.shown) from None
+
+
+def write_atomic(place: Place, data: bytes | BinaryIO, *, create_only: bool = False) -> None:
+    """Replace (or create) the file at `place` with `data`, all at once.
+
+    The data goes to a temporary file in the same directory, which then takes the name:
+    a reader sees the old or the new content, never a mix, and a link at the name is
+    replaced, not followed. `data` is bytes or a binary file to copy. `create_only` fails
+    if the name exists.
+
+    Raises:
+        FsError: the place is a directory or a link, or the write fails.
+    """
+    require_writable(place)
+    if place.name is None:
+        raise FsError(f"{place.shown} is a directory: give a file path.")
+    current = place.lstat()
+    if current is not None and not stat.S_ISREG(current.st_mode):
+        kind = "symbolic link" if stat.S_ISLNK(current.st_mode) else "directory or special file"
+        raise FsError(f"{place.shown} is a {kind}: write to a regular file path instead.")
+    temporary = f".mcp-fs-{secrets.token_hex(8)}.tmp"  # short: any name may be 255 bytes
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(temporary, flags, 0o666 if current is None else 0o600, dir_fd=place.dir_fd)
+    except OSError as exc:
+        raise explain(exc, place.shown) from None
+    try:
+        with os.fdopen(fd, "wb") as file:
+            if isinstance(data, bytes):
+                file.write(data)
+            else:
+                shutil.copyfileobj(data, file)
+            if current is not None:
+                os.fchmod(file.fileno(), stat.S_IMODE(current.st_mode))
+            file.flush()
+            os.fsync(file.fileno())
+        if create_only:
+            # link() fails if the name exists: an exclusive create that is still all-at-once.
+            os.link(temporary, place.name, src_dir_fd=place.dir_fd, dst_dir_fd=place.dir_fd)
+            os.unlink(temporary, dir_fd=place.dir_fd)
+        else:
+            os.replace(temporary, place.name, src_dir_fd=place.dir_fd, dst_dir_fd=place.dir_fd)
+    except OSError as exc:
+        with suppress(FileNotFoundError):
+            os.unlink(temporary, dir_fd=place.dir_fd)
+        raise explain(exc, place.shown) from None

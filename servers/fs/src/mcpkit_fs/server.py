@@ -1,0 +1,561 @@
+"""mcp-fs: the reference filesystem tools and more, confined to the allowed directories.
+
+This module only registers. The work is in `ops`, `transfer`, `walk` and `resources`
+(which run in worker threads); `access` gives each request its sandbox.
+"""
+
+import base64
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import quote
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcpkit import (
+    AudioContent,
+    BlobResourceContents,
+    Changed,
+    Context,
+    EmbeddedResource,
+    ImageContent,
+    InvalidParams,
+    Message,
+    ProtocolError,
+    Server,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+)
+from mcpkit.errors import RESOURCE_NOT_FOUND
+
+from . import __version__, ops, resources, transfer, walk
+from .access import Access, Progress
+from .edits import Edit
+from .models import (
+    AllowedDirectories,
+    Comparison,
+    ContentMatches,
+    Created,
+    Deleted,
+    Edited,
+    FileInfo,
+    Listing,
+    Matches,
+    Moved,
+    MultipleFiles,
+    SizedListing,
+    TextRead,
+    Tree,
+    Written,
+)
+from .sandbox import FsError, Policy
+
+READ = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+CREATE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+REPLACE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+CHANGE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+KiB = 1024
+MiB = 1024 * KiB
+TEMPLATE = "file:///{+path}"
+Contents = list[TextResourceContents | BlobResourceContents]
+Reader = Callable[[Context, str], Coroutine[Any, Any, Contents]]
+
+PathArg = Annotated[str, Field(description="Absolute, or relative to the first allowed directory")]
+Excludes = Annotated[
+    list[str],
+    Field(description="Glob patterns of paths to leave out (e.g. node_modules, **/*.log)"),
+]
+
+
+class EditOperation(BaseModel):
+    """One replacement of edit_file."""
+
+    model_config = ConfigDict(defer_build=True)
+    oldText: str = Field(description="Text to find; must occur exactly once")
+    newText: str = Field(description="Text to put in its place")
+    replaceAll: bool = Field(
+        default=False, description="Replace every occurrence instead of exactly one"
+    )
+
+
+INSTRUCTIONS = (
+    "Files and directories inside the allowed directories (list_allowed_directories). Read"
+    " in pages (offset/limit, next_offset), search with search_files and search_content,"
+    " change with edit_file (exact, unique matches) and write_file."
+)
+
+
+def build_server(policy: Policy, *, read_only: bool = False) -> Server:
+    """Return the mcp-fs server for `policy`; `read_only` leaves out every write tool."""
+    app = Server("mcp-fs", __version__, title="Filesystem", instructions=INSTRUCTIONS)
+    access = Access(policy, read_only=read_only)
+    _register_reads(app, access)
+    _register_walks(app, access)
+    if not read_only:
+        _register_writes(app, access)
+    _register_resources(app, access)
+    _register_prompts(app, access)
+    return app
+
+
+def _register_reads(app: Server, access: Access) -> None:
+    async def read_text_file(
+        ctx: Context,
+        path: PathArg,
+        head: Annotated[int | None, Field(ge=0, description="Only the first N lines")] = None,
+        tail: Annotated[int | None, Field(ge=0, description="Only the last N lines")] = None,
+        offset: Annotated[
+            int | None, Field(ge=1, description="First line to read (1-based)")
+        ] = None,
+        limit: Annotated[int | None, Field(ge=0, description="Number of lines from offset")] = None,
+        max_bytes: Annotated[int, Field(ge=1, le=16 * MiB, description="Cap on text returned")] = (
+            ops.DEFAULT_READ_BYTES
+        ),
+        with_line_numbers: bool = False,
+    ) -> TextRead:
+        """Read a text file (UTF-8, UTF-16 or Latin-1), whole or in part.
+
+        Returns at most max_bytes of text; when more lines follow, next_offset says where
+        to continue (pass it as offset).
+        """
+        return await access.run(
+            ctx,
+            lambda s: ops.read_text(
+                s,
+                path,
+                head=head,
+                tail=tail,
+                offset=offset,
+                limit=limit,
+                max_bytes=max_bytes,
+                line_numbers=with_line_numbers,
+            ),
+            f"read {path}",
+        )
+
+    app.tool(title="Read text file", annotations=READ)(read_text_file)
+    app.tool(
+        name="read_file",
+        title="Read file (deprecated: use read_text_file)",
+        description="Deprecated alias of read_text_file, kept for existing prompts.",
+        annotations=READ,
+    )(read_text_file)
+
+    @app.tool(title="Read image, audio or other binary file", annotations=READ)
+    async def read_media_file(
+        ctx: Context,
+        path: PathArg,
+        max_bytes: Annotated[int, Field(ge=1, le=50 * MiB)] = 10 * MiB,
+    ) -> ImageContent | AudioContent | EmbeddedResource:
+        """Read a file as base64: an image or audio block, or an embedded blob otherwise."""
+        media = await access.run(
+            ctx, lambda s: ops.read_media(s, path, max_bytes=max_bytes), f"read media {path}"
+        )
+        data = base64.b64encode(media.data).decode()
+        if media.mime_type.startswith("image/"):
+            return ImageContent(data=data, mime_type=media.mime_type)
+        if media.mime_type.startswith("audio/"):
+            return AudioContent(data=data, mime_type=media.mime_type)
+        blob = BlobResourceContents(uri=_uri(media.path), mime_type=media.mime_type, blob=data)
+        return EmbeddedResource(resource=blob)
+
+    @app.tool(title="Read several text files", annotations=READ)
+    async def read_multiple_files(
+        ctx: Context,
+        paths: Annotated[list[str], Field(min_length=1, max_length=100)],
+        max_bytes_per_file: Annotated[int, Field(ge=1)] = 64 * KiB,
+        max_total_bytes: Annotated[int, Field(ge=1)] = ops.DEFAULT_READ_BYTES,
+    ) -> MultipleFiles:
+        """Read several text files at once; a file that fails carries its error."""
+        return await access.run(
+            ctx,
+            lambda s: ops.read_many(
+                s, paths, max_bytes_per_file=max_bytes_per_file, max_total_bytes=max_total_bytes
+            ),
+            f"read {len(paths)} files",
+        )
+
+    @app.tool(title="List directory", annotations=READ)
+    async def list_directory(
+        ctx: Context,
+        path: PathArg,
+        offset: Annotated[int, Field(ge=0, description="Entries to skip (next_offset)")] = 0,
+        limit: Annotated[int, Field(ge=1, le=10_000)] = 1000,
+    ) -> Listing:
+        """List a directory's entries with their types, a page at a time, by name."""
+        return await access.run(
+            ctx, lambda s: ops.list_directory(s, path, offset=offset, limit=limit), f"list {path}"
+        )
+
+    @app.tool(title="List directory with sizes", annotations=READ)
+    async def list_directory_with_sizes(
+        ctx: Context,
+        path: PathArg,
+        sortBy: Literal["name", "size"] = "name",
+        offset: Annotated[int, Field(ge=0)] = 0,
+        limit: Annotated[int, Field(ge=1, le=10_000)] = 1000,
+    ) -> SizedListing:
+        """List a directory's entries with sizes and the total, sorted by name or size."""
+        return await access.run(
+            ctx,
+            lambda s: ops.list_directory_with_sizes(
+                s, path, sort_by=sortBy, offset=offset, limit=limit
+            ),
+            f"list {path}",
+        )
+
+    @app.tool(title="Get file information", annotations=READ)
+    async def get_file_info(
+        ctx: Context,
+        path: PathArg,
+        hash: Annotated[bool, Field(description="Also compute the SHA-256")] = False,
+    ) -> FileInfo:
+        """Describe a file, directory or symbolic link: size, times, permissions, MIME type."""
+        return await access.run(
+            ctx, lambda s: ops.file_info(s, path, with_hash=hash), f"info {path}"
+        )
+
+    @app.tool(title="Compare two text files", annotations=READ)
+    async def compare_files(
+        ctx: Context,
+        path_a: PathArg,
+        path_b: PathArg,
+        context_lines: Annotated[int, Field(ge=0, le=100)] = 3,
+    ) -> Comparison:
+        """Return the unified diff between two text files."""
+        return await access.run(
+            ctx,
+            lambda s: ops.compare(s, path_a, path_b, context=context_lines),
+            f"compared {path_a} and {path_b}",
+        )
+
+    @app.tool(title="List allowed directories", annotations=READ)
+    async def list_allowed_directories(ctx: Context) -> AllowedDirectories:
+        """List the directories this server may use, and which are read-only."""
+        return await access.run(ctx, ops.allowed_directories, "listed allowed directories")
+
+
+def _register_walks(app: Server, access: Access) -> None:
+    @app.tool(title="Directory tree", annotations=READ)
+    async def directory_tree(
+        ctx: Context,
+        path: PathArg,
+        excludePatterns: Excludes = [],  # noqa: B006 - copied by validation; reference name
+        max_depth: Annotated[int, Field(ge=1, le=50)] = 5,
+        max_entries: Annotated[int, Field(ge=1, le=50_000)] = 2000,
+    ) -> Tree:
+        """Return the tree of entries below a directory, bounded in depth and size."""
+        tick = Progress(ctx)
+        return await access.run(
+            ctx,
+            lambda s: walk.directory_tree(
+                s,
+                path,
+                exclude=excludePatterns,
+                max_depth=max_depth,
+                max_entries=max_entries,
+                tick=tick,
+            ),
+            f"tree {path}",
+        )
+
+    @app.tool(title="Search files by name", annotations=READ)
+    async def search_files(
+        ctx: Context,
+        path: PathArg,
+        pattern: Annotated[
+            str, Field(description="Glob (*.py, src/**/test_*.py) or part of a name")
+        ],
+        excludePatterns: Excludes = [],  # noqa: B006
+        max_results: Annotated[int, Field(ge=1, le=50_000)] = 1000,
+        offset: Annotated[int, Field(ge=0, description="Matches to skip (next_offset)")] = 0,
+    ) -> Matches:
+        """Find files and directories below a path whose name or path matches a pattern."""
+        tick = Progress(ctx)
+        return await access.run(
+            ctx,
+            lambda s: walk.search_files(
+                s,
+                path,
+                pattern,
+                exclude=excludePatterns,
+                max_results=max_results,
+                offset=offset,
+                tick=tick,
+            ),
+            f"searched {path} for {pattern}",
+        )
+
+    @app.tool(title="Search file contents", annotations=READ)
+    async def search_content(
+        ctx: Context,
+        path: PathArg,
+        query: Annotated[str, Field(min_length=1, description="Text, or a regex with is_regex")],
+        is_regex: bool = False,
+        case_sensitive: bool = False,
+        include_glob: Annotated[str | None, Field(description="Only files matching")] = None,
+        excludePatterns: Excludes = [],  # noqa: B006
+        context_lines: Annotated[int, Field(ge=0, le=20)] = 0,
+        max_results: Annotated[int, Field(ge=1, le=10_000)] = 200,
+        offset: Annotated[int, Field(ge=0, description="Matches to skip (next_offset)")] = 0,
+        respect_gitignore: bool = True,
+    ) -> ContentMatches:
+        """Find lines in text files below a path (grep); .gitignore is honoured by default."""
+        tick = Progress(ctx)
+        return await access.run(
+            ctx,
+            lambda s: walk.search_content(
+                s,
+                path,
+                query,
+                is_regex=is_regex,
+                case_sensitive=case_sensitive,
+                include=include_glob,
+                exclude=excludePatterns,
+                context_lines=context_lines,
+                max_results=max_results,
+                offset=offset,
+                gitignore=respect_gitignore,
+                tick=tick,
+            ),
+            f"searched contents of {path}",
+        )
+
+
+def _register_writes(app: Server, access: Access) -> None:
+    @app.tool(title="Write file", annotations=CHANGE)
+    async def write_file(
+        ctx: Context,
+        path: PathArg,
+        content: str,
+        mode: Annotated[
+            Literal["overwrite", "append", "create"],
+            Field(description="overwrite (atomic), append, or create (fails if it exists)"),
+        ] = "overwrite",
+        expected_sha256: Annotated[
+            str | None, Field(description="Refuse unless the file has this SHA-256 now")
+        ] = None,
+        create_parents: bool = False,
+    ) -> Written:
+        """Write text (UTF-8) to a file: replace it atomically, append, or create it only."""
+        return await access.run(
+            ctx,
+            lambda s: ops.write(
+                s,
+                path,
+                content,
+                mode=mode,
+                expected_sha256=expected_sha256,
+                create_parents=create_parents,
+            ),
+            f"wrote {path} ({mode})",
+            level="info",
+        )
+
+    @app.tool(title="Edit file", annotations=CHANGE)
+    async def edit_file(
+        ctx: Context,
+        path: PathArg,
+        edits: Annotated[list[EditOperation], Field(min_length=1)],
+        dryRun: bool = False,
+        expected_sha256: str | None = None,
+    ) -> Edited:
+        """Replace exact text in a file; each oldText must match once unless replaceAll.
+
+        Keeps the file's encoding, BOM and line endings; returns a unified diff. On a
+        mismatch nothing changes and the error shows the closest lines.
+        """
+        changes = [Edit(e.oldText, e.newText, e.replaceAll) for e in edits]
+        return await access.run(
+            ctx,
+            lambda s: ops.edit(s, path, changes, dry_run=dryRun, expected_sha256=expected_sha256),
+            f"edited {path}" + (" (dry run)" if dryRun else ""),
+            level="info",
+        )
+
+    @app.tool(title="Create directory", annotations=CREATE)
+    async def create_directory(ctx: Context, path: PathArg) -> Created:
+        """Create a directory with any missing parents; an existing one is fine."""
+        return await access.run(
+            ctx, lambda s: ops.create_directory(s, path), f"mkdir {path}", level="info"
+        )
+
+    @app.tool(title="Move or rename", annotations=CHANGE)
+    async def move_file(
+        ctx: Context, source: PathArg, destination: PathArg, overwrite: bool = False
+    ) -> Moved:
+        """Move or rename a file or directory, across filesystems too.
+
+        Never overwrites unless overwrite is true.
+        """
+        return await access.run(
+            ctx,
+            lambda s: transfer.move(s, source, destination, overwrite=overwrite),
+            f"moved {source} to {destination}",
+            level="info",
+        )
+
+    @app.tool(title="Copy", annotations=REPLACE)
+    async def copy_file(
+        ctx: Context,
+        source: PathArg,
+        destination: PathArg,
+        recursive: bool = False,
+        overwrite: bool = False,
+    ) -> Moved:
+        """Copy a file, or a directory tree with recursive; never overwrites unless asked."""
+        return await access.run(
+            ctx,
+            lambda s: transfer.copy(
+                s, source, destination, recursive=recursive, overwrite=overwrite
+            ),
+            f"copied {source} to {destination}",
+            level="info",
+        )
+
+    @app.tool(title="Delete", annotations=REPLACE)
+    async def delete_path(ctx: Context, path: PathArg, recursive: bool = False) -> Deleted:
+        """Delete a file, link or empty directory; a whole tree only with recursive.
+
+        An allowed directory itself is never deleted.
+        """
+        return await access.run(
+            ctx,
+            lambda s: transfer.delete(s, path, recursive=recursive),
+            f"deleted {path}",
+            level="info",
+        )
+
+
+def _uri(path: str) -> str:
+    return "file://" + quote(path)
+
+
+def _not_found(uri: str, exc: FsError) -> ProtocolError:
+    return ProtocolError(str(exc), {"uri": uri}, code=RESOURCE_NOT_FOUND)
+
+
+def _register_resources(app: Server, access: Access) -> None:
+    async def read(ctx: Context, path: str) -> Contents:
+        uri = _uri(path)
+        try:
+            contents = await access.run(ctx, lambda s: resources.read_contents(s, path), uri)
+        except FsError as exc:
+            raise _not_found(uri, exc) from None
+        if contents.text is not None:
+            return [TextResourceContents(uri=uri, mime_type=contents.mime_type, text=contents.text)]
+        blob = base64.b64encode(contents.data or b"").decode()
+        return [BlobResourceContents(uri=uri, mime_type=contents.mime_type, blob=blob)]
+
+    for directory in access.policy.directories:
+        app.resource(
+            _uri(directory.given),
+            name=Path(directory.given).name or directory.given,
+            title=f"Allowed directory {directory.given}",
+            description="Its entries" + (" (read-only)" if directory.read_only else ""),
+            mime_type="text/plain",
+        )(_reader(read, directory.given))
+
+    @app.resource(TEMPLATE, name="file", title="File or directory")
+    async def file(ctx: Context, path: str) -> Contents:
+        """A file's content (text or blob) or a directory's entries, by absolute path."""
+        return await read(ctx, "/" + path)
+
+    @app.watch(TEMPLATE)
+    async def watch(path: str, changed: Changed) -> None:
+        target = "/" + path
+        real = await anyio.to_thread.run_sync(resources.real_path, access.base, target)
+        if real is None:  # not readable: nothing to watch
+            return
+        state = await anyio.to_thread.run_sync(resources.State, access.base, target)
+        await changed.follow_files(
+            [Path(real)], when=lambda: anyio.to_thread.run_sync(state.changed)
+        )
+
+    @app.complete(resource=TEMPLATE, argument="path")
+    async def complete_template(value: str, context: Mapping[str, str]) -> list[str]:
+        found = await _complete(access, "/" + value)
+        return [p.removeprefix("/") for p in found]
+
+
+def _reader(read: Reader, path: str) -> Callable[[Context], Coroutine[Any, Any, Contents]]:
+    """Return the function of the static resource for allowed directory `path`."""
+
+    async def allowed_directory(ctx: Context) -> Contents:
+        return await read(ctx, path)
+
+    return allowed_directory
+
+
+async def _complete(access: Access, value: str) -> list[str]:
+    return await anyio.to_thread.run_sync(resources.complete_path, access.base, value)
+
+
+def _register_prompts(app: Server, access: Access) -> None:
+    @app.prompt(title="Review a file")
+    async def review_file(
+        ctx: Context,
+        path: Annotated[str, Field(description="The file to review")],
+        focus: Annotated[str, Field(description="What to look for")] = "correctness",
+    ) -> list[Message]:
+        """Review a file for bugs and clarity, with a focus."""
+        try:
+            read = await access.run(ctx, lambda s: ops.read_text(s, path), f"read {path}")
+        except FsError as exc:
+            raise InvalidParams(str(exc)) from None
+        text = TextResourceContents(uri=_uri(read.path), mime_type="text/plain", text=read.content)
+        ask = (
+            f"Review {read.path}, focusing on {focus}. Point to lines, say why each finding"
+            " matters, and propose edits as edit_file calls."
+        )
+        return [
+            Message(role="user", content=EmbeddedResource(resource=text)),
+            Message(role="user", content=TextContent(text=ask)),
+        ]
+
+    @app.prompt(title="Summarise a directory")
+    async def summarize_directory(
+        ctx: Context, path: Annotated[str, Field(description="The directory")]
+    ) -> str:
+        """Summarise what a directory holds and how it is organised."""
+        try:
+            tree = await access.run(
+                ctx,
+                lambda s: walk.directory_tree(s, path, exclude=[], max_depth=3, max_entries=500),
+                f"tree {path}",
+            )
+        except FsError as exc:
+            raise InvalidParams(str(exc)) from None
+        return (
+            f"Summarise the directory {tree.path}: its purpose, its main parts and how they"
+            f" relate. Its tree (JSON, depth 3):\n{tree.model_dump_json(exclude_defaults=True)}"
+        )
+
+    @app.prompt(title="Find and explain")
+    async def find_and_explain(
+        query: Annotated[str, Field(description="What to find (text or a name)")],
+        path: Annotated[str, Field(description="Where to look")] = "",
+    ) -> str:
+        """Find where something is in the files and explain how it works."""
+        where = f" below {path}" if path else " in the allowed directories"
+        return (
+            f"Find {query!r}{where}: use search_content (and search_files for names), read the"
+            " relevant parts with read_text_file (offset/limit), then explain how it works,"
+            " citing files and line numbers."
+        )
+
+    for prompt in ("review_file", "summarize_directory", "find_and_explain"):
+
+        @app.complete(prompt=prompt, argument="path")
+        async def complete_prompt_path(value: str, context: Mapping[str, str]) -> list[str]:
+            return await _complete(access, value)

@@ -1,0 +1,111 @@
+"""Text files as bytes: which encoding, byte order mark and line ending they use.
+
+Decoding remembers all three so that an edit writes the file back the way it was: only
+the edited text changes. Files that are not UTF-8 (with or without a BOM) or UTF-16 (with
+a BOM) are read as Latin-1, which maps every byte to a character and back unchanged.
+"""
+
+import codecs
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Eol = Literal["\n", "\r\n", "\r"]
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+SNIFF_BYTES = 8192  # what is looked at to tell text from binary
+
+
+class BinaryFile(ValueError):
+    """The bytes are not text (a NUL byte in a file without a UTF-16 BOM)."""
+
+
+@dataclass(frozen=True)
+class Codec:
+    """How a file's text is stored: encoding, byte order mark, dominant line ending."""
+
+    encoding: str
+    bom: bytes = b""
+    eol: Eol = "\n"
+
+    @property
+    def name(self) -> str:
+        """The encoding as reported to clients, e.g. `utf-8` or `utf-8 (BOM)`."""
+        return f"{self.encoding} (BOM)" if self.bom else self.encoding
+
+    def encode(self, text: str) -> bytes:
+        """Return `text` as this file's bytes, BOM included.
+
+        Raises:
+            UnicodeEncodeError: the text has characters the encoding cannot store.
+        """
+        return self.bom + text.encode(self.encoding)
+
+
+def sniff(head: bytes) -> Codec:
+    """Return the codec of a file from its first bytes (line ending not yet known).
+
+    Raises:
+        BinaryFile: the bytes look binary.
+    """
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return Codec(encoding, bom)
+    if b"\0" in head[:SNIFF_BYTES]:
+        raise BinaryFile("binary content")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A character cut at the end of the sample is still UTF-8.
+        if exc.start < len(head) - 3 or exc.reason != "unexpected end of data":
+            return Codec("latin-1")
+    return Codec("utf-8")
+
+
+def decode(data: bytes) -> tuple[str, Codec]:
+    """Return the text of a whole file and its codec, line ending included.
+
+    Raises:
+        BinaryFile: the bytes look binary.
+    """
+    codec = sniff(data[:SNIFF_BYTES])
+    body = data[len(codec.bom) :]
+    try:
+        text = body.decode(codec.encoding)
+    except UnicodeDecodeError:
+        codec = Codec("latin-1")
+        text = data.decode("latin-1")
+    return text, Codec(codec.encoding, codec.bom, line_ending(text))
+
+
+def line_ending(text: str) -> Eol:
+    """Return the line ending most lines of `text` use (LF when there is none)."""
+    crlf = text.count("\r\n")
+    lf = text.count("\n") - crlf
+    cr = text.count("\r") - crlf
+    if crlf > lf and crlf >= cr:
+        return "\r\n"
+    if cr > lf:
+        return "\r"
+    return "\n"
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """Split `text` into lines, keeping their endings; only CR, LF and CRLF end a line.
+
+    Unlike `str.splitlines`, form feeds and other separators stay inside their line, so
+    line numbers agree with editors and with `grep -n`.
+    """
+    return _LINE.findall(text)
+
+
+def bare_lines(text: str) -> list[str]:
+    """Return the lines of `text` (as `split_lines` finds them) without their endings."""
+    return [line.rstrip("\r\n") for line in split_lines(text)]

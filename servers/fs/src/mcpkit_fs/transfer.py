@@ -1,0 +1,260 @@
+"""Moving, copying and deleting: operations that take whole trees along.
+
+Trees are handled through directory descriptors, never by path and never through a link,
+so a link planted inside a tree cannot send a copy or a delete outside it. Nothing here
+overwrites unless asked, an allowed directory (or one holding another) is never moved or
+deleted, and a tree that holds denied entries is neither moved nor deleted (nor are those
+entries copied).
+"""
+
+import errno
+import os
+import shutil
+import stat
+
+from .models import Deleted, Moved
+from .ops import entry_type, open_read
+from .sandbox import (
+    AccessDenied,
+    FsError,
+    Place,
+    Sandbox,
+    explain,
+    open_directory,
+    require_writable,
+    write_atomic,
+)
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = False) -> Moved:
+    """Move or rename a file or directory, also across filesystems.
+
+    Raises:
+        FsError: the source is missing or protected, or the destination exists and
+            `overwrite` is off (or is a directory).
+    """
+    with (
+        sandbox.place(source, follow=False) as src,
+        sandbox.place(destination, follow=False) as dst,
+    ):
+        status = _removable(sandbox, src, "moved")
+        existed = _prepare_destination(dst, overwrite)
+        assert src.name is not None
+        assert dst.name is not None
+        try:
+            os.rename(src.name, dst.name, src_dir_fd=src.dir_fd, dst_dir_fd=dst.dir_fd)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise explain(exc, src.shown) from None
+            # Another filesystem: copy, then remove the original.
+            _copy_entry(sandbox, src, dst, status)
+            try:
+                if stat.S_ISDIR(status.st_mode):
+                    _remove_tree(src.dir_fd, src.name)
+                else:
+                    os.unlink(src.name, dir_fd=src.dir_fd)
+            except OSError as exc:
+                raise explain(exc, src.shown) from None
+        return Moved(source=src.shown, destination=dst.shown, overwritten=existed)
+
+
+def copy(
+    sandbox: Sandbox,
+    source: str,
+    destination: str,
+    *,
+    recursive: bool = False,
+    overwrite: bool = False,
+) -> Moved:
+    """Copy a file (or, with `recursive`, a directory tree) to a new path.
+
+    Raises:
+        FsError: the source is missing or a directory without `recursive`, or the
+            destination exists and `overwrite` is off (or is a directory).
+    """
+    with sandbox.place(source) as src, sandbox.place(destination, follow=False) as dst:
+        status = src.lstat()
+        if status is None:
+            raise FsError(f"{src.shown} does not exist.")
+        if stat.S_ISDIR(status.st_mode):
+            if not recursive:
+                raise FsError(f"{src.shown} is a directory: pass recursive=true to copy it all.")
+            if _inside(_real(dst), _real(src)):
+                raise FsError(f"{dst.shown} is inside {src.shown}: a tree cannot copy into itself.")
+        existed = _prepare_destination(dst, overwrite)
+        _copy_entry(sandbox, src, dst, status)
+        return Moved(source=src.shown, destination=dst.shown, overwritten=existed)
+
+
+def delete(sandbox: Sandbox, path: str, *, recursive: bool = False) -> Deleted:
+    """Delete a file, a link, an empty directory, or (with `recursive`) a whole tree.
+
+    Raises:
+        FsError: the path is missing, protected, or a non-empty directory without
+            `recursive`.
+    """
+    with sandbox.place(path, follow=False) as place:
+        status = _removable(sandbox, place, "deleted")
+        assert place.name is not None
+        try:
+            if not stat.S_ISDIR(status.st_mode):
+                os.unlink(place.name, dir_fd=place.dir_fd)
+                removed = 1
+            elif recursive:
+                removed = _remove_tree(place.dir_fd, place.name)
+            else:
+                os.rmdir(place.name, dir_fd=place.dir_fd)
+                removed = 1
+        except OSError as exc:
+            raise explain(exc, place.shown) from None
+        return Deleted(path=place.shown, type=entry_type(status.st_mode), entries_removed=removed)
+
+
+def _removable(sandbox: Sandbox, place: Place, what: str) -> os.stat_result:
+    """Return the status of an entry that may be moved or deleted.
+
+    Raises:
+        FsError: it is missing, read-only, an allowed directory or holds one, or holds
+            denied entries.
+    """
+    require_writable(place)
+    if place.name is None or any(_inside(d.path, _real(place)) for d in sandbox.directories):
+        raise AccessDenied(f"{place.shown} is or holds an allowed directory: it cannot be {what}.")
+    status = place.lstat()
+    if status is None:
+        raise FsError(f"{place.shown} does not exist.")
+    if stat.S_ISDIR(status.st_mode) and sandbox.deny:
+        fd = os.open(place.name, _DIR_FLAGS, dir_fd=place.dir_fd)
+        try:
+            if _holds_denied(sandbox, place, fd, place.relative):
+                raise AccessDenied(
+                    f"{place.shown} holds entries the operator denied: it cannot be {what}."
+                )
+        finally:
+            os.close(fd)
+    return status
+
+
+def _real(place: Place) -> str:
+    """Return the real path of `place` (its root's real path, then the resolved rest)."""
+    return f"{place.root.path.rstrip('/')}/{place.relative}".rstrip("/") or "/"
+
+
+def _inside(path: str, directory: str) -> bool:
+    """Return whether `path` is strictly inside `directory`."""
+    return path.startswith(directory.rstrip("/") + "/")
+
+
+def _holds_denied(sandbox: Sandbox, place: Place, fd: int, relative: str) -> bool:
+    """Return whether the tree open at `fd` (at `relative` below the root) has a denied entry."""
+    for name in os.listdir(fd):
+        child = f"{relative}/{name}" if relative else name
+        if sandbox.is_denied(place.root, child):
+            return True
+        if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+            sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            try:
+                if _holds_denied(sandbox, place, sub, child):
+                    return True
+            finally:
+                os.close(sub)
+    return False
+
+
+def _prepare_destination(dst: Place, overwrite: bool) -> bool:
+    """Check that `dst` may receive an entry; return whether something is there.
+
+    Raises:
+        FsError: it is read-only or an allowed directory, or exists and may not be
+            overwritten.
+    """
+    require_writable(dst)
+    if dst.name is None:
+        raise AccessDenied(f"{dst.shown} is an allowed directory: give a path inside it.")
+    status = dst.lstat()
+    if status is None:
+        return False
+    if not overwrite:
+        raise FsError(f"{dst.shown} already exists: pass overwrite=true to replace it.")
+    if stat.S_ISDIR(status.st_mode):
+        raise FsError(f"{dst.shown} is a directory: it is never overwritten; delete it first.")
+    return True
+
+
+def _copy_entry(sandbox: Sandbox, src: Place, dst: Place, status: os.stat_result) -> None:
+    """Copy the entry at `src` (a file, link or directory tree) to `dst`."""
+    assert dst.name is not None
+    try:
+        if stat.S_ISDIR(status.st_mode):
+            fd = open_directory(src)  # may be an allowed directory itself
+            try:
+                _copy_tree(sandbox, src, fd, src.relative, dst.dir_fd, dst.name)
+            finally:
+                os.close(fd)
+        elif stat.S_ISLNK(status.st_mode) and src.name is not None:
+            os.symlink(os.readlink(src.name, dir_fd=src.dir_fd), dst.name, dir_fd=dst.dir_fd)
+        else:
+            with open_read(src) as file:
+                write_atomic(dst, file)
+    except OSError as exc:
+        raise explain(exc, dst.shown) from None
+
+
+def _copy_tree(
+    sandbox: Sandbox, src: Place, src_fd: int, relative: str, dst_dir_fd: int, name: str
+) -> None:
+    """Create directory `name` in `dst_dir_fd` holding a copy of the tree open at `src_fd`.
+
+    Denied entries, FIFOs, sockets and devices are left out.
+    """
+    os.mkdir(name, dir_fd=dst_dir_fd)
+    dst_fd = os.open(name, _DIR_FLAGS, dir_fd=dst_dir_fd)
+    try:
+        for child in sorted(os.listdir(src_fd)):
+            child_relative = f"{relative}/{child}" if relative else child
+            if sandbox.is_denied(src.root, child_relative):
+                continue
+            mode = os.stat(child, dir_fd=src_fd, follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                sub = os.open(child, _DIR_FLAGS, dir_fd=src_fd)
+                try:
+                    _copy_tree(sandbox, src, sub, child_relative, dst_fd, child)
+                finally:
+                    os.close(sub)
+            elif stat.S_ISLNK(mode):
+                os.symlink(os.readlink(child, dir_fd=src_fd), child, dir_fd=dst_fd)
+            elif stat.S_ISREG(mode):
+                _copy_file(src_fd, child, dst_fd, stat.S_IMODE(mode))
+    finally:
+        os.close(dst_fd)
+
+
+def _copy_file(src_fd: int, name: str, dst_fd: int, mode: int) -> None:
+    """Copy regular file `name` from directory `src_fd` into directory `dst_fd`."""
+    with os.fdopen(os.open(name, _FILE_FLAGS, dir_fd=src_fd), "rb") as source:
+        if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):  # swapped since the listing
+            return
+        with os.fdopen(os.open(name, _NEW_FLAGS, mode, dir_fd=dst_fd), "wb") as target:
+            shutil.copyfileobj(source, target)
+
+
+def _remove_tree(dir_fd: int, name: str) -> int:
+    """Remove directory `name` of `dir_fd` and everything in it; return the entries removed."""
+    fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    removed = 0
+    try:
+        for child in os.listdir(fd):
+            status = os.stat(child, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(status.st_mode):
+                removed += _remove_tree(fd, child)
+            else:
+                os.unlink(child, dir_fd=fd)
+                removed += 1
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=dir_fd)
+    return removed + 1

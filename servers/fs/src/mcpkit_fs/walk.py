@@ -1,0 +1,355 @@
+"""Operations that walk a directory tree: the tree itself, search by name, search by content.
+
+A walk goes through directory descriptors and never follows a link to a directory, leaves
+out denied and excluded entries (and, when asked, what `.gitignore` files ignore), and is
+bounded: depth, entries, results. It calls `tick(count)` as it goes, every `TICK_EVERY`
+entries; the server uses it to report progress and to stop when the request is cancelled.
+"""
+
+import codecs
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from operator import attrgetter
+
+from .globs import Glob, GlobSet, IgnoreRule, is_ignored, parse_gitignore
+from .models import ContentMatch, ContentMatches, EntryType, Matches, Tree, TreeNode
+from .ops import dirent_type
+from .sandbox import AllowedDir, FsError, Sandbox, open_directory
+from .text import BinaryFile, bare_lines, sniff
+
+Tick = Callable[[int], None]
+TICK_EVERY = 256
+MAX_SEARCHED_FILE = 8 * 1024 * 1024  # larger files are skipped by search_content
+MAX_MATCH_CHARS = 500  # a longer matching line is cut
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _no_tick(count: int) -> None:
+    """Default `tick`: nothing to report."""
+
+
+@dataclass(slots=True)
+class Found:
+    """An entry met by a walk; `dir_fd` (its directory) is open only during that step."""
+
+    relative: str  # below the walk's start, `/`-separated
+    name: str
+    type: EntryType
+    depth: int  # 1 for the entries of the start directory
+    dir_fd: int
+
+
+class _Walker:
+    """A depth-first walk below one directory, in name order."""
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        root: AllowedDir,
+        base: str,
+        *,
+        exclude: GlobSet,
+        gitignore: bool,
+        max_depth: int | None,
+        tick: Tick,
+    ) -> None:
+        self.sandbox = sandbox
+        self.root = root
+        self.base = base  # the start directory, relative to the root
+        self.exclude = exclude
+        self.gitignore = gitignore
+        self.max_depth = max_depth
+        self.tick = tick
+        self.seen = 0
+        self.filtering = bool(exclude) or bool(sandbox.deny)  # checked per entry: kept cheap
+
+    def walk(self, fd: int, relative: str = "", depth: int = 1) -> Iterator[Found]:
+        """Yield the entries below the directory open at `fd`."""
+        rules = self._rules(fd, relative) if self.gitignore else []
+        yield from self._walk(fd, relative, depth, rules)
+
+    def _walk(self, fd: int, relative: str, depth: int, rules: list[IgnoreRule]) -> Iterator[Found]:
+        with os.scandir(fd) as found:
+            items = sorted(found, key=attrgetter("name"))
+        for item in items:
+            name = item.name
+            path = f"{relative}/{name}" if relative else name
+            if self.filtering and self._left_out(path):
+                continue
+            kind = dirent_type(item)
+            if rules and (name == ".git" or is_ignored(rules, path, kind == "directory")):
+                continue
+            self.seen += 1
+            if self.seen % TICK_EVERY == 0:
+                self.tick(self.seen)
+            yield Found(path, name, kind, depth, fd)
+            if kind == "directory" and (self.max_depth is None or depth < self.max_depth):
+                try:
+                    sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError:  # unreadable or swapped for a link: not descended
+                    continue
+                try:
+                    more = self._rules(sub, path) if self.gitignore else []
+                    yield from self._walk(sub, path, depth + 1, rules + more)
+                finally:
+                    os.close(sub)
+
+    def _left_out(self, path: str) -> bool:
+        """Return whether the entry at `path` is excluded or denied."""
+        below_root = f"{self.base}/{path}" if self.base else path
+        return self.exclude.match(path) or self.sandbox.is_denied(self.root, below_root)
+
+    def _rules(self, fd: int, relative: str) -> list[IgnoreRule]:
+        """Return the rules of the `.gitignore` in the directory open at `fd`, if any."""
+        try:
+            handle = os.open(".gitignore", _FILE_FLAGS, dir_fd=fd)
+        except OSError:
+            return []
+        with os.fdopen(handle, "rb") as file:
+            if not stat.S_ISREG(os.fstat(handle).st_mode):
+                return []
+            text = file.read(1 << 20).decode("utf-8", "replace")
+        return parse_gitignore(text, relative)
+
+
+def _start(
+    sandbox: Sandbox,
+    path: str,
+    *,
+    exclude: list[str],
+    gitignore: bool = False,
+    max_depth: int | None = None,
+    tick: Tick,
+) -> tuple[str, int, _Walker]:
+    """Open the start directory; return its shown path, its descriptor and a walker."""
+    with sandbox.place(path) as place:
+        fd = open_directory(place)
+        walker = _Walker(
+            sandbox,
+            place.root,
+            place.relative,
+            exclude=GlobSet(exclude),
+            gitignore=gitignore,
+            max_depth=max_depth,
+            tick=tick,
+        )
+        return place.shown, fd, walker
+
+
+def directory_tree(
+    sandbox: Sandbox,
+    path: str,
+    *,
+    exclude: list[str],
+    max_depth: int,
+    max_entries: int,
+    tick: Tick = _no_tick,
+) -> Tree:
+    """Return the tree below a directory, at most `max_depth` levels and `max_entries`.
+
+    Raises:
+        FsError: the path is not a directory that may be read.
+    """
+    shown, fd, walker = _start(sandbox, path, exclude=exclude, max_depth=max_depth, tick=tick)
+    top: list[TreeNode] = []
+    levels = [top]  # levels[d]: the children list being filled at depth d + 1
+    count = 0
+    truncated = False
+    try:
+        for found in walker.walk(fd):
+            if count >= max_entries:
+                truncated = True
+                break
+            count += 1
+            del levels[found.depth :]
+            node = TreeNode(name=found.name, type=found.type)
+            if found.type == "directory":
+                node.children = []
+                node.truncated = found.depth >= max_depth
+            levels[-1].append(node)
+            if node.children is not None and not node.truncated:
+                levels.append(node.children)
+    finally:
+        os.close(fd)
+    return Tree(path=shown, tree=top, entries=count, truncated=truncated)
+
+
+def search_files(
+    sandbox: Sandbox,
+    path: str,
+    pattern: str,
+    *,
+    exclude: list[str],
+    max_results: int,
+    offset: int = 0,
+    tick: Tick = _no_tick,
+) -> Matches:
+    """Find entries below a directory whose path matches a glob.
+
+    A pattern without glob characters matches names that contain it, ignoring case, as
+    the reference server once did. The first `offset` matches are skipped (a next page).
+
+    Raises:
+        FsError: the path is not a directory that may be read.
+    """
+    matches = _name_matcher(pattern)
+    shown, fd, walker = _start(sandbox, path, exclude=exclude, tick=tick)
+    found: list[str] = []
+    skipped = 0
+    truncated = False
+    try:
+        for entry in walker.walk(fd):
+            if not matches(entry.relative):
+                continue
+            if skipped < offset:
+                skipped += 1
+            elif len(found) < max_results:
+                found.append(f"{shown.rstrip('/')}/{entry.relative}")
+            else:
+                truncated = True
+                break
+    finally:
+        os.close(fd)
+    next_offset = offset + len(found) if truncated else None
+    return Matches(path=shown, matches=found, truncated=truncated, next_offset=next_offset)
+
+
+def _name_matcher(pattern: str) -> Callable[[str], bool]:
+    """Return a test of relative paths for a search_files pattern."""
+    if any(char in pattern for char in "*?["):
+        return Glob(pattern).match
+    needle = pattern.lower()
+    return lambda relative: needle in relative.rsplit("/", 1)[-1].lower()
+
+
+def search_content(
+    sandbox: Sandbox,
+    path: str,
+    query: str,
+    *,
+    is_regex: bool = False,
+    case_sensitive: bool = False,
+    include: str | None = None,
+    exclude: list[str],
+    context_lines: int = 0,
+    max_results: int = 200,
+    offset: int = 0,
+    gitignore: bool = True,
+    tick: Tick = _no_tick,
+) -> ContentMatches:
+    """Find lines matching a text or regular expression in the files below a directory.
+
+    Binary files, files over 8 MiB, and what `.gitignore` files ignore are skipped. The
+    first `offset` matches are skipped (a next page).
+
+    Raises:
+        FsError: the expression is invalid, or the path is not a readable directory.
+    """
+    try:
+        regex = re.compile(
+            query if is_regex else re.escape(query), 0 if case_sensitive else re.IGNORECASE
+        )
+    except re.error as exc:
+        raise FsError(f"Invalid regular expression: {exc}. Fix it or set is_regex=false.") from None
+    # Literal ASCII text can rule files out on their bytes, before any decoding.
+    prefilter = _byte_pattern(query, case_sensitive) if not is_regex else None
+    only = Glob(include) if include else None
+    shown, fd, walker = _start(sandbox, path, exclude=exclude, gitignore=gitignore, tick=tick)
+    matches: list[ContentMatch] = []
+    wanted = offset + max_results
+    files = 0
+    try:
+        for entry in walker.walk(fd):
+            if entry.type != "file" or (only is not None and not only.match(entry.relative)):
+                continue
+            data = _read_small_file(entry)
+            if data is None:
+                continue
+            files += 1
+            if prefilter is not None and _misses(prefilter, data):
+                continue
+            text = _text(data)
+            if text is None or regex.search(text) is None:  # one scan rules most files out
+                continue
+            name = f"{shown.rstrip('/')}/{entry.relative}"
+            room = wanted - len(matches)
+            matches += _matching_lines(name, text, regex, context_lines, room + 1)
+            if len(matches) > wanted:
+                break
+    finally:
+        os.close(fd)
+    page = matches[offset:wanted]
+    truncated = len(matches) > wanted
+    return ContentMatches(
+        path=shown,
+        matches=page,
+        files_searched=files,
+        truncated=truncated,
+        next_offset=offset + len(page) if truncated else None,
+    )
+
+
+def _byte_pattern(query: str, case_sensitive: bool) -> re.Pattern[bytes] | None:
+    """Return a bytes pattern for a literal ASCII query, or None if it has other characters."""
+    if not query.isascii():
+        return None
+    return re.compile(re.escape(query.encode("ascii")), 0 if case_sensitive else re.IGNORECASE)
+
+
+def _misses(prefilter: re.Pattern[bytes], data: bytes) -> bool:
+    """Return whether the bytes certainly do not contain the query (UTF-16 is not checked)."""
+    utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    return not utf16 and prefilter.search(data) is None
+
+
+def _read_small_file(entry: Found) -> bytes | None:
+    """Return the bytes of a regular file of at most 8 MiB, or None to skip it."""
+    try:
+        handle = os.open(entry.name, _FILE_FLAGS, dir_fd=entry.dir_fd)
+    except OSError:
+        return None
+    try:
+        status = os.fstat(handle)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_SEARCHED_FILE:
+            return None
+        return os.read(handle, status.st_size + 1)
+    finally:
+        os.close(handle)
+
+
+def _text(data: bytes) -> str | None:
+    """Return the text of a file's bytes, or None if they are binary."""
+    try:
+        codec = sniff(data[:8192])
+    except BinaryFile:
+        return None
+    return data[len(codec.bom) :].decode(codec.encoding, "replace")
+
+
+def _matching_lines(
+    name: str, text: str, regex: re.Pattern[str], context: int, limit: int
+) -> list[ContentMatch]:
+    """Return up to `limit` matching lines of `text` with `context` lines around each."""
+    lines = bare_lines(text)
+    found: list[ContentMatch] = []
+    for index, line in enumerate(lines):
+        hit = regex.search(line)
+        if hit is None:
+            continue
+        found.append(
+            ContentMatch(
+                path=name,
+                line=index + 1,
+                column=hit.start() + 1,
+                text=line[:MAX_MATCH_CHARS],
+                before=[x[:MAX_MATCH_CHARS] for x in lines[max(0, index - context) : index]],
+                after=[x[:MAX_MATCH_CHARS] for x in lines[index + 1 : index + 1 + context]],
+            )
+        )
+        if len(found) >= limit:
+            break
+    return found

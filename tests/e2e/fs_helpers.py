@@ -1,0 +1,58 @@
+"""What the mcp-fs end-to-end tests share: the command, a directory tree, result helpers."""
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+
+from e2e.harness import Connection
+
+MCP_FS = str(Path(sys.executable).parent / "mcp-fs")
+CANARY = "CANARY-outside-the-root"
+
+
+@dataclass
+class FsTree:
+    """`root` is allowed; `out` (holding the canary) is not."""
+
+    root: Path
+    out: Path
+
+    def command(self, *extra: str) -> list[str]:
+        """The mcp-fs command allowing `root`, with `extra` options."""
+        return [MCP_FS, str(self.root), *extra]
+
+
+def make_tree(base: Path) -> FsTree:
+    """Create ROOT (a small project) and OUT (the canary) under `base`."""
+    root, out = base / "root", base / "out"
+    (root / "src").mkdir(parents=True)
+    out.mkdir()
+    (out / "secret.txt").write_text(CANARY)
+    (root / "README.md").write_text("# Project\n")
+    (root / "src" / "app.py").write_text("def main():\n    return 1\n")
+    return FsTree(root, out)
+
+
+def structured(result: types.CallToolResult) -> dict[str, Any]:
+    """The structured content of a successful tool result."""
+    assert not result.is_error, result
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+def error_text(result: types.CallToolResult) -> str:
+    """The message of an `isError` tool result."""
+    assert result.is_error, result
+    (block,) = result.content
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def never_leaked(conn: Connection) -> None:
+    """Assert that no byte the server sent carries the canary."""
+    sent = json.dumps(conn.record.server_messages())
+    assert CANARY not in sent

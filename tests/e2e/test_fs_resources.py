@@ -1,0 +1,124 @@
+"""mcp-fs resources, subscriptions, completions, prompts and logging, over stdio."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from e2e.fs_helpers import FsTree, make_tree, never_leaked
+from e2e.harness import LATEST, Everything
+
+IGNORE_SUBSCRIBE_DEPRECATION = pytest.mark.filterwarnings(
+    "ignore:resources/(un)?subscribe is removed:mcp.shared.exceptions.MCPDeprecationWarning"
+)
+IGNORE_LOGGING_DEPRECATION = pytest.mark.filterwarnings(
+    "ignore:The logging capability is deprecated:mcp.shared.exceptions.MCPDeprecationWarning"
+)
+
+
+@pytest.fixture
+def transport() -> str:
+    """mcp-fs runs as a subprocess over stdio here; over HTTP the conformance suite drives it."""
+    return "stdio"
+
+
+@pytest.fixture
+def fs(tmp_path: Path) -> FsTree:
+    return make_tree(tmp_path)
+
+
+def another_process_writes(path: Path, text: str) -> None:
+    """Write `path` from a separate process, as an editor would."""
+    code = "import sys; open(sys.argv[1], 'w').write(sys.argv[2])"
+    subprocess.run([sys.executable, "-c", code, str(path), text], check=True, timeout=30)
+
+
+async def test_resources(everything: Everything, fs: FsTree) -> None:
+    (fs.root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 4)
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        session = conn.session
+        with anyio.fail_after(10):
+            listed = (await session.list_resources()).resources
+            templates = (await session.list_resource_templates()).resource_templates
+            directory = (await session.read_resource(f"file://{fs.root}")).contents
+            text = (await session.read_resource(f"file://{fs.root}/src/app.py")).contents
+            blob = (await session.read_resource(f"file://{fs.root}/logo.png")).contents
+            with pytest.raises(MCPError) as refused:
+                await session.read_resource(f"file://{fs.out}/secret.txt")
+        never_leaked(conn)
+    assert [str(r.uri) for r in listed] == [f"file://{fs.root}"]
+    assert [t.uri_template for t in templates] == ["file:///{+path}"]
+    assert isinstance(directory[0], types.TextResourceContents)
+    assert directory[0].text == "README.md\nlogo.png\nsrc/\n"
+    assert isinstance(text[0], types.TextResourceContents)
+    assert (text[0].mime_type, text[0].text) == ("text/x-python", "def main():\n    return 1\n")
+    assert isinstance(blob[0], types.BlobResourceContents)
+    assert blob[0].mime_type == "image/png"
+    assert refused.value.error.code == -32002
+
+
+@IGNORE_SUBSCRIBE_DEPRECATION
+async def test_subscription_hears_another_process(everything: Everything, fs: FsTree) -> None:
+    app = fs.root / "src" / "app.py"
+    file_uri, dir_uri = f"file://{app}", f"file://{fs.root}/src"
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        session, inbox = conn.session, conn.inbox
+        with anyio.fail_after(10):
+            await session.subscribe_resource(file_uri)  # pyright: ignore[reportDeprecated]
+            await session.subscribe_resource(dir_uri)  # pyright: ignore[reportDeprecated]
+            await anyio.sleep(0.5)  # let the watcher start
+            another_process_writes(app, "def main():\n    return 2\n")
+            update = await inbox.wait_for(types.ResourceUpdatedNotification, timeout=5)
+            assert str(update.params.uri) == file_uri
+            another_process_writes(fs.root / "src" / "new.py", "")
+            await inbox.wait_for(
+                types.ResourceUpdatedNotification,
+                lambda n: str(n.params.uri) == dir_uri,
+                timeout=5,
+            )
+    updates = conn.record.notifications("notifications/resources/updated")
+    assert [n["params"]["uri"] for n in updates] == [file_uri, dir_uri]
+
+
+async def test_completions_and_prompts(everything: Everything, fs: FsTree) -> None:
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        session = conn.session
+        with anyio.fail_after(10):
+            template = await session.complete(
+                types.ResourceTemplateReference(type="ref/resource", uri="file:///{+path}"),
+                {"name": "path", "value": f"{fs.root}/s".removeprefix("/")},
+            )
+            prompt_path = await session.complete(
+                types.PromptReference(type="ref/prompt", name="review_file"),
+                {"name": "path", "value": f"{fs.root}/R"},
+            )
+            names = [p.name for p in (await session.list_prompts()).prompts]
+            review = await session.get_prompt(
+                "review_file", {"path": "src/app.py", "focus": "naming"}
+            )
+            explain = await session.get_prompt("find_and_explain", {"query": "main"})
+    assert template.completion.values == [f"{fs.root}/src/".removeprefix("/")]
+    assert prompt_path.completion.values == [f"{fs.root}/README.md"]
+    assert names == ["review_file", "summarize_directory", "find_and_explain"]
+    embedded = review.messages[0].content
+    assert isinstance(embedded, types.EmbeddedResource)
+    assert isinstance(embedded.resource, types.TextResourceContents)
+    assert embedded.resource.text.startswith("def main")
+    assert "naming" in str(review.messages[1].content)
+    assert "search_content" in str(explain.messages[0].content)
+
+
+@IGNORE_LOGGING_DEPRECATION
+async def test_logging_follows_the_client_level(everything: Everything, fs: FsTree) -> None:
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        session = conn.session
+        with anyio.fail_after(10):
+            await session.set_logging_level("warning")  # pyright: ignore[reportDeprecated]
+            await session.call_tool("read_text_file", {"path": "README.md"})
+            await session.set_logging_level("info")  # pyright: ignore[reportDeprecated]
+            await session.call_tool("write_file", {"path": "new.txt", "content": "x"})
+    assert [entry.data for entry in conn.logs] == ["wrote new.txt (overwrite)"]

@@ -1,0 +1,151 @@
+"""Attacks on mcp-fs over stdio: each is an `isError` result, and nothing outside leaks.
+
+After every test, no byte the server wrote carries the canary that lives outside the root,
+and nothing was created outside it.
+"""
+
+import os
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientRequestContext
+
+from e2e.fs_helpers import FsTree, error_text, make_tree, never_leaked, structured
+from e2e.harness import LATEST, Everything
+
+IGNORE_ROOTS_DEPRECATION = pytest.mark.filterwarnings(
+    "ignore:The roots capability is deprecated:mcp.shared.exceptions.MCPDeprecationWarning"
+)
+
+
+@pytest.fixture
+def transport() -> str:
+    """mcp-fs runs as a subprocess over stdio here; over HTTP the conformance suite drives it."""
+    return "stdio"
+
+
+@pytest.fixture
+def fs(tmp_path: Path) -> FsTree:
+    tree = make_tree(tmp_path)
+    evil = tmp_path / "root-evil"
+    evil.mkdir()
+    (evil / "secret.txt").write_text("CANARY-outside-the-root")
+    root = tree.root
+    (root / "escape").symlink_to(tree.out / "secret.txt")  # CVE-2025-53109
+    (root / "dir-escape").symlink_to(tree.out)
+    (root / "dangling").symlink_to(tree.out / "planted.txt")
+    (root / ".ssh").mkdir()
+    (root / ".ssh" / "id_rsa").write_text("CANARY-outside-the-root")
+    os.mkfifo(root / "fifo")
+    return tree
+
+
+def reads(fs: FsTree) -> list[dict[str, object]]:
+    out, root = fs.out, fs.root
+    return [
+        {"path": "../out/secret.txt"},
+        {"path": f"{root}/../out/secret.txt"},
+        {"path": f"{out}/secret.txt"},
+        {"path": f"{root}-evil/secret.txt"},  # CVE-2025-53110
+        {"path": "escape"},
+        {"path": "dir-escape/secret.txt"},
+        {"path": "hello\u0000.txt"},
+        {"path": "~root/.bashrc"},
+        {"path": ".ssh/id_rsa"},
+        {"path": "fifo"},
+    ]
+
+
+async def test_reads_that_try_to_leave_the_root(everything: Everything, fs: FsTree) -> None:
+    command = fs.command("--deny", "**/.ssh/**")
+    async with everything.connect(LATEST, command=command) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(20):
+            for arguments in reads(fs):
+                for tool in ("read_text_file", "read_media_file", "get_file_info"):
+                    result = await call(tool, arguments)
+                    if tool == "get_file_info" and arguments["path"] in ("escape", "fifo"):
+                        # Inside the root: described (without opening), not followed.
+                        info = structured(result)
+                        assert info["type"] in ("symlink", "other")
+                        assert str(fs.out) not in str(info["symlink_target"])
+                        continue
+                    assert result.is_error, (tool, arguments)
+            many = structured(
+                await call("read_multiple_files", {"paths": [a["path"] for a in reads(fs)]})
+            )
+            assert all(entry["error"] for entry in many["files"])
+            for tool, arguments in (
+                ("list_directory", {"path": "dir-escape"}),
+                ("directory_tree", {"path": "../out"}),
+                ("search_files", {"path": ".", "pattern": "../../**"}),
+                ("search_content", {"path": ".", "query": "CANARY"}),
+            ):
+                result = await call(tool, arguments)
+                if not result.is_error:
+                    assert "secret" not in str(result.structured_content), tool
+        never_leaked(conn)
+
+
+async def test_writes_that_try_to_leave_the_root(everything: Everything, fs: FsTree) -> None:
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(20):
+            attempts = [
+                ("write_file", {"path": "dangling", "content": "planted"}),
+                ("write_file", {"path": "dir-escape/planted.txt", "content": "planted"}),
+                ("write_file", {"path": "../out/planted.txt", "content": "planted"}),
+                ("edit_file", {"path": "escape", "edits": [{"oldText": "C", "newText": "X"}]}),
+                ("create_directory", {"path": "dir-escape/planted"}),
+                ("move_file", {"source": "README.md", "destination": "../out/planted.txt"}),
+                ("copy_file", {"source": "README.md", "destination": "dir-escape/planted.txt"}),
+                ("copy_file", {"source": "escape", "destination": "copied.txt"}),
+                ("delete_path", {"path": str(fs.root), "recursive": True}),
+                ("delete_path", {"path": "dir-escape/secret.txt"}),
+            ]
+            for tool, arguments in attempts:
+                result = await call(tool, arguments)
+                assert result.is_error, (tool, arguments)
+            # Deleting a link removes the link, never what it points to.
+            assert not (await call("delete_path", {"path": "dir-escape"})).is_error
+        never_leaked(conn)
+    assert sorted(p.name for p in fs.out.iterdir()) == ["secret.txt"]
+    assert (fs.out / "secret.txt").read_text() == "CANARY-outside-the-root"
+    assert (fs.root / "README.md").exists()
+
+
+@IGNORE_ROOTS_DEPRECATION
+async def test_client_roots_only_narrow(everything: Everything, fs: FsTree) -> None:
+    async def list_roots(context: ClientRequestContext) -> types.ListRootsResult:
+        roots = [{"uri": f"file://{fs.root}/src"}, {"uri": f"file://{fs.out}"}]
+        return types.ListRootsResult.model_validate({"roots": roots})
+
+    async with everything.connect(
+        LATEST, command=fs.command(), list_roots_callback=list_roots
+    ) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(10):
+            allowed = structured(await call("list_allowed_directories", {}))
+            inside = await call("read_text_file", {"path": f"{fs.root}/src/app.py"})
+            narrowed = await call("read_text_file", {"path": f"{fs.root}/README.md"})
+            widened = await call("read_text_file", {"path": f"{fs.out}/secret.txt"})
+        never_leaked(conn)
+    assert [d["path"] for d in allowed["directories"]] == [f"{fs.root}/src"]
+    assert structured(inside)["content"].startswith("def main")
+    assert "outside the allowed directories" in error_text(narrowed)
+    assert widened.is_error
+
+
+@IGNORE_ROOTS_DEPRECATION
+async def test_roots_define_access_without_directories(everything: Everything, fs: FsTree) -> None:
+    async def list_roots(context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult.model_validate({"roots": [{"uri": f"file://{fs.root}"}]})
+
+    async with everything.connect(
+        LATEST, command=[fs.command()[0]], list_roots_callback=list_roots
+    ) as conn:
+        with anyio.fail_after(10):
+            read = await conn.session.call_tool("read_text_file", {"path": "README.md"})
+    assert structured(read)["content"] == "# Project\n"

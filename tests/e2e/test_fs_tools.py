@@ -1,0 +1,222 @@
+"""mcp-fs as a subprocess, driven by the official SDK client: every tool, and read-only mode."""
+
+import base64
+import subprocess
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from e2e.fs_helpers import MCP_FS, FsTree, error_text, make_tree, structured
+from e2e.harness import LATEST, VERSIONS, Everything
+
+WRITE_TOOLS = {
+    "write_file",
+    "edit_file",
+    "create_directory",
+    "move_file",
+    "copy_file",
+    "delete_path",
+}
+
+
+@pytest.fixture
+def transport() -> str:
+    """mcp-fs runs as a subprocess over stdio here; over HTTP the conformance suite drives it."""
+    return "stdio"
+
+
+@pytest.fixture
+def fs(tmp_path: Path) -> FsTree:
+    return make_tree(tmp_path)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_tools_are_listed_at_every_version(
+    everything: Everything, fs: FsTree, version: str
+) -> None:
+    async with everything.connect(version, command=fs.command()) as conn:
+        with anyio.fail_after(10):
+            tools = {t.name: t for t in (await conn.session.list_tools()).tools}
+            read = await conn.session.call_tool("read_text_file", {"path": "README.md"})
+    assert len(tools) == 18
+    annotations = tools["edit_file"].annotations
+    assert (annotations is not None) is (version >= "2025-03-26")  # none before 2025-03-26
+    if version >= "2025-06-18":
+        assert structured(read)["content"] == "# Project\n"
+    else:
+        assert '"content": "# Project\\n"' in read.content[0].text  # type: ignore[union-attr]
+
+
+async def test_every_tool(everything: Everything, fs: FsTree) -> None:
+    root = fs.root
+    (root / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 8)
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(20):
+            assert (
+                structured(await call("read_text_file", {"path": "src/app.py", "head": 1}))[
+                    "content"
+                ]
+                == "def main():\n"
+            )
+            assert (
+                structured(await call("read_file", {"path": "src/app.py", "tail": 1}))["content"]
+                == "    return 1\n"
+            )
+            image = (await call("read_media_file", {"path": "pic.png"})).content[0]
+            assert isinstance(image, types.ImageContent)
+            assert base64.b64decode(image.data).startswith(b"\x89PNG")
+            many = structured(
+                await call("read_multiple_files", {"paths": ["README.md", "missing.md"]})
+            )
+            assert many["files"][0]["content"] == "# Project\n"
+            assert "does not exist" in many["files"][1]["error"]
+            written = structured(
+                await call(
+                    "write_file", {"path": "notes.txt", "content": "a\nb\n", "mode": "create"}
+                )
+            )
+            assert written["created"] is True
+            structured(
+                await call(
+                    "write_file",
+                    {
+                        "path": "notes.txt",
+                        "content": "c\n",
+                        "mode": "append",
+                        "expected_sha256": written["sha256"],
+                    },
+                )
+            )
+            edited = structured(
+                await call(
+                    "edit_file",
+                    {
+                        "path": "notes.txt",
+                        "edits": [{"oldText": "b\nc", "newText": "B\nC"}],
+                        "dryRun": False,
+                    },
+                )
+            )
+            assert "+B\n+C\n" in edited["diff"]
+            assert (root / "notes.txt").read_text() == "a\nB\nC\n"
+            assert structured(await call("create_directory", {"path": "docs/api"}))["created"]
+            listing = structured(await call("list_directory", {"path": "."}))
+            assert [e["name"] for e in listing["entries"]] == [
+                "README.md",
+                "docs",
+                "notes.txt",
+                "pic.png",
+                "src",
+            ]
+            sized = structured(
+                await call("list_directory_with_sizes", {"path": ".", "sortBy": "size"})
+            )
+            assert sized["entries"][0]["name"] == "pic.png"
+            tree = structured(
+                await call("directory_tree", {"path": ".", "excludePatterns": ["docs"]})
+            )
+            assert [n["name"] for n in tree["tree"]] == ["README.md", "notes.txt", "pic.png", "src"]
+            moved = structured(
+                await call("move_file", {"source": "notes.txt", "destination": "docs/notes.txt"})
+            )
+            assert moved["overwritten"] is False
+            copied = structured(
+                await call(
+                    "copy_file", {"source": "docs", "destination": "docs2", "recursive": True}
+                )
+            )
+            assert copied["destination"] == f"{root}/docs2"
+            found = structured(
+                await call("search_files", {"path": ".", "pattern": "*.txt", "excludePatterns": []})
+            )
+            assert found["matches"] == [f"{root}/docs/notes.txt", f"{root}/docs2/notes.txt"]
+            hits = structured(await call("search_content", {"path": ".", "query": "return"}))
+            assert [(m["path"], m["line"]) for m in hits["matches"]] == [(f"{root}/src/app.py", 2)]
+            diff = structured(
+                await call("compare_files", {"path_a": "docs/notes.txt", "path_b": "src/app.py"})
+            )
+            assert diff["identical"] is False
+            info = structured(await call("get_file_info", {"path": "README.md", "hash": True}))
+            assert (info["isFile"], info["size"], info["mime_type"]) == (True, 10, "text/markdown")
+            deleted = structured(await call("delete_path", {"path": "docs2", "recursive": True}))
+            assert deleted["entries_removed"] == 3  # docs2, docs2/api, docs2/notes.txt
+            allowed = structured(await call("list_allowed_directories", {}))
+            assert allowed["directories"] == [
+                {"path": str(root), "read_only": False, "source": "command line"}
+            ]
+    assert not (root / "docs2").exists()
+
+
+async def test_errors_are_results_the_model_can_act_on(everything: Everything, fs: FsTree) -> None:
+    (fs.root / "twice.txt").write_text("x = 1\nx = 1\n")
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(10):
+            ambiguous = await call(
+                "edit_file",
+                {"path": "twice.txt", "edits": [{"oldText": "x = 1", "newText": "x = 2"}]},
+            )
+            exists = await call("move_file", {"source": "README.md", "destination": "src/app.py"})
+            missing = await call("read_text_file", {"path": "nope.txt"})
+    assert "replaceAll" in error_text(ambiguous)
+    assert "overwrite=true" in error_text(exists)
+    assert "does not exist" in error_text(missing)
+    assert (fs.root / "twice.txt").read_text() == "x = 1\nx = 1\n"
+    assert (fs.root / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+
+
+async def test_read_only_mode(everything: Everything, fs: FsTree) -> None:
+    async with everything.connect(LATEST, command=fs.command("--read-only")) as conn:
+        with anyio.fail_after(10):
+            names = {t.name for t in (await conn.session.list_tools()).tools}
+            with pytest.raises(MCPError, match="Unknown tool"):
+                await conn.session.call_tool("write_file", {"path": "x", "content": "x"})
+    assert len(names) == 12
+    assert not names & WRITE_TOOLS
+    assert not (fs.root / "x").exists()
+
+
+async def test_read_only_directory(everything: Everything, fs: FsTree) -> None:
+    docs = fs.root.parent / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("guide\n")
+    command = [*fs.command(), f"{docs}:ro"]
+    async with everything.connect(LATEST, command=command) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(10):
+            read = await call("read_text_file", {"path": str(docs / "guide.md")})
+            refused = await call("write_file", {"path": str(docs / "guide.md"), "content": "x"})
+            allowed = await call("write_file", {"path": "ok.txt", "content": "x"})
+    assert structured(read)["content"] == "guide\n"
+    assert "read-only" in error_text(refused)
+    assert (docs / "guide.md").read_text() == "guide\n"
+    assert not allowed.is_error
+
+
+async def test_progress_on_a_walk(everything: Everything, fs: FsTree) -> None:
+    for n in range(300):
+        (fs.root / "src" / f"m{n}.py").write_text("pass\n")
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        with anyio.fail_after(10):
+            result = await conn.session.call_tool(
+                "search_files", {"path": ".", "pattern": "*.py"}, progress_callback=on_progress
+            )
+    assert len(structured(result)["matches"]) == 301
+    assert seen[0] == 256
+
+
+def test_missing_directory_stops_the_server_at_start(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [MCP_FS, str(tmp_path / "missing")], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 1
+    assert "is not an existing directory" in done.stderr

@@ -1,0 +1,41 @@
+"""A sandbox over a fresh tree: ROOT (allowed), OUT (outside, with a canary) and ROOT-evil."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from mcpkit_fs.globs import GlobSet
+from mcpkit_fs.sandbox import Sandbox, parse_directory
+
+CANARY = "CANARY-outside-the-root"
+
+
+@dataclass
+class Tree:
+    """The directories of a test and a sandbox allowing only `root`."""
+
+    base: Path
+    root: Path
+    out: Path
+    sandbox: Sandbox
+
+    def sandbox_with(self, *specs: str, deny: tuple[str, ...] = ()) -> Sandbox:
+        """A sandbox over other directories (`DIR[:ro]`) and deny globs."""
+        directories = [parse_directory(spec, read_only=False) for spec in specs]
+        return Sandbox(directories, GlobSet(deny))
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Tree:
+    root = tmp_path / "root"
+    out = tmp_path / "out"
+    evil = tmp_path / "root-evil"
+    for directory in (root / "sub", out, evil):
+        directory.mkdir(parents=True)
+    (out / "secret.txt").write_text(CANARY)
+    (evil / "secret.txt").write_text(CANARY)
+    (root / "hello.txt").write_text("hello\n")
+    (root / "sub" / "inner.txt").write_text("inner\n")
+    sandbox = Sandbox([parse_directory(str(root), read_only=False)], GlobSet(()))
+    return Tree(tmp_path, root, out, sandbox)

@@ -1,0 +1,480 @@
+"""The operations behind the tools, called directly on a sandbox."""
+
+import codecs
+import errno
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from mcpkit_fs import ops, transfer, walk
+from mcpkit_fs.edits import Edit
+from mcpkit_fs.sandbox import FsError
+from servers.fs.conftest import Tree
+
+
+def numbered(count: int) -> str:
+    return "".join(f"line {n}\n" for n in range(1, count + 1))
+
+
+# Reading ------------------------------------------------------------------------------------
+
+
+def test_read_whole_file(tree: Tree) -> None:
+    (tree.root / "f.txt").write_text(numbered(3))
+    read = ops.read_text(tree.sandbox, "f.txt")
+    assert read.content == numbered(3)
+    assert (read.start_line, read.end_line, read.total_lines) == (1, 3, 3)
+    assert not read.truncated
+    assert read.next_offset is None
+    assert read.sha256 == hashlib.sha256(numbered(3).encode()).hexdigest()
+
+
+def test_head_tail_offset_limit(tree: Tree) -> None:
+    (tree.root / "f.txt").write_text(numbered(10))
+    head = ops.read_text(tree.sandbox, "f.txt", head=2)
+    assert head.content == "line 1\nline 2\n"
+    assert head.next_offset == 3
+    tail = ops.read_text(tree.sandbox, "f.txt", tail=2)
+    assert tail.content == "line 9\nline 10\n"
+    assert (tail.start_line, tail.next_offset) == (9, None)
+    page = ops.read_text(tree.sandbox, "f.txt", offset=4, limit=3, line_numbers=True)
+    assert page.content == "     4\tline 4\n     5\tline 5\n     6\tline 6\n"
+    assert (page.start_line, page.end_line, page.next_offset) == (4, 6, 7)
+    with pytest.raises(FsError, match="head or tail"):
+        ops.read_text(tree.sandbox, "f.txt", head=1, tail=1)
+
+
+def test_byte_cap_truncates_with_a_continuation(tree: Tree) -> None:
+    (tree.root / "f.txt").write_text(numbered(100))
+    first = ops.read_text(tree.sandbox, "f.txt", max_bytes=30)
+    assert first.content == "line 1\nline 2\nline 3\nline 4\n"
+    assert first.truncated
+    assert first.next_offset == 5
+    rest = ops.read_text(tree.sandbox, "f.txt", offset=first.next_offset, max_bytes=10_000)
+    assert rest.content == numbered(100)[len(first.content) :]
+    (tree.root / "long.txt").write_text("x" * 100)
+    cut = ops.read_text(tree.sandbox, "long.txt", max_bytes=10)
+    assert cut.content == "x" * 10
+    assert cut.truncated
+
+
+def test_large_file_is_read_in_parts(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ops, "WHOLE_FILE_BYTES", 100)
+    (tree.root / "big.log").write_text(numbered(1000))
+    head = ops.read_text(tree.sandbox, "big.log", head=2)
+    assert head.content == "line 1\nline 2\n"
+    assert head.total_lines is None
+    assert head.next_offset == 3
+    tail = ops.read_text(tree.sandbox, "big.log", tail=2)
+    assert tail.content == "line 999\nline 1000\n"
+    assert tail.start_line is None
+    page = ops.read_text(tree.sandbox, "big.log", offset=500, max_bytes=20, line_numbers=True)
+    assert page.content.startswith("   500\tline 500\n")
+    assert page.truncated
+    lines = page.content.count("\n")
+    assert (page.start_line, page.end_line, page.next_offset) == (500, 499 + lines, 500 + lines)
+
+
+def test_only_cr_and_lf_end_lines(tree: Tree) -> None:
+    (tree.root / "f.txt").write_text("a\x0cb\nc\u2028d\n\ne", newline="")
+    read = ops.read_text(tree.sandbox, "f.txt", offset=2, limit=1)
+    assert (read.content, read.total_lines) == ("c\u2028d\n", 4)
+    (tree.root / "mac.txt").write_text("one\rtwo\r", newline="")
+    assert ops.read_text(tree.sandbox, "mac.txt", tail=1).content == "two\r"
+
+
+def test_encodings_are_detected(tree: Tree) -> None:
+    (tree.root / "bom.txt").write_bytes(codecs.BOM_UTF8 + "é\n".encode())
+    (tree.root / "u16.txt").write_bytes(codecs.BOM_UTF16_LE + "ü\r\n".encode("utf-16-le"))
+    (tree.root / "latin.txt").write_bytes("café\n".encode("latin-1"))
+    assert ops.read_text(tree.sandbox, "bom.txt").content == "é\n"
+    u16 = ops.read_text(tree.sandbox, "u16.txt")
+    assert (u16.content, u16.encoding, u16.eol) == ("ü\r\n", "utf-16-le (BOM)", "\r\n")
+    latin = ops.read_text(tree.sandbox, "latin.txt")
+    assert (latin.content, latin.encoding) == ("café\n", "latin-1")
+
+
+def test_binary_files_point_to_read_media(tree: Tree) -> None:
+    (tree.root / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    with pytest.raises(FsError, match="read_media_file"):
+        ops.read_text(tree.sandbox, "img.png")
+    media = ops.read_media(tree.sandbox, "img.png", max_bytes=100)
+    assert media.mime_type == "image/png"
+    assert media.data.startswith(b"\x89PNG")
+
+
+def test_mime_from_content_then_name() -> None:
+    assert ops.guess_mime("x.bin", b"RIFF\0\0\0\0WAVEfmt ") == "audio/wav"
+    assert ops.guess_mime("notes.md", b"# hi") == "text/markdown"
+    assert ops.guess_mime("noext", b"") == "application/octet-stream"
+
+
+def test_read_many_reports_errors_per_file(tree: Tree) -> None:
+    result = ops.read_many(
+        tree.sandbox,
+        ["hello.txt", "missing.txt", "../out/secret.txt"],
+        max_bytes_per_file=100,
+        max_total_bytes=1000,
+    )
+    assert result.files[0].content == "hello\n"
+    assert "does not exist" in (result.files[1].error or "")
+    assert "outside" in (result.files[2].error or "")
+    capped = ops.read_many(
+        tree.sandbox, ["hello.txt", "hello.txt"], max_bytes_per_file=100, max_total_bytes=6
+    )
+    assert capped.files[1].error == "Not read: max_total_bytes was reached."
+
+
+# Writing ------------------------------------------------------------------------------------
+
+
+def test_write_modes(tree: Tree) -> None:
+    created = ops.write(tree.sandbox, "new.txt", "one\n", mode="create")
+    assert created.created
+    with pytest.raises(FsError, match="already exists"):
+        ops.write(tree.sandbox, "new.txt", "two\n", mode="create")
+    ops.write(tree.sandbox, "new.txt", "two\n", mode="append")
+    assert (tree.root / "new.txt").read_text() == "one\ntwo\n"
+    replaced = ops.write(tree.sandbox, "new.txt", "three\n")
+    assert (tree.root / "new.txt").read_text() == "three\n"
+    assert replaced.sha256 == hashlib.sha256(b"three\n").hexdigest()
+    assert not replaced.created
+
+
+def test_write_keeps_permissions_and_leaves_no_temporary_file(tree: Tree) -> None:
+    script = tree.root / "run.sh"
+    script.write_text("old")
+    script.chmod(0o750)
+    ops.write(tree.sandbox, "run.sh", "new")
+    assert script.stat().st_mode & 0o777 == 0o750
+    assert sorted(p.name for p in tree.root.iterdir()) == ["hello.txt", "run.sh", "sub"]
+
+
+def test_expected_sha256_guards_concurrent_changes(tree: Tree) -> None:
+    digest = ops.read_text(tree.sandbox, "hello.txt").sha256
+    assert digest is not None
+    (tree.root / "hello.txt").write_text("changed by someone else\n")
+    with pytest.raises(FsError, match="changed since it was read"):
+        ops.write(tree.sandbox, "hello.txt", "mine", expected_sha256=digest)
+    assert (tree.root / "hello.txt").read_text() == "changed by someone else\n"
+    fresh = hashlib.sha256(b"changed by someone else\n").hexdigest()
+    ops.write(tree.sandbox, "hello.txt", "mine", expected_sha256=fresh)
+    assert (tree.root / "hello.txt").read_text() == "mine"
+
+
+def test_write_creates_parents_only_when_asked(tree: Tree) -> None:
+    with pytest.raises(FsError, match="does not exist"):
+        ops.write(tree.sandbox, "a/b/c.txt", "x")
+    ops.write(tree.sandbox, "a/b/c.txt", "x", create_parents=True)
+    assert (tree.root / "a" / "b" / "c.txt").read_text() == "x"
+
+
+def test_create_directory(tree: Tree) -> None:
+    assert ops.create_directory(tree.sandbox, "x/y/z").created
+    assert not ops.create_directory(tree.sandbox, "x/y/z").created
+    with pytest.raises(FsError, match="not a directory"):
+        ops.create_directory(tree.sandbox, "hello.txt")
+
+
+# Editing ------------------------------------------------------------------------------------
+
+
+def test_edit_must_match_once(tree: Tree) -> None:
+    (tree.root / "f.py").write_text("a = 1\nb = 1\nc = 2\n")
+    with pytest.raises(FsError, match=r"occurs 2 times \(at lines 1, 2\)"):
+        ops.edit(tree.sandbox, "f.py", [Edit("= 1", "= 3")])
+    assert (tree.root / "f.py").read_text() == "a = 1\nb = 1\nc = 2\n"
+    done = ops.edit(tree.sandbox, "f.py", [Edit("= 1", "= 3", replace_all=True)])
+    assert done.replacements == 2
+    assert (tree.root / "f.py").read_text() == "a = 3\nb = 3\nc = 2\n"
+    assert "-a = 1\n-b = 1\n+a = 3\n+b = 3\n" in done.diff
+
+
+def test_edit_reports_the_near_miss(tree: Tree) -> None:
+    (tree.root / "f.py").write_text("def f():\n    return compute(1, 2)\n")
+    with pytest.raises(FsError) as caught:
+        ops.edit(tree.sandbox, "f.py", [Edit("return compute(1, 3)", "return 0")])
+    message = str(caught.value)
+    assert "lines 2-2" in message
+    assert "% similar" in message
+    assert "    return compute(1, 2)" in message
+    assert "Nothing was changed" in message
+    with pytest.raises(FsError, match="Nothing similar"):
+        ops.edit(tree.sandbox, "f.py", [Edit("zzzzzzzzzzzzzzzz", "y")])
+
+
+def test_edit_whitespace_fallback_reindents(tree: Tree) -> None:
+    (tree.root / "f.py").write_text("if x:\n        call(a)\n        done()\n")
+    ops.edit(tree.sandbox, "f.py", [Edit("call(a)\ndone()", "call(b)\n    nested()")])
+    assert (tree.root / "f.py").read_text() == "if x:\n        call(b)\n            nested()\n"
+
+
+def test_edit_keeps_crlf_bom_and_encoding(tree: Tree) -> None:
+    path = tree.root / "win.txt"
+    path.write_bytes(codecs.BOM_UTF8 + b"one\r\ntwo\r\nthree\r\n")
+    ops.edit(tree.sandbox, "win.txt", [Edit("two\nthree", "2\n3")])
+    assert path.read_bytes() == codecs.BOM_UTF8 + b"one\r\n2\r\n3\r\n"
+    latin = tree.root / "latin.txt"
+    latin.write_bytes("café = 1\n".encode("latin-1"))
+    ops.edit(tree.sandbox, "latin.txt", [Edit("1", "2")])
+    assert latin.read_bytes() == "café = 2\n".encode("latin-1")
+    with pytest.raises(FsError, match="cannot hold"):
+        ops.edit(tree.sandbox, "latin.txt", [Edit("2", "€")])
+
+
+def test_edit_replacement_is_literal(tree: Tree) -> None:
+    (tree.root / "f.txt").write_text("price\n")
+    ops.edit(tree.sandbox, "f.txt", [Edit("price", r"$& \1 $1")])
+    assert (tree.root / "f.txt").read_text() == "$& \\1 $1\n"
+
+
+def test_edit_dry_run_and_sequence(tree: Tree) -> None:
+    (tree.root / "f.txt").write_text("a\nb\n")
+    dry = ops.edit(tree.sandbox, "f.txt", [Edit("a", "x"), Edit("x\nb", "y")], dry_run=True)
+    assert not dry.applied
+    assert dry.diff.endswith("-a\n-b\n+y\n")
+    assert (tree.root / "f.txt").read_text() == "a\nb\n"
+    with pytest.raises(FsError, match="Edit 2: oldText was not found"):
+        ops.edit(tree.sandbox, "f.txt", [Edit("a", "x"), Edit("a", "y")])
+    assert (tree.root / "f.txt").read_text() == "a\nb\n"
+
+
+# Listing and information --------------------------------------------------------------------
+
+
+def test_list_directory_pages_and_sizes(tree: Tree) -> None:
+    for name, size in (("a.bin", 5), ("b.bin", 50), ("c.bin", 1)):
+        (tree.root / name).write_bytes(b"x" * size)
+    page = ops.list_directory(tree.sandbox, ".", limit=2)
+    assert [e.name for e in page.entries] == ["a.bin", "b.bin"]
+    assert (page.total_entries, page.truncated, page.next_offset) == (5, True, 2)
+    rest = ops.list_directory(tree.sandbox, ".", offset=2)
+    assert [e.name for e in rest.entries] == ["c.bin", "hello.txt", "sub"]
+    assert rest.entries[2].type == "directory"
+    sized = ops.list_directory_with_sizes(tree.sandbox, ".", sort_by="size")
+    assert [(e.name, e.size) for e in sized.entries] == [
+        ("b.bin", 50),
+        ("hello.txt", 6),
+        ("a.bin", 5),
+        ("c.bin", 1),
+        ("sub", None),
+    ]
+    assert sized.total_size == 5 + 50 + 1 + 6
+    assert sized.entries[0].modified is not None
+
+
+def test_file_info(tree: Tree) -> None:
+    (tree.root / "link").symlink_to("hello.txt")
+    info = ops.file_info(tree.sandbox, "hello.txt", with_hash=True)
+    assert (info.size, info.isFile, info.isDirectory, info.type) == (6, True, False, "file")
+    assert info.mime_type == "text/plain"
+    assert info.sha256 == hashlib.sha256(b"hello\n").hexdigest()
+    link = ops.file_info(tree.sandbox, "link")
+    assert (link.type, link.symlink_target) == ("symlink", f"{tree.root}/hello.txt")
+    (tree.root / "out").symlink_to(tree.out / "secret.txt")
+    outside = ops.file_info(tree.sandbox, "out")
+    assert outside.symlink_target == "(outside the allowed directories, or missing)"
+
+
+def test_compare_files(tree: Tree) -> None:
+    (tree.root / "a.txt").write_text("one\ntwo\n")
+    (tree.root / "b.txt").write_text("one\n2\n")
+    result = ops.compare(tree.sandbox, "a.txt", "b.txt")
+    assert not result.identical
+    assert "-two\n+2\n" in result.diff
+    assert ops.compare(tree.sandbox, "a.txt", "a.txt").identical
+
+
+def test_allowed_directories(tree: Tree) -> None:
+    sandbox = tree.sandbox_with(str(tree.root), f"{tree.out}:ro")
+    found = ops.allowed_directories(sandbox).directories
+    assert [(d.path, d.read_only) for d in found] == [
+        (str(tree.root), False),
+        (str(tree.out), True),
+    ]
+
+
+# Moving, copying, deleting ------------------------------------------------------------------
+
+
+def test_move_refuses_to_overwrite_unless_asked(tree: Tree) -> None:
+    (tree.root / "a.txt").write_text("a")
+    (tree.root / "b.txt").write_text("b")
+    with pytest.raises(FsError, match="already exists"):
+        transfer.move(tree.sandbox, "a.txt", "b.txt")
+    assert (tree.root / "b.txt").read_text() == "b"
+    moved = transfer.move(tree.sandbox, "a.txt", "b.txt", overwrite=True)
+    assert moved.overwritten
+    assert (tree.root / "b.txt").read_text() == "a"
+    with pytest.raises(FsError, match="is a directory"):
+        transfer.move(tree.sandbox, "b.txt", "sub", overwrite=True)
+    with pytest.raises(FsError, match="cannot move into itself"):
+        transfer.move(tree.sandbox, "sub", "sub/inside")
+
+
+def test_move_across_devices_copies_then_removes(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_rename(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    (tree.root / "sub" / "deep").mkdir()
+    (tree.root / "sub" / "deep" / "f.txt").write_text("deep")
+    monkeypatch.setattr(os, "rename", no_rename)
+    transfer.move(tree.sandbox, "sub", "moved")
+    transfer.move(tree.sandbox, "hello.txt", "moved/hello.txt")
+    assert not (tree.root / "sub").exists()
+    assert (tree.root / "moved" / "deep" / "f.txt").read_text() == "deep"
+    assert (tree.root / "moved" / "hello.txt").read_text() == "hello\n"
+
+
+def test_copy(tree: Tree) -> None:
+    transfer.copy(tree.sandbox, "hello.txt", "copy.txt")
+    assert (tree.root / "copy.txt").read_text() == "hello\n"
+    with pytest.raises(FsError, match="recursive"):
+        transfer.copy(tree.sandbox, "sub", "sub2")
+    (tree.root / "sub" / "link").symlink_to("inner.txt")
+    transfer.copy(tree.sandbox, "sub", "sub2", recursive=True)
+    assert (tree.root / "sub2" / "inner.txt").read_text() == "inner\n"
+    assert os.readlink(tree.root / "sub2" / "link") == "inner.txt"
+    with pytest.raises(FsError, match="already exists"):
+        transfer.copy(tree.sandbox, "hello.txt", "copy.txt")
+    with pytest.raises(FsError, match="cannot copy into itself"):
+        transfer.copy(tree.sandbox, ".", "sub/backup", recursive=True)
+    backup = tree.base / "backup"
+    backup.mkdir()
+    both = tree.sandbox_with(str(tree.root), str(backup))
+    transfer.copy(both, str(tree.root), str(backup / "copy"), recursive=True)
+    assert (backup / "copy" / "sub" / "inner.txt").read_text() == "inner\n"
+
+
+def test_delete(tree: Tree) -> None:
+    with pytest.raises(FsError, match="not empty"):
+        transfer.delete(tree.sandbox, "sub")
+    deleted = transfer.delete(tree.sandbox, "sub", recursive=True)
+    assert (deleted.type, deleted.entries_removed) == ("directory", 2)
+    assert not (tree.root / "sub").exists()
+    (tree.root / "link").symlink_to(tree.out)
+    transfer.delete(tree.sandbox, "link")
+    assert (tree.out / "secret.txt").exists()
+    with pytest.raises(FsError, match="does not exist"):
+        transfer.delete(tree.sandbox, "link")
+
+
+def test_recursive_delete_never_follows_links(tree: Tree) -> None:
+    (tree.root / "sub" / "escape").symlink_to(tree.out)
+    transfer.delete(tree.sandbox, "sub", recursive=True)
+    assert (tree.out / "secret.txt").exists()
+
+
+# Walking ------------------------------------------------------------------------------------
+
+
+def make_project(root: Path) -> None:
+    for path, text in {
+        "src/app.py": "import os\nprint('TODO fix')\n",
+        "src/util.py": "def helper():\n    return 42  # todo\n",
+        "src/deep/x/y.py": "# TODO deep\n",
+        "node_modules/lib/index.js": "// TODO vendored\n",
+        "build/out.txt": "TODO built\n",
+        ".gitignore": "node_modules/\n/build\n*.log\n",
+        "debug.log": "TODO log\n",
+        "bin.dat": "TODO\x00binary",
+    }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+
+def test_directory_tree_limits(tree: Tree) -> None:
+    make_project(tree.root)
+    shallow = walk.directory_tree(tree.sandbox, "src", exclude=[], max_depth=1, max_entries=100)
+    assert [(n.name, n.truncated) for n in shallow.tree] == [
+        ("app.py", False),
+        ("deep", True),
+        ("util.py", False),
+    ]
+    capped = walk.directory_tree(tree.sandbox, ".", exclude=[], max_depth=10, max_entries=3)
+    assert (capped.entries, capped.truncated) == (3, True)
+    excluded = walk.directory_tree(
+        tree.sandbox, ".", exclude=["node_modules", "*.py"], max_depth=10, max_entries=100
+    )
+    names = excluded.model_dump_json()
+    assert "node_modules" not in names
+    assert "app.py" not in names
+    assert "y.py" not in names
+
+
+def test_directory_tree_reports_progress(tree: Tree) -> None:
+    for n in range(600):
+        (tree.root / f"f{n:03}").touch()
+    ticks: list[int] = []
+    walk.directory_tree(
+        tree.sandbox, ".", exclude=[], max_depth=2, max_entries=10_000, tick=ticks.append
+    )
+    assert ticks == [256, 512]
+
+
+def test_search_files(tree: Tree) -> None:
+    make_project(tree.root)
+    found = walk.search_files(tree.sandbox, ".", "*.py", exclude=[], max_results=100)
+    assert [Path(p).name for p in found.matches] == ["app.py", "y.py", "util.py"]
+    scoped = walk.search_files(tree.sandbox, ".", "src/*.py", exclude=[], max_results=100)
+    assert [Path(p).name for p in scoped.matches] == ["app.py", "util.py"]
+    substring = walk.search_files(tree.sandbox, ".", "UTIL", exclude=[], max_results=100)
+    assert [Path(p).name for p in substring.matches] == ["util.py"]
+    capped = walk.search_files(tree.sandbox, ".", "*.py", exclude=["deep"], max_results=1)
+    assert (len(capped.matches), capped.truncated, capped.next_offset) == (1, True, 1)
+    rest = walk.search_files(tree.sandbox, ".", "*.py", exclude=["deep"], max_results=1, offset=1)
+    assert ([Path(p).name for p in rest.matches], rest.truncated) == (["util.py"], False)
+
+
+def test_search_content(tree: Tree) -> None:
+    make_project(tree.root)
+    found = walk.search_content(tree.sandbox, ".", "todo", exclude=[])
+    assert [(Path(m.path).name, m.line, m.column) for m in found.matches] == [
+        ("app.py", 2, 8),
+        ("y.py", 1, 3),
+        ("util.py", 2, 18),
+    ]
+    everything = walk.search_content(tree.sandbox, ".", "TODO", exclude=[], gitignore=False)
+    names = {Path(m.path).name for m in everything.matches}
+    assert {"index.js", "out.txt", "debug.log"} <= names
+    assert "bin.dat" not in names
+    exact = walk.search_content(
+        tree.sandbox,
+        ".",
+        r"return \d+",
+        is_regex=True,
+        case_sensitive=True,
+        exclude=[],
+        context_lines=1,
+    )
+    (match,) = exact.matches
+    assert (match.text, match.before, match.after) == (
+        "    return 42  # todo",
+        ["def helper():"],
+        [],
+    )
+    only = walk.search_content(tree.sandbox, ".", "todo", include="*/deep/**", exclude=[])
+    assert [Path(m.path).name for m in only.matches] == ["y.py"]
+    capped = walk.search_content(tree.sandbox, ".", "todo", exclude=[], max_results=2)
+    assert (len(capped.matches), capped.truncated, capped.next_offset) == (2, True, 2)
+    last = walk.search_content(tree.sandbox, ".", "todo", exclude=[], max_results=2, offset=2)
+    assert ([Path(m.path).name for m in last.matches], last.next_offset) == (["util.py"], None)
+    with pytest.raises(FsError, match="Invalid regular expression"):
+        walk.search_content(tree.sandbox, ".", "(", is_regex=True, exclude=[])
+
+
+def test_search_content_finds_text_in_every_encoding(tree: Tree) -> None:
+    (tree.root / "u16.txt").write_bytes(codecs.BOM_UTF16_LE + "a Needle\n".encode("utf-16-le"))
+    (tree.root / "latin.txt").write_bytes("café needle\n".encode("latin-1"))
+    (tree.root / "accent.txt").write_text("naïve\n")
+    found = walk.search_content(tree.sandbox, ".", "needle", exclude=[])
+    assert sorted((Path(m.path).name, m.text) for m in found.matches) == [
+        ("latin.txt", "café needle"),
+        ("u16.txt", "a Needle"),
+    ]
+    accented = walk.search_content(tree.sandbox, ".", "NAÏVE", exclude=[])
+    assert [m.text for m in accented.matches] == ["naïve"]

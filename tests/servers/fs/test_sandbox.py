@@ -1,0 +1,399 @@
+"""The sandbox under attack: every path that tries to leave the root is refused.
+
+Each attack class of research/security.md section 1 has a case; a case passes when the
+sandbox raises `FsError` and the canary outside the root is never returned nor written.
+"""
+
+import contextlib
+import os
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from mcpkit import ToolError
+from mcpkit_fs import ops, transfer, walk
+from mcpkit_fs.edits import Edit
+from mcpkit_fs.globs import GlobSet
+from mcpkit_fs.sandbox import (
+    AccessDenied,
+    AllowedDir,
+    FsError,
+    Policy,
+    Sandbox,
+    open_file,
+    parse_directory,
+    resolve_directory,
+    root_path,
+)
+from servers.fs.conftest import CANARY, Tree
+
+
+def read(sandbox: Sandbox, path: str) -> str:
+    return ops.read_text(sandbox, path).content
+
+
+def test_errors_are_tool_errors() -> None:
+    # The policy module turns violations into the core's ToolError: an isError result.
+    assert issubclass(FsError, ToolError)
+    assert issubclass(AccessDenied, FsError)
+
+
+def test_reads_inside_the_root(tree: Tree) -> None:
+    assert read(tree.sandbox, "hello.txt") == "hello\n"
+    assert read(tree.sandbox, str(tree.root / "sub" / "inner.txt")) == "inner\n"
+    assert read(tree.sandbox, str(tree.root / "sub" / ".." / "hello.txt")) == "hello\n"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../out/secret.txt",
+        "sub/../../out/secret.txt",
+        "{root}/../out/secret.txt",
+        "{out}/secret.txt",
+        "/etc/passwd",
+        "{root}-evil/secret.txt",  # CVE-2025-53110: the prefix trap
+        "{root}evil/../root-evil/secret.txt",
+        "~root/.bashrc",
+        "~/.bashrc",  # home is not an allowed directory here
+        "//{out}/secret.txt",
+    ],
+)
+def test_paths_outside_the_root_are_denied(tree: Tree, path: str) -> None:
+    asked = path.format(root=tree.root, out=tree.out)
+    with pytest.raises(AccessDenied) as caught:
+        read(tree.sandbox, asked)
+    assert CANARY not in str(caught.value)
+    assert str(tree.out) not in str(caught.value).replace(asked, "")  # only echoes the input
+
+
+@pytest.mark.parametrize(
+    "path", ["..%2fout%2fsecret.txt", "%2e%2e/out/secret.txt", "\uff0e\uff0e\uff0fout"]
+)
+def test_encoded_traversal_is_a_literal_name(tree: Tree, path: str) -> None:
+    with pytest.raises(FsError, match="does not exist"):
+        read(tree.sandbox, path)
+
+
+@pytest.mark.parametrize(
+    ("path", "problem"),
+    [
+        ("", "empty"),
+        ("hello.txt\x00.png", "NUL"),
+        ("hel\nlo.txt", "control"),
+        ("a" * 300, "longer than 255"),
+        ("a/" * 2100, "longer than 4096"),
+    ],
+)
+def test_malformed_paths_are_refused(tree: Tree, path: str, problem: str) -> None:
+    with pytest.raises(FsError, match=problem):
+        read(tree.sandbox, path)
+
+
+def test_symlink_leaf_to_outside_is_denied(tree: Tree) -> None:
+    # CVE-2025-53109: a link inside the root pointing outside it.
+    (tree.root / "link").symlink_to(tree.out / "secret.txt")
+    (tree.root / "rel").symlink_to("../out/secret.txt")
+    for name in ("link", "rel"):
+        with pytest.raises(AccessDenied) as caught:
+            read(tree.sandbox, name)
+        assert str(tree.out) not in str(caught.value)  # where a link leads is not revealed
+
+
+def test_symlink_in_a_middle_component_is_denied(tree: Tree) -> None:
+    (tree.root / "d").symlink_to(tree.out)
+    (tree.root / "sub" / "up").symlink_to("../..")
+    with pytest.raises(AccessDenied):
+        read(tree.sandbox, "d/secret.txt")
+    with pytest.raises(AccessDenied):
+        read(tree.sandbox, "sub/up/out/secret.txt")
+
+
+def test_chained_links_are_followed_only_inside(tree: Tree) -> None:
+    (tree.root / "a").symlink_to("b/c")
+    (tree.root / "b").mkdir()
+    (tree.root / "b" / "c").symlink_to("../sub/inner.txt")
+    assert read(tree.sandbox, "a") == "inner\n"
+    (tree.root / "b" / "x").symlink_to("../../out")
+    (tree.root / "chain").symlink_to("b/x/secret.txt")
+    with pytest.raises(AccessDenied):
+        read(tree.sandbox, "chain")
+
+
+def test_absolute_link_inside_the_root_is_followed(tree: Tree) -> None:
+    (tree.root / "abs").symlink_to(tree.root / "sub" / "inner.txt")
+    assert read(tree.sandbox, "abs") == "inner\n"
+
+
+def test_dotdot_after_a_link_resolves_against_its_target(tree: Tree) -> None:
+    # POSIX semantics, as the kernel would: sub/deep -> sub/x/y, so deep/.. is sub/x.
+    (tree.root / "sub" / "x" / "y").mkdir(parents=True)
+    (tree.root / "sub" / "x" / "f.txt").write_text("in x\n")
+    (tree.root / "sub" / "deep").symlink_to("x/y")
+    (tree.root / "jump").symlink_to("sub/deep/../f.txt")
+    assert read(tree.sandbox, "jump") == "in x\n"
+
+
+def test_symlink_loop_is_an_error(tree: Tree) -> None:
+    (tree.root / "loop1").symlink_to("loop2")
+    (tree.root / "loop2").symlink_to("loop1")
+    with pytest.raises(FsError, match="too many levels"):
+        read(tree.sandbox, "loop1")
+
+
+def test_dangling_link_is_never_written_through(tree: Tree) -> None:
+    (tree.root / "new").symlink_to(tree.out / "created.txt")
+    with pytest.raises(FsError, match="symbolic link"):
+        ops.write(tree.sandbox, "new", "data")
+    with pytest.raises(FsError):
+        ops.write(tree.sandbox, "new", "data", mode="append")
+    assert not (tree.out / "created.txt").exists()
+
+
+def test_write_through_a_directory_link_to_outside_is_denied(tree: Tree) -> None:
+    (tree.root / "d").symlink_to(tree.out)
+    with pytest.raises(AccessDenied):
+        ops.write(tree.sandbox, "d/planted.txt", "x")
+    with pytest.raises(AccessDenied):
+        ops.create_directory(tree.sandbox, "d/newdir")
+    assert sorted(p.name for p in tree.out.iterdir()) == ["secret.txt"]
+
+
+def test_write_replaces_a_link_target_file_inside_never_outside(tree: Tree) -> None:
+    (tree.root / "hl").hardlink_to(tree.out / "secret.txt")
+    # An atomic replace gives the name a new inode: the outside file keeps its content.
+    ops.write(tree.sandbox, "hl", "replaced")
+    assert (tree.out / "secret.txt").read_text() == CANARY
+    (tree.root / "hl2").hardlink_to(tree.out / "secret.txt")
+    with pytest.raises(FsError, match="hard links"):
+        ops.write(tree.sandbox, "hl2", "appended", mode="append")
+    assert (tree.out / "secret.txt").read_text() == CANARY
+
+
+def test_fifo_is_refused_without_blocking(tree: Tree) -> None:
+    os.mkfifo(tree.root / "fifo")
+    with pytest.raises(FsError, match="not a regular file"):
+        read(tree.sandbox, "fifo")
+    with pytest.raises(FsError, match="not a regular file"):
+        ops.read_media(tree.sandbox, "fifo", max_bytes=10)
+
+
+def test_socket_is_refused(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = socket.socket(socket.AF_UNIX)
+    monkeypatch.chdir(tree.root)  # a socket path must be short
+    try:
+        server.bind("sock")
+        with pytest.raises(FsError, match="not a regular file"):
+            read(tree.sandbox, "sock")
+    finally:
+        server.close()
+
+
+def test_device_link_is_refused(tree: Tree) -> None:
+    (tree.root / "zero").symlink_to("/dev/zero")
+    with pytest.raises(AccessDenied):
+        read(tree.sandbox, "zero")
+
+
+def test_size_cap_is_enforced_by_bytes_read(tree: Tree) -> None:
+    (tree.root / "big.bin").write_bytes(b"\x89PNG" + b"x" * 2000)
+    with pytest.raises(FsError, match="larger than 1000 bytes"):
+        ops.read_media(tree.sandbox, "big.bin", max_bytes=1000)
+
+
+def test_search_patterns_cannot_escape(tree: Tree) -> None:
+    found = walk.search_files(tree.sandbox, ".", "../../**", exclude=[], max_results=100)
+    assert found.matches == []
+    found = walk.search_files(tree.sandbox, ".", "**/secret.txt", exclude=[], max_results=100)
+    assert found.matches == []
+
+
+def test_walks_do_not_follow_links_out(tree: Tree) -> None:
+    (tree.root / "d").symlink_to(tree.out)
+    result = walk.search_content(tree.sandbox, ".", "CANARY", exclude=[])
+    assert result.matches == []
+    tree_result = walk.directory_tree(tree.sandbox, ".", exclude=[], max_depth=5, max_entries=99)
+    link = next(node for node in tree_result.tree if node.name == "d")
+    assert link.type == "symlink"
+    assert link.children is None
+
+
+def test_deny_globs(tree: Tree) -> None:
+    (tree.root / ".ssh").mkdir()
+    (tree.root / ".ssh" / "id_rsa").write_text(CANARY)
+    (tree.root / ".env").write_text(CANARY)
+    (tree.root / "alias").symlink_to(".ssh")
+    sandbox = tree.sandbox_with(str(tree.root), deny=("**/.ssh/**", ".env"))
+    for path in (".ssh/id_rsa", ".env", "alias/id_rsa", "sub/../.env"):
+        with pytest.raises(AccessDenied, match="deny rule"):
+            read(sandbox, path)
+    listing = ops.list_directory(sandbox, ".")
+    assert ".env" not in [e.name for e in listing.entries]
+    found = walk.search_content(sandbox, ".", "CANARY", exclude=[])
+    assert found.matches == []
+    with pytest.raises(AccessDenied, match="denied"):
+        transfer.delete(sandbox, ".ssh", recursive=True)
+    with pytest.raises(AccessDenied, match="denied"):
+        transfer.move(sandbox, ".ssh", "moved")
+    transfer.copy(sandbox, ".ssh", "copy", recursive=True)
+    assert list((tree.root / "copy").iterdir()) == []
+    assert (tree.root / ".ssh" / "id_rsa").read_text() == CANARY
+
+
+def test_deny_globs_match_the_root_by_either_name(tree: Tree) -> None:
+    alias = tree.base / "alias"
+    alias.symlink_to(tree.root)
+    sandbox = tree.sandbox_with(str(alias), deny=(f"{alias}/sub/**",))
+    for path in (f"{alias}/sub/inner.txt", f"{tree.root}/sub/inner.txt"):
+        with pytest.raises(AccessDenied, match="deny rule"):
+            read(sandbox, path)
+
+
+def test_read_only_directory(tree: Tree) -> None:
+    sandbox = tree.sandbox_with(f"{tree.root}:ro")
+    assert read(sandbox, "hello.txt") == "hello\n"
+    attempts = [
+        lambda: ops.write(sandbox, "hello.txt", "x"),
+        lambda: ops.write(sandbox, "new/x.txt", "x", create_parents=True),
+        lambda: ops.edit(sandbox, "hello.txt", [Edit("hello", "bye")]),
+        lambda: ops.create_directory(sandbox, "newdir/deeper"),
+        lambda: transfer.delete(sandbox, "hello.txt"),
+        lambda: transfer.move(sandbox, "hello.txt", "moved.txt"),
+        lambda: transfer.copy(sandbox, "hello.txt", "copied.txt"),
+    ]
+    for attempt in attempts:
+        with pytest.raises(AccessDenied, match="read-only"):
+            attempt()
+    assert sorted(p.name for p in tree.root.iterdir()) == ["hello.txt", "sub"]
+    assert ops.edit(sandbox, "hello.txt", [Edit("hello", "bye")], dry_run=True).applied is False
+
+
+def test_allowed_roots_are_never_deleted_or_moved(tree: Tree) -> None:
+    inner = tree.root / "sub"
+    sandbox = tree.sandbox_with(str(tree.root), str(inner))
+    for attempt in (
+        lambda: transfer.delete(sandbox, str(tree.root), recursive=True),
+        lambda: transfer.delete(sandbox, str(inner), recursive=True),
+        lambda: transfer.move(sandbox, str(inner), str(tree.root / "elsewhere")),
+    ):
+        with pytest.raises(AccessDenied, match="allowed directory"):
+            attempt()
+    assert (inner / "inner.txt").exists()
+
+
+def test_missing_directory_is_an_error_at_start(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not an existing directory"):
+        parse_directory(str(tmp_path / "missing"), read_only=False)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="not an existing directory"):
+        parse_directory(str(tmp_path / "file"), read_only=False)
+
+
+def test_symlinked_allowed_directory_works_by_both_names(tree: Tree) -> None:
+    alias = tree.base / "alias"
+    alias.symlink_to(tree.root)
+    sandbox = tree.sandbox_with(str(alias))
+    assert read(sandbox, str(alias / "hello.txt")) == "hello\n"
+    assert read(sandbox, str(tree.root / "hello.txt")) == "hello\n"
+    # Renaming the link after start does not redirect the sandbox: it holds the real path.
+    alias.unlink()
+    alias.symlink_to(tree.out)
+    assert read(sandbox, str(alias / "hello.txt")) == "hello\n"
+
+
+def test_symlink_swapped_in_during_reads_never_leaks(tree: Tree) -> None:
+    """A thread swaps ROOT/d between a directory and a link to OUT while reads run."""
+    real = tree.root / "d_dir"
+    real.mkdir()
+    (real / "secret.txt").write_text("inside\n")
+    link = tree.root / "d_link"
+    link.symlink_to(tree.out)
+    target = tree.root / "d"
+    os.rename(real, target)
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            os.rename(target, real)
+            os.rename(link, target)
+            os.rename(target, link)
+            os.rename(real, target)
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    outcomes = {"read": 0, "refused": 0}
+    try:
+        for _ in range(3000):
+            try:
+                content = read(tree.sandbox, "d/secret.txt")
+            except FsError:
+                outcomes["refused"] += 1
+                continue
+            assert content == "inside\n"
+            outcomes["read"] += 1
+            with contextlib.suppress(FsError):
+                ops.write(tree.sandbox, "d/new.txt", "planted")
+    finally:
+        stop.set()
+        swapper.join()
+    assert not (tree.out / "new.txt").exists()
+    assert outcomes["read"] > 0  # the race was really run both ways
+    assert outcomes["refused"] > 0
+
+
+def test_open_file_refuses_a_link_swapped_in_after_the_walk(tree: Tree) -> None:
+    with tree.sandbox.place("hello.txt") as place:
+        os.rename(tree.root / "hello.txt", tree.root / "moved.txt")
+        (tree.root / "hello.txt").symlink_to(tree.out / "secret.txt")
+        with pytest.raises(FsError, match="symbolic link"):
+            open_file(place)
+
+
+def _dir(path: Path, *, read_only: bool = False, source: str = "command line") -> AllowedDir:
+    return resolve_directory(str(path), read_only=read_only, source=source)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("mode", "has_roots", "expected"),
+    [
+        ("narrow", False, ["cli"]),
+        ("narrow", True, ["cli/inside"]),
+        ("intersect", False, []),
+        ("intersect", True, ["cli/inside"]),
+        ("replace", True, ["cli/inside", "other"]),
+        ("replace", False, ["cli"]),
+        ("ignore", True, ["cli"]),
+    ],
+)
+def test_roots_policy(tmp_path: Path, mode: str, has_roots: bool, expected: list[str]) -> None:
+    for name in ("cli/inside", "other"):
+        (tmp_path / name).mkdir(parents=True)
+    policy = Policy((_dir(tmp_path / "cli"),), GlobSet(()), mode)  # type: ignore[arg-type]
+    roots = [_dir(tmp_path / "cli/inside"), _dir(tmp_path / "other")] if has_roots else None
+    allowed = policy.allowed(roots)
+    assert [str(Path(d.path).relative_to(tmp_path)) for d in allowed] == expected
+
+
+def test_roots_never_widen_the_operator_directories(tmp_path: Path) -> None:
+    (tmp_path / "cli").mkdir()
+    policy = Policy((_dir(tmp_path / "cli", read_only=True),), GlobSet(()))
+    allowed = policy.allowed([_dir(Path("/"))])
+    assert [d.path for d in allowed] == [str(tmp_path / "cli")]
+    assert allowed[0].read_only  # a root covering it keeps the operator's read-only flag
+
+
+def test_without_operator_directories_the_roots_decide(tmp_path: Path) -> None:
+    policy = Policy((), GlobSet(()))
+    assert policy.allowed(None) == ()
+    assert policy.allowed([_dir(tmp_path)]) == (_dir(tmp_path),)
+    with pytest.raises(AccessDenied, match="No directory is allowed"):
+        read(Sandbox(policy.allowed(None), GlobSet(())), "/etc/passwd")
+
+
+def test_root_uris() -> None:
+    assert root_path("file:///home/me/project%20x") == "/home/me/project x"
+    assert root_path("file://localhost/srv") == "/srv"
+    assert root_path("file://other-host/srv") is None
+    assert root_path("https://example.com/") is None

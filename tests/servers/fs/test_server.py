@@ -1,0 +1,350 @@
+"""mcp-fs through the in-memory client: registrations, roots, resources, prompts, watches.
+
+Every message the server sends is validated against the official schema (`checked`).
+"""
+
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import pytest
+
+from checked import connect
+from mcpkit import Context, Server
+from mcpkit.testing import Client, RPCError
+from mcpkit_fs import walk
+from mcpkit_fs.access import Progress
+from mcpkit_fs.globs import GlobSet
+from mcpkit_fs.sandbox import Policy, RootsMode, parse_directory
+from mcpkit_fs.server import build_server
+from servers.fs.conftest import CANARY, Tree
+
+REFERENCE_TOOLS = {
+    "read_text_file",
+    "read_file",
+    "read_media_file",
+    "read_multiple_files",
+    "write_file",
+    "edit_file",
+    "create_directory",
+    "list_directory",
+    "list_directory_with_sizes",
+    "directory_tree",
+    "move_file",
+    "search_files",
+    "get_file_info",
+    "list_allowed_directories",
+}
+OUR_TOOLS = {"copy_file", "delete_path", "search_content", "compare_files"}
+WRITE_TOOLS = {
+    "write_file",
+    "edit_file",
+    "create_directory",
+    "move_file",
+    "copy_file",
+    "delete_path",
+}
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def server_for(
+    *directories: Path | str,
+    read_only: bool = False,
+    roots: RootsMode = "narrow",
+    deny: tuple[str, ...] = (),
+) -> Server:
+    dirs = tuple(parse_directory(str(d), read_only=read_only) for d in directories)
+    return build_server(Policy(dirs, GlobSet(deny), roots), read_only=read_only)
+
+
+def roots_handler(*paths: Path) -> Any:
+    async def list_roots(params: dict[str, Any]) -> dict[str, Any]:
+        return {"roots": [{"uri": f"file://{p}", "name": p.name} for p in paths]}
+
+    return list_roots
+
+
+async def call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(name, arguments)
+    assert not result.get("isError"), result
+    return result["structuredContent"]
+
+
+async def error_of(client: Client, name: str, **arguments: Any) -> str:
+    result = await client.call_tool(name, arguments)
+    assert result.get("isError") is True, result
+    (block,) = result["content"]
+    return block["text"]
+
+
+async def test_every_tool_is_listed_with_true_annotations(tree: Tree) -> None:
+    async with connect(server_for(tree.root)) as client:
+        tools = {t["name"]: t for t in (await client.request("tools/list"))["tools"]}
+    assert set(tools) == REFERENCE_TOOLS | OUR_TOOLS
+    for name, tool in tools.items():
+        hints = tool["annotations"]
+        assert set(hints) == {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+        assert hints["readOnlyHint"] is (name not in WRITE_TOOLS), name
+        assert hints["openWorldHint"] is False
+        assert tool["title"]
+        if name != "read_media_file":
+            assert tool["outputSchema"]["type"] == "object", name
+    assert tools["create_directory"]["annotations"]["destructiveHint"] is False
+    assert tools["edit_file"]["annotations"]["idempotentHint"] is False
+    edit_schema = tools["edit_file"]["inputSchema"]
+    assert {"path", "edits", "dryRun"} <= set(edit_schema["properties"])
+    assert "excludePatterns" in tools["directory_tree"]["inputSchema"]["properties"]
+    assert "sortBy" in tools["list_directory_with_sizes"]["inputSchema"]["properties"]
+    assert {"head", "tail"} <= set(tools["read_text_file"]["inputSchema"]["properties"])
+
+
+async def test_read_only_mode_lists_no_write_tool(tree: Tree) -> None:
+    async with connect(server_for(tree.root, read_only=True)) as client:
+        names = {t["name"] for t in (await client.request("tools/list"))["tools"]}
+        assert names == (REFERENCE_TOOLS | OUR_TOOLS) - WRITE_TOOLS
+        listed = await call(client, "list_allowed_directories")
+        assert listed["directories"][0]["read_only"] is True
+
+
+async def test_tools_work_and_errors_say_what_to_do(tree: Tree) -> None:
+    async with connect(server_for(tree.root)) as client:
+        read = await call(client, "read_text_file", path="hello.txt")
+        assert read["content"] == "hello\n"
+        text = (await client.call_tool("read_file", {"path": "hello.txt"}))["content"][0]["text"]
+        assert '"content": "hello\\n"' in text  # the same JSON as readable text
+        edited = await call(
+            client, "edit_file", path="hello.txt", edits=[{"oldText": "hello", "newText": "bye"}]
+        )
+        assert edited["replacements"] == 1
+        assert (tree.root / "hello.txt").read_text() == "bye\n"
+        message = await error_of(client, "read_text_file", path=str(tree.out / "secret.txt"))
+        assert "list_allowed_directories" in message
+        assert CANARY not in message
+        invalid = await error_of(client, "read_text_file", path="hello.txt", head=-1)
+        assert "head" in invalid
+
+
+async def test_read_media_file_blocks(tree: Tree) -> None:
+    (tree.root / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 8)
+    (tree.root / "doc.pdf").write_bytes(b"%PDF-1.4 ...")
+    async with connect(server_for(tree.root)) as client:
+        image = await client.call_tool("read_media_file", {"path": "pic.png"})
+        assert image["content"][0]["type"] == "image"
+        assert image["content"][0]["mimeType"] == "image/png"
+        pdf = await client.call_tool("read_media_file", {"path": "doc.pdf"})
+        resource = pdf["content"][0]["resource"]
+        assert (resource["mimeType"], resource["uri"]) == (
+            "application/pdf",
+            f"file://{tree.root}/doc.pdf",
+        )
+
+
+async def test_client_roots_narrow_the_configured_directories(tree: Tree) -> None:
+    handlers = {"roots/list": roots_handler(tree.root / "sub", tree.out)}
+    async with connect(server_for(tree.root), handlers=handlers) as client:
+        listed = await call(client, "list_allowed_directories")
+        assert [d["path"] for d in listed["directories"]] == [str(tree.root / "sub")]
+        assert listed["directories"][0]["source"] == "client roots"
+        assert "outside" in await error_of(
+            client, "read_text_file", path=str(tree.root / "hello.txt")
+        )
+        assert "outside" in await error_of(
+            client, "read_text_file", path=str(tree.out / "secret.txt")
+        )
+        inner = await call(client, "read_text_file", path=str(tree.root / "sub" / "inner.txt"))
+        assert inner["content"] == "inner\n"
+
+
+async def test_roots_are_asked_again_after_they_change(tree: Tree) -> None:
+    current = [tree.root / "sub"]
+
+    async def list_roots(params: dict[str, Any]) -> dict[str, Any]:
+        return {"roots": [{"uri": f"file://{p}"} for p in current]}
+
+    async with connect(server_for(tree.root), handlers={"roots/list": list_roots}) as client:
+        first = await call(client, "list_allowed_directories")
+        assert [d["path"] for d in first["directories"]] == [str(tree.root / "sub")]
+        current[:] = [tree.root]
+        await client.notify("notifications/roots/list_changed")
+        second = await call(client, "list_allowed_directories")
+        assert [d["path"] for d in second["directories"]] == [str(tree.root)]
+
+
+async def test_with_no_directories_the_roots_define_access(tree: Tree) -> None:
+    handlers = {"roots/list": roots_handler(tree.root)}
+    async with connect(server_for(), handlers=handlers) as client:
+        assert (await call(client, "read_text_file", path="hello.txt"))["content"] == "hello\n"
+    async with connect(server_for()) as client:
+        assert "No directory is allowed" in await error_of(client, "list_directory", path="/")
+
+
+async def test_progress_is_reported_on_walks(tree: Tree) -> None:
+    for n in range(600):
+        (tree.root / f"f{n}").touch()
+    async with connect(server_for(tree.root)) as client:
+        result = await client.call_tool("directory_tree", {"path": "."}, progress_token="walk")
+        assert result["structuredContent"]["entries"] == 603  # with hello.txt, sub/, inner.txt
+        progress = [
+            n["params"]["progress"]
+            for n in client.notifications
+            if n["method"] == "notifications/progress"
+        ]
+        assert progress[0] == 256  # the first report comes at once, then at most every 0.2 s
+        assert progress == sorted(set(progress))
+
+
+async def test_a_cancelled_walk_stops(tree: Tree, anyio_backend: str) -> None:
+    for n in range(3000):
+        (tree.root / f"f{n}.txt").write_text("needle\n" * 50)
+    async with connect(server_for(tree.root)) as client:
+        request = {
+            "jsonrpc": "2.0",
+            "id": "search",
+            "method": "tools/call",
+            "params": {
+                "name": "search_content",
+                "arguments": {"path": ".", "query": "nothing matches this", "max_results": 1},
+                "_meta": {"progressToken": "search"},
+            },
+        }
+        client.send(request)
+        await client.wait_for_notification("notifications/progress")
+        await client.notify("notifications/cancelled", {"requestId": "search"})
+        await anyio.sleep(0.5)
+        assert not [m for m in client.messages if m.get("id") == "search"]  # no response
+        assert await client.request("ping") == {}
+
+
+async def test_progress_stops_a_walk_whose_request_is_cancelled(tree: Tree) -> None:
+    for n in range(2000):
+        (tree.root / f"f{n}").touch()
+    reports: list[float] = []
+
+    class Reporter:
+        async def progress(self, progress: float, total: None, message: str) -> None:
+            reports.append(progress)
+
+    tick = Progress(cast(Context, Reporter()))
+    ticks: list[int] = []
+    with anyio.CancelScope() as scope:
+
+        def cancel_at_first_tick(count: int) -> None:
+            ticks.append(count)
+            if count == 256:
+                anyio.from_thread.run_sync(scope.cancel)
+            tick(count)
+
+        await anyio.to_thread.run_sync(
+            lambda: walk.search_files(
+                tree.sandbox, ".", "*", exclude=[], max_results=10_000, tick=cancel_at_first_tick
+            )
+        )
+    assert scope.cancelled_caught
+    assert ticks == [256]  # the walk stopped at the next tick instead of running on unseen
+    assert reports == []  # and reported nothing after the cancellation
+
+
+async def test_logging_tells_what_the_server_does(tree: Tree) -> None:
+    async with connect(server_for(tree.root)) as client:
+        await client.request("logging/setLevel", {"level": "info"})
+        await call(client, "write_file", path="new.txt", content="x")
+        log = await client.wait_for_notification("notifications/message")
+        assert log["params"]["data"] == "wrote new.txt (overwrite)"
+
+
+async def test_resources_and_template(tree: Tree) -> None:
+    (tree.root / "data.json").write_text('{"a": 1}')
+    (tree.root / "blob.bin").write_bytes(b"\0\1\2")
+    async with connect(server_for(tree.root)) as client:
+        listed = (await client.request("resources/list"))["resources"]
+        assert [r["uri"] for r in listed] == [f"file://{tree.root}"]
+        templates = (await client.request("resources/templates/list"))["resourceTemplates"]
+        assert [t["uriTemplate"] for t in templates] == ["file:///{+path}"]
+        (directory,) = (await client.request("resources/read", {"uri": f"file://{tree.root}"}))[
+            "contents"
+        ]
+        assert directory["text"] == "blob.bin\ndata.json\nhello.txt\nsub/\n"
+        uri = f"file://{tree.root}/data.json"
+        (data,) = (await client.request("resources/read", {"uri": uri}))["contents"]
+        assert (data["mimeType"], data["text"]) == ("application/json", '{"a": 1}')
+        (blob,) = (await client.request("resources/read", {"uri": f"file://{tree.root}/blob.bin"}))[
+            "contents"
+        ]
+        assert blob["blob"] == "AAEC"
+        with pytest.raises(RPCError) as refused:
+            await client.request("resources/read", {"uri": f"file://{tree.out}/secret.txt"})
+        assert refused.value.code == -32002
+        assert CANARY not in refused.value.message
+
+
+async def test_path_completion(tree: Tree) -> None:
+    async with connect(server_for(tree.root)) as client:
+        ref = {"type": "ref/resource", "uri": "file:///{+path}"}
+        value = str(tree.root / "s").removeprefix("/")
+        completed = await client.request(
+            "completion/complete", {"ref": ref, "argument": {"name": "path", "value": value}}
+        )
+        assert completed["completion"]["values"] == [value + "ub/"]
+        prompt = {"type": "ref/prompt", "name": "review_file"}
+        start = str(tree.root)[:-2]
+        suggested = await client.request(
+            "completion/complete", {"ref": prompt, "argument": {"name": "path", "value": start}}
+        )
+        assert suggested["completion"]["values"] == [str(tree.root)]
+        outside = await client.request(
+            "completion/complete",
+            {"ref": prompt, "argument": {"name": "path", "value": f"{tree.out}/"}},
+        )
+        assert outside["completion"]["values"] == []
+
+
+async def test_prompts(tree: Tree) -> None:
+    async with connect(server_for(tree.root)) as client:
+        names = [p["name"] for p in (await client.request("prompts/list"))["prompts"]]
+        assert names == ["review_file", "summarize_directory", "find_and_explain"]
+        review = await client.request(
+            "prompts/get", {"name": "review_file", "arguments": {"path": "hello.txt"}}
+        )
+        embedded, ask = review["messages"]
+        assert embedded["content"]["resource"]["text"] == "hello\n"
+        assert "correctness" in ask["content"]["text"]
+        summary = await client.request(
+            "prompts/get", {"name": "summarize_directory", "arguments": {"path": "."}}
+        )
+        assert "inner.txt" in summary["messages"][0]["content"]["text"]
+        with pytest.raises(RPCError) as refused:
+            await client.request(
+                "prompts/get", {"name": "review_file", "arguments": {"path": "../out/secret.txt"}}
+            )
+        assert refused.value.code == -32602
+
+
+async def test_subscription_notifies_only_real_changes(tree: Tree) -> None:
+    watched = tree.root / "hello.txt"
+    uri = f"file://{watched}"
+    async with connect(server_for(tree.root)) as client:
+        await client.request("resources/subscribe", {"uri": uri})
+        await anyio.sleep(0.3)  # let the watcher start
+        watched.write_text("hello\n")  # written, but the same content
+        await anyio.sleep(0.6)
+        assert not [n for n in client.notifications if "updated" in n["method"]]
+        watched.write_text("changed\n")
+        update = await client.wait_for_notification("notifications/resources/updated")
+        assert update["params"] == {"uri": uri}
+
+
+async def test_directory_subscription_sees_entries_come_and_go(tree: Tree) -> None:
+    uri = f"file://{tree.root}/sub"
+    async with connect(server_for(tree.root)) as client:
+        await client.request("resources/subscribe", {"uri": uri})
+        await anyio.sleep(0.3)
+        (tree.root / "sub" / "inner.txt").write_text("edited, not added\n")
+        await anyio.sleep(0.6)
+        assert not [n for n in client.notifications if "updated" in n["method"]]
+        (tree.root / "sub" / "added.txt").write_text("new\n")
+        update = await client.wait_for_notification("notifications/resources/updated")
+        assert update["params"] == {"uri": uri}
