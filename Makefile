@@ -51,11 +51,15 @@ conformance: install toolchain  ## Only the official MCP conformance suite, agai
 	$(RUN) pytest -m conformance
 
 .PHONY: bench
-bench: install  ## Measure mcp-everything beside a stdlib echo server (figures, not pass/fail)
+bench: install  ## Measure mcp-everything beside floor servers, over stdio and HTTP (figures, not pass/fail)
 	$(RUN) python bench/stdio_bench.py \
 		--server "floor=$(CURDIR)/.venv/bin/python bench/floor_echo.py" \
 		--server "everything=$(CURDIR)/.venv/bin/mcp-everything" \
 		--call echo '{"text": "hello"}' --hol long_running_operation '{"duration": 1, "steps": 2}'
+	$(RUN) python bench/http_bench.py \
+		--server "floor=$(CURDIR)/.venv/bin/python bench/floor_http.py --port {port}" \
+		--server "everything=$(CURDIR)/.venv/bin/mcp-everything --transport http --port {port}" \
+		--call echo '{"text": "hello"}' --clients 50
 
 .PHONY: build
 build: install  ## Build every package's wheel and sdist into dist/
