@@ -13,8 +13,12 @@ other. Responses may come as JSON or as an SSE stream (read to its end).
 Figures per server (x = value / first server's value):
   1 client   req/s      N sequential calls / their wall time, median over rounds
              p50/p90 us round trip of one call (request written -> response read), pooled
+             cpu us     the server's CPU time (user + system, its child processes included)
+                        per call, median over rounds: what a call costs the server, which a
+                        noisy machine moves less than it moves latency
   C clients  req/s      C*M calls, all clients at once / (first call sent -> last answer)
              p50/p90 us round trip of one call, pooled over clients and rounds
+             cpu us     the server's CPU time per call, as above
   bench cpu  this process's CPU time / wall time while C clients run, worst round: near 100%
              would mean the bench, not the server, sets the pace
 Servers take turns (A B A B ...) so that drift of a noisy machine hits them alike; each round
@@ -39,6 +43,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
 
@@ -49,6 +54,7 @@ HOST = "127.0.0.1"
 DEFAULT_CALL = ["echo", '{"text": "hello"}']
 CALL_HELP = 'the tools/call to time (default: echo \'{"text": "hello"}\')'
 WARMUP = 20  # calls per client before the measured ones
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 STOP_GRACE = 5.0  # seconds a server has to exit after SIGTERM (a profiler writes its output)
 WIRE_ERRORS = (OSError, EOFError, asyncio.IncompleteReadError, asyncio.LimitOverrunError)
 
@@ -58,6 +64,18 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
         return sock.getsockname()[1]
+
+
+def proc_stats() -> dict[int, list[str]]:
+    """Every process's /proc/PID/stat fields after the command name (state, ppid, ...)."""
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):  # the name may hold spaces: split after ')'
+                stats[int(entry)] = (
+                    Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()
+                )
+    return stats
 
 
 class ServerProcess:
@@ -101,6 +119,21 @@ class ServerProcess:
         tail = self.output.read().decode(errors="replace").strip() or "(empty)"
         tail = "\n  ".join(tail.splitlines())
         return BenchError(f"{self.name}: {what} ({state}); output:\n  {tail}")
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time used so far by the server and its live descendants."""
+        stats = proc_stats()
+        if self.proc.pid not in stats:
+            raise self.fail("exited while measured")
+        children: dict[int, list[int]] = {}
+        for pid, fields in stats.items():
+            children.setdefault(int(fields[1]), []).append(pid)
+        ticks, todo = 0, [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            todo += children.get(pid, [])
+            ticks += int(stats[pid][11]) + int(stats[pid][12])  # utime, stime
+        return ticks / CLOCK_TICKS
 
     async def wait_ready(self, port: int, timeout: float) -> None:
         """Return once the port accepts a connection; fail if the server exits or is too slow."""
@@ -273,24 +306,30 @@ class Samples:
     """Everything measured for one server."""
 
     one_us: list[float] = field(default_factory=list[float])
+    one_cpu_us: list[float] = field(default_factory=list[float])
     one_rps: list[float] = field(default_factory=list[float])
     many_us: list[float] = field(default_factory=list[float])
+    many_cpu_us: list[float] = field(default_factory=list[float])
     many_rps: list[float] = field(default_factory=list[float])
     bench_cpu: list[float] = field(default_factory=list[float])
 
 
-async def one_client(port: int, opts: argparse.Namespace, out: Samples) -> None:
+async def one_client(srv: ServerProcess, port: int, opts: argparse.Namespace, out: Samples) -> None:
     """N sequential calls from one client."""
     client = await ready_client(port, opts.path, opts.params)
     try:
+        srv_cpu0 = srv.cpu_seconds()  # a /proc walk: outside the timed span
         t0 = time.perf_counter()
         out.one_us += await client.calls(opts.calls, opts.params)
         out.one_rps.append(opts.calls / (time.perf_counter() - t0))
+        out.one_cpu_us.append(1e6 * (srv.cpu_seconds() - srv_cpu0) / opts.calls)
     finally:
         await client.close()
 
 
-async def many_clients(port: int, opts: argparse.Namespace, out: Samples) -> None:
+async def many_clients(
+    srv: ServerProcess, port: int, opts: argparse.Namespace, out: Samples
+) -> None:
     """C clients, set up first, then all making M sequential calls at once."""
     setups = [ready_client(port, opts.path, opts.params) for _ in range(opts.clients)]
     results = await asyncio.gather(*setups, return_exceptions=True)
@@ -298,13 +337,16 @@ async def many_clients(port: int, opts: argparse.Namespace, out: Samples) -> Non
     try:
         if errors := [e for e in results if isinstance(e, BaseException)]:
             raise errors[0]
+        srv_cpu0 = srv.cpu_seconds()
         cpu0, t0 = time.process_time(), time.perf_counter()
         latencies = await asyncio.gather(
             *(c.calls(opts.client_calls, opts.params) for c in clients)
         )
-        wall = time.perf_counter() - t0
-        out.bench_cpu.append(100 * (time.process_time() - cpu0) / wall)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        srv_cpu = srv.cpu_seconds() - srv_cpu0
+        out.bench_cpu.append(100 * cpu / wall)
         out.many_rps.append(opts.clients * opts.client_calls / wall)
+        out.many_cpu_us.append(1e6 * srv_cpu / (opts.clients * opts.client_calls))
         out.many_us += [us for one in latencies for us in one]
     finally:
         await asyncio.gather(*(c.close() for c in clients))
@@ -317,9 +359,9 @@ async def session(name: str, argv: list[str], opts: argparse.Namespace, out: Sam
         await srv.wait_ready(port, opts.timeout)
         try:
             async with asyncio.timeout(opts.timeout):
-                await one_client(port, opts, out)
+                await one_client(srv, port, opts, out)
             async with asyncio.timeout(opts.timeout):
-                await many_clients(port, opts, out)
+                await many_clients(srv, port, opts, out)
         except TimeoutError as e:
             raise srv.fail(f"a phase took over {opts.timeout:g} s") from e
         except (BenchError, ValueError, *WIRE_ERRORS) as e:
@@ -330,9 +372,11 @@ COLUMNS = [  # title, key in the report, format, has a ratio to the first server
     ("1c req/s", "one_rps", "{:,.0f}", True),
     ("p50 us", "one_p50_us", "{:,.0f}", True),
     ("p90 us", "one_p90_us", "{:,.0f}", False),
+    ("cpu us", "one_cpu_us", "{:,.0f}", True),
     ("{c}c req/s", "many_rps", "{:,.0f}", True),
     ("p50 us", "many_p50_us", "{:,.0f}", True),
     ("p90 us", "many_p90_us", "{:,.0f}", False),
+    ("cpu us", "many_cpu_us", "{:,.0f}", True),
     ("bench cpu", "bench_cpu_pct", "{:.0f}%", False),
 ]
 
@@ -343,9 +387,11 @@ def figures(s: Samples) -> dict[str, float | None]:
         "one_rps": pct(s.one_rps, 50),
         "one_p50_us": pct(s.one_us, 50),
         "one_p90_us": pct(s.one_us, 90),
+        "one_cpu_us": pct(s.one_cpu_us, 50),
         "many_rps": pct(s.many_rps, 50),
         "many_p50_us": pct(s.many_us, 50),
         "many_p90_us": pct(s.many_us, 90),
+        "many_cpu_us": pct(s.many_cpu_us, 50),
         "bench_cpu_pct": max(s.bench_cpu, default=None),
     }
 
@@ -389,7 +435,13 @@ async def run(servers: list[tuple[str, list[str]]], opts: argparse.Namespace) ->
     for name, argv in servers:
         s, fig = samples[name], figures(samples[name])
         ratios = {key: ratio(fig[key], base[key]) for _, key, _, has in COLUMNS if has}
-        raw = {"one_rps": s.one_rps, "many_rps": s.many_rps, "bench_cpu_pct": s.bench_cpu}
+        raw = {
+            "one_rps": s.one_rps,
+            "one_cpu_us": s.one_cpu_us,
+            "many_rps": s.many_rps,
+            "many_cpu_us": s.many_cpu_us,
+            "bench_cpu_pct": s.bench_cpu,
+        }
         rows.append(
             {"name": name, "cmd": shlex.join(argv), **fig, "ratios": ratios, "samples": raw}
         )
@@ -413,7 +465,7 @@ def parse_args(argv: list[str] | None) -> tuple[list[tuple[str, list[str]]], arg
         "--call", nargs=2, metavar=("TOOL", "ARGS"), default=DEFAULT_CALL, help=CALL_HELP
     )
     p.add_argument("--path", default="/mcp", help="the MCP endpoint (default %(default)s)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds any one wait may take")
+    p.add_argument("--timeout", type=float, default=60.0, help="limit (s) to listen, and per phase")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of the table")
     opts = p.parse_args(argv)
     if min(opts.rounds, opts.calls, opts.clients, opts.client_calls, opts.timeout) <= 0:
