@@ -57,11 +57,15 @@ conformance: install toolchain  ## Only the official MCP conformance suite, agai
 	$(RUN) pytest -m conformance
 
 .PHONY: bench
-bench: install  ## Measure mcp-everything beside a stdlib echo server, then bench-fs (figures only)
+bench: install  ## Measure mcp-everything beside floor servers over stdio and HTTP, then bench-fs (figures only)
 	$(RUN) python bench/stdio_bench.py \
 		--server "floor=$(CURDIR)/.venv/bin/python bench/floor_echo.py" \
 		--server "everything=$(CURDIR)/.venv/bin/mcp-everything" \
 		--call echo '{"text": "hello"}' --hol long_running_operation '{"duration": 1, "steps": 2}'
+	$(RUN) python bench/http_bench.py \
+		--server "floor=$(CURDIR)/.venv/bin/python bench/floor_http.py --port {port}" \
+		--server "everything=$(CURDIR)/.venv/bin/mcp-everything --transport http --port {port}" \
+		--call echo '{"text": "hello"}' --clients 50
 	$(MAKE) bench-fs
 
 # The reference filesystem server, from npm, pinned; it runs on the machine's node.
