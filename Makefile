@@ -29,8 +29,8 @@ install: $(UV)  ## Install uv if missing, then every package and the dev tools i
 PORT ?= 8000
 
 .PHONY: run
-run: install  ## Serve mcp-everything over HTTP on 127.0.0.1:$(PORT) and print how to connect
-	$(RUN) mcp-everything --transport http --port $(PORT)
+run: install  ## Serve this directory with mcp-fs over HTTP on 127.0.0.1:$(PORT); prints how to connect
+	$(RUN) mcp-fs "$(CURDIR)" --transport http --port $(PORT)
 
 .PHONY: lint
 lint: install  ## ruff (lint + format check) and pyright strict
