@@ -27,9 +27,8 @@ pytestmark = [pytest.mark.conformance, pytest.mark.timeout(300)]
 
 EVERYTHING = ServerUnderTest("mcp-everything")
 
-SERVERS = (EVERYTHING,)
-"""Every server, for the generic scenarios; one that serves a directory is written
-`ServerUnderTest("mcp-fs", ("{tmp}",))`."""
+SERVERS = (EVERYTHING, ServerUnderTest("mcp-fs", ("{tmp}",)))
+"""Every server, for the generic scenarios."""
 
 
 def test_everything_passes_every_scenario(toolchain: Toolchain, tmp_path: Path) -> None:

@@ -146,10 +146,14 @@ async def test_completion_of_an_argument_without_completer_is_empty() -> None:
         for ref in (
             {"type": "ref/prompt", "name": "nope"},
             {"type": "ref/resource", "uri": "x://"},
-            {"type": "x"},
         ):
-            with pytest.raises(RPCError) as refused:
-                await client.request(
-                    "completion/complete", {"ref": ref, "argument": {"name": "a", "value": ""}}
-                )
-            assert refused.value.code == -32602
+            unknown = await client.request(
+                "completion/complete", {"ref": ref, "argument": {"name": "a", "value": ""}}
+            )
+            assert unknown["completion"] == {"values": [], "total": 0, "hasMore": False}
+        with pytest.raises(RPCError) as refused:
+            await client.request(
+                "completion/complete",
+                {"ref": {"type": "x"}, "argument": {"name": "a", "value": ""}},
+            )
+        assert refused.value.code == -32602

@@ -375,14 +375,12 @@ class Server:
         return result
 
     async def _complete(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        # A prompt or template we lack has nothing to offer: an empty answer, not an error,
+        # as completion only suggests (generic clients probe it with names of their own).
         ref = _params_object(params, "ref")
         argument = _params_object(params, "argument")
         kind = ref.get("type")
         target = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
-        if kind == "ref/prompt" and target not in self.prompts:
-            raise InvalidParams(f"Unknown prompt: {target}")
-        if kind == "ref/resource" and target not in self.resources:
-            raise InvalidParams(f"Unknown resource template: {target}")
         if kind not in ("ref/prompt", "ref/resource"):
             raise InvalidParams("ref.type must be ref/prompt or ref/resource")
         name = _params_string(argument, "name")
