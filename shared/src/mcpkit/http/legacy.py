@@ -5,38 +5,27 @@ to (`/messages?session_id=...`). Every POST is answered 202 at once; the answers
 the SSE stream, which lives as long as the session.
 """
 
-import time
-from collections.abc import AsyncIterator
-
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..connection import Connection
 from ..jsonrpc import RequestId
 from ..runtime import Runtime
-from ..transports import FrameTooLarge, OneStream
+from ..transports import OneStream
 from .asgi import JSON_TYPE, SSE_TYPE, Request, Response, Send, sse_event, start
 from .config import HttpConfig
-from .sessions import INBOUND_QUEUE, STREAM_QUEUE, SessionTable, new_session_id
+from .sessions import STREAM_QUEUE, Inflow, SessionTable, new_session_id
 from .streamable import deliver_frame, parse_messages, read_body, refuse
 
 
-class LegacySession(OneStream):
+class LegacySession(Inflow, OneStream):
     """One HTTP+SSE session: every message the server sends goes down its one SSE stream."""
 
     def __init__(self, runtime: Runtime, principal: str | None) -> None:
-        self.id = new_session_id()
-        self.principal = principal
-        self.last_active = time.monotonic()
+        super().__init__(new_session_id(), principal)
         self.attached = 1  # the SSE response is the session: it is never idle while it lasts
         self.connection = Connection(runtime, self)
-        self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](INBOUND_QUEUE)
         self._outbound, self.outbound = anyio.create_memory_object_stream[bytes](STREAM_QUEUE)
-
-    async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
-        """Yield the frames POSTed to /messages until the session closes."""
-        async for frame in self._inbound:
-            yield frame
 
     def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
         """Queue a message for the SSE stream; a client too slow to read it loses the session."""
@@ -49,19 +38,6 @@ class LegacySession(OneStream):
 
     async def drain(self) -> None:
         """Nothing to wait for: the queue is bounded and overflow ends the session."""
-
-    async def deliver(self, frame: bytes) -> None:
-        """Hand one POSTed frame to the connection.
-
-        Raises:
-            anyio.ClosedResourceError: the session has ended.
-        """
-        await self._inbound_send.send(frame)
-
-    async def run(self) -> None:
-        """Serve the connection until the session closes."""
-        with self._inbound:  # closed even when cancelled before the first read
-            await self.connection.run()
 
     def close(self) -> None:
         """End the session: the connection stops and the SSE response ends."""

@@ -55,7 +55,41 @@ def new_session_id() -> str:
     return secrets.token_urlsafe(32)
 
 
-class HttpSession:
+class Inflow:
+    """The part every HTTP session shares: an owner, and POSTed frames on their way in.
+
+    POST handlers `deliver` frames; the session's Connection reads them from `frames()`
+    while `run()` serves it.
+    """
+
+    connection: Connection
+
+    def __init__(self, session_id: str, principal: str | None) -> None:
+        self.id = session_id
+        self.principal = principal
+        self.last_active = time.monotonic()
+        self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](INBOUND_QUEUE)
+
+    async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
+        """Yield the frames POSTed to this session until it closes."""
+        async for frame in self._inbound:
+            yield frame
+
+    async def deliver(self, frame: bytes) -> None:
+        """Hand one POSTed frame to the connection (waits while its queue is full).
+
+        Raises:
+            anyio.ClosedResourceError: the session has ended.
+        """
+        await self._inbound_send.send(frame)
+
+    async def run(self) -> None:
+        """Serve the connection until the session closes."""
+        with self._inbound:  # closed even when cancelled before the first read
+            await self.connection.run()
+
+
+class HttpSession(Inflow):
     """A Streamable HTTP session (or, stateless, the life of one POST)."""
 
     def __init__(
@@ -68,9 +102,7 @@ class HttpSession:
         json_response: bool,
         stateless: bool = False,
     ) -> None:
-        self.id = session_id
-        self.principal = principal
-        self.last_active = time.monotonic()
+        super().__init__(session_id, principal)
         self.attached = 0  # HTTP responses being served now
         self.json_response = json_response
         self.connection = Connection(runtime, self, stateless=stateless)
@@ -78,7 +110,6 @@ class HttpSession:
         self._store = store
         self._numbers = itertools.count()
         self._routes: dict[RequestId, Stream] = {}
-        self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](INBOUND_QUEUE)
         self.standalone = self._new_stream(None)
 
     @property
@@ -87,11 +118,6 @@ class HttpSession:
         return self.connection.version
 
     # Transport, for the Connection ------------------------------------------------------
-
-    async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
-        """Yield the frames POSTed to this session until it closes."""
-        async for frame in self._inbound:
-            yield frame
 
     def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
         """Send on the stream of request `related`, else on the GET stream."""
@@ -150,19 +176,6 @@ class HttpSession:
         for request_id in request_ids:
             self._routes[request_id] = stream
         return stream
-
-    async def deliver(self, frame: bytes) -> None:
-        """Hand one POSTed frame to the connection (waits while its queue is full).
-
-        Raises:
-            anyio.ClosedResourceError: the session has ended.
-        """
-        await self._inbound_send.send(frame)
-
-    async def run(self) -> None:
-        """Serve the connection until the session closes."""
-        with self._inbound:  # closed even when cancelled before the first read
-            await self.connection.run()
 
     def close(self) -> None:
         """End the session: the connection stops, streams end, kept events are dropped."""
