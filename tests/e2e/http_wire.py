@@ -81,10 +81,17 @@ def free_port() -> int:
 
 
 class HttpServer:
-    """One mcp-everything process serving HTTP on loopback, its stderr kept in a file."""
+    """One server process (mcp-everything unless told) serving HTTP on loopback, its stderr
+    kept in a file."""
 
-    def __init__(self, directory: Path, mode: Mode, port: int | None = None) -> None:
-        """Start the server on `port` (default: one the OS says is free) and wait until ready."""
+    def __init__(
+        self,
+        directory: Path,
+        mode: Mode,
+        port: int | None = None,
+        server: Sequence[str] = (str(EVERYTHING),),
+    ) -> None:
+        """Start `server` on `port` (default: one the OS says is free) and wait until ready."""
         self.mode = mode
         self.port = free_port() if port is None else port
         self.stderr_path = directory / f"{mode}.stderr"
@@ -96,7 +103,7 @@ class HttpServer:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self.tmpdir.mkdir(parents=True)
-        command = [str(EVERYTHING), *MODE_ARGUMENTS[mode], "--port", str(self.port)]
+        command = [*server, *MODE_ARGUMENTS[mode], "--port", str(self.port)]
         self.process = subprocess.Popen(
             [*command, "--log-level", "info"],
             stdin=subprocess.DEVNULL,
