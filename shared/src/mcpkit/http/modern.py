@@ -138,16 +138,17 @@ def check_request(runtime: Runtime, request: Request, message: Mapping[str, Any]
 
     Raises:
         InvalidParams: params are not an object, or `_meta` lacks a required field.
+        HeaderMismatch: a standard header is missing or disagrees with the body (checked
+            before the version: a header that disagrees is the error, whatever the version).
         UnsupportedVersion: `_meta` names a version this server does not speak.
-        HeaderMismatch: a standard header is missing or disagrees with the body.
         MethodNotFound: the server has no such method.
     """
     method: str = message["method"]
     params = jsonrpc.as_object(message.get("params", {}))
     if params is None or not modern.is_modern(params):
         raise InvalidParams(f"Invalid params: _meta[{modern.VERSION_KEY!r}] is required")
-    modern.RequestMeta.parse(params)
     check_headers(runtime.server, request.headers, method, params)
+    modern.RequestMeta.parse(params)
     if "id" in message and method not in _OWN_METHODS:
         runtime.server.handler(method)
 
