@@ -391,4 +391,3 @@ class Connection:
             return
         waiter.response = response
         waiter.done.set()
-

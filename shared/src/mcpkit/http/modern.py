@@ -126,11 +126,14 @@ async def serve(
         await Response(202).send(send)  # no notification of this era changes anything here
         return
     exchange = Exchange(body, json_only or not request.accepts(SSE_TYPE))
-    async with anyio.create_task_group() as task_group:
-        task_group.start_soon(Connection(runtime, exchange, stateless=True).run)
-        task_group.start_soon(_cancel_on_disconnect, request, task_group.cancel_scope)
-        await _respond(send, exchange)
-        task_group.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as task_group, exchange.messages:
+            task_group.start_soon(Connection(runtime, exchange, stateless=True).run)
+            task_group.start_soon(_cancel_on_disconnect, request, task_group.cancel_scope)
+            await _respond(send, exchange)
+            task_group.cancel_scope.cancel()
+    finally:
+        exchange.finish()  # cancelled before the answer: nothing more can be sent
 
 
 def check_request(runtime: Runtime, request: Request, message: Mapping[str, Any]) -> None:
