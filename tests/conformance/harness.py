@@ -216,10 +216,11 @@ def run_suite(toolchain: Toolchain, run: SuiteRun, url: str, *selection: str) ->
     run.exit_codes.append(done.returncode)
 
 
-def listed_scenarios(toolchain: Toolchain) -> set[str]:
-    """The server scenarios the suite knows (`conformance list --server`)."""
+def listed_scenarios(toolchain: Toolchain, *selection: str) -> set[str]:
+    """The server scenarios the suite knows (`conformance list --server`), of `selection`
+    (`--spec-version 2026-07-28`: those of one protocol version) if given."""
     done = subprocess.run(
-        toolchain.command("list", "--server"),
+        toolchain.command("list", "--server", *selection),
         capture_output=True,
         text=True,
         timeout=60,

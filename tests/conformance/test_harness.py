@@ -143,9 +143,10 @@ def test_the_url_override_starts_nothing(tmp_path: Path, monkeypatch: pytest.Mon
 
 def fake_install(specs: list[str]) -> None:
     """Stand in for `npm install`: lay out the packages `specs` name, with a Node 22 binary."""
-    suite = toolchain.package_dir("@modelcontextprotocol/conformance")
-    suite.mkdir(parents=True)
-    (suite / "package.json").write_text(json.dumps({"bin": {"conformance": "dist/index.js"}}))
+    for name in ("@modelcontextprotocol/conformance", toolchain.MODERN_ALIAS):
+        suite = toolchain.package_dir(name)
+        suite.mkdir(parents=True)
+        (suite / "package.json").write_text(json.dumps({"bin": {"conformance": "dist/index.js"}}))
     node = toolchain.package_dir(toolchain.node_package()) / "bin" / "node"
     node.parent.mkdir(parents=True)
     node.write_text("#!/bin/sh\necho 22.1.0\n")
@@ -166,8 +167,11 @@ def test_ensure_installs_once_then_reads_the_stamp(
     monkeypatch.setattr(toolchain, "npm_install", install)
     first = toolchain.ensure()
     assert toolchain.ensure() == first
-    assert calls == [[toolchain.SUITE, f"{toolchain.node_package()}@22"]]
+    modern_spec = f"{toolchain.MODERN_ALIAS}@npm:{toolchain.MODERN_SUITE}"
+    assert calls == [[toolchain.SUITE, modern_spec, f"{toolchain.node_package()}@22"]]
     assert first.command("list") == [str(first.node), str(first.suite), "list"]
     assert (
         first.suite == toolchain.package_dir("@modelcontextprotocol/conformance") / "dist/index.js"
     )
+    modern_suite = toolchain.package_dir(toolchain.MODERN_ALIAS) / "dist/index.js"
+    assert first.modern().command("list") == [str(first.node), str(modern_suite), "list"]

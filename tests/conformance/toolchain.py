@@ -8,7 +8,8 @@ Why Node 22: the suite (0.1.14 and later) imports `globSync` from `fs`, which No
 and dies on load there. The machine's `node` is used when it is new enough; otherwise the
 npm registry package `node-linux-<arch>@22` (a plain Node binary inside a registry package,
 no install script) is installed with the machine's `npm`, into `.tools/node/` beside the
-suite. The suite is pinned. A stamp file records what was installed, so a second call does
+suite. The suites are pinned: 0.1.16, and 0.2.0-alpha.12 (which also tests 2026-07-28)
+under an npm alias beside it. A stamp file records what was installed, so a second call does
 nothing; a change of pin or of the node decision reinstalls from scratch.
 """
 
@@ -20,11 +21,18 @@ import platform
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 SUITE = "@modelcontextprotocol/conformance@0.1.16"
 """The npm spec of the conformance suite: pinned, so every run tests against the same checks."""
+
+MODERN_SUITE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+"""The pinned suite that also tests protocol 2026-07-28, installed beside `SUITE`."""
+
+MODERN_ALIAS = "conformance-2026"
+"""The npm alias `MODERN_SUITE` is installed under (one prefix cannot hold two versions of
+one package name)."""
 
 NODE_MAJOR = 22
 """The oldest Node major version the suite loads on."""
@@ -52,10 +60,16 @@ class Toolchain:
     """A Node binary of version `NODE_MAJOR` or later."""
     suite: Path
     """The suite's command-line script, run as `node <suite> server --url ...`."""
+    modern_suite: Path
+    """The command-line script of `MODERN_SUITE`."""
 
     def command(self, *args: str) -> list[str]:
         """The argv that runs the suite with `args`."""
         return [str(self.node), str(self.suite), *args]
+
+    def modern(self) -> Toolchain:
+        """The same toolchain, running `MODERN_SUITE`."""
+        return replace(self, suite=self.modern_suite)
 
 
 def node_major(node: str) -> int | None:
@@ -125,9 +139,9 @@ def npm_install(specs: list[str]) -> None:
         )
 
 
-def suite_script() -> Path:
-    """The suite's command-line script, as its package.json `bin` names it."""
-    package = package_dir("@modelcontextprotocol/conformance")
+def suite_script(name: str) -> Path:
+    """The command-line script of the suite installed as `name`, as its package.json names it."""
+    package = package_dir(name)
     manifest = json.loads((package / "package.json").read_text(encoding="utf-8"))
     scripts = manifest["bin"]
     script = scripts if isinstance(scripts, str) else next(iter(scripts.values()))
@@ -145,7 +159,11 @@ def resolve(own_node: Path | None) -> Toolchain:
     if major is None or major < NODE_MAJOR:
         raise ToolchainError(f"{node} is not a Node {NODE_MAJOR}+ binary (it says {major})")
     try:
-        return Toolchain(node=node, suite=suite_script())
+        return Toolchain(
+            node=node,
+            suite=suite_script("@modelcontextprotocol/conformance"),
+            modern_suite=suite_script(MODERN_ALIAS),
+        )
     except (OSError, ValueError, KeyError) as exc:
         raise ToolchainError(f"the suite in {PREFIX} is broken ({exc}): delete it") from None
 
@@ -166,7 +184,8 @@ def ensure() -> Toolchain:
             does not work.
     """
     own_node = system_node()
-    specs = [SUITE] if own_node else [SUITE, f"{node_package()}@{NODE_MAJOR}"]
+    specs = [SUITE, f"{MODERN_ALIAS}@npm:{MODERN_SUITE}"]
+    specs += [] if own_node else [f"{node_package()}@{NODE_MAJOR}"]
     stamp = PREFIX / ".installed.json"
     PREFIX.parent.mkdir(parents=True, exist_ok=True)
     with (PREFIX.parent / "node.lock").open("w") as lock:
@@ -184,7 +203,10 @@ def main() -> int:
     except ToolchainError as exc:
         sys.stderr.write(f"conformance toolchain: {exc}\n")
         return 1
-    sys.stdout.write(f"node: {toolchain.node}\nsuite: {toolchain.suite}\n")
+    sys.stdout.write(
+        f"node: {toolchain.node}\nsuite: {toolchain.suite}\n"
+        f"modern suite: {toolchain.modern_suite}\n"
+    )
     return 0
 
 

@@ -6,17 +6,22 @@ increasing, logs only at the client's level, requests to the client only when it
 the capability.
 """
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from . import answers
-from .errors import ClientRequestError
+from .errors import ClientRequestError, InputRequired
 from .jsonrpc import RequestId, is_request_id
 from .shape import dump, dump_all
 from .types import ElicitResult, LogLevel, ModelPreferences, Root, SamplingMessage, SamplingResult
 from .versions import V2025_03_26, form_fits, has_elicitation, has_url_elicitation
 
 ListKind = Literal["tools", "resources", "prompts"]
+T = TypeVar("T")
+
+INPUT_KEY: ContextVar[str | None] = ContextVar("mcpkit_input_key", default=None)
+"""(2026-07-28) The key the question being asked goes under in an InputRequiredResult."""
 
 ROOTS_TIMEOUT = 30.0
 SAMPLING_TIMEOUT = 300.0  # a model may take minutes
@@ -245,6 +250,39 @@ class Context:
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
         result = await self._peer.request("elicitation/create", params, timeout, self.request_id)
         return answers.elicit_result(result)
+
+    def client_supports(self, *path: str) -> bool:
+        """Whether the client declared the capability at `path`, e.g. `("sampling",)`."""
+        return self._peer.client_supports(*path)
+
+    async def ask_together(
+        self, questions: Mapping[str, Callable[[], Awaitable[T]]]
+    ) -> dict[str, T]:
+        """Ask the client several things at once; return each answer under its question's key.
+
+        Each question is a call such as `lambda: ctx.elicit(...)`. In the stateless era one
+        InputRequiredResult carries every unanswered one, keyed as `questions` names them;
+        in the handshake era they are asked in turn.
+
+        Raises:
+            InputRequired: (2026-07-28) some are unanswered: the client answers and retries.
+            ClientRequestError: the client lacks a capability, fails or times out.
+        """
+        answered: dict[str, T] = {}
+        unanswered: dict[str, dict[str, Any]] = {}
+        state: dict[str, Any] = {}
+        for key, ask in questions.items():
+            token = INPUT_KEY.set(key)
+            try:
+                answered[key] = await ask()
+            except InputRequired as needed:
+                unanswered.update(needed.requests)
+                state = needed.answers
+            finally:
+                INPUT_KEY.reset(token)
+        if unanswered:
+            raise InputRequired(unanswered, state)
+        return answered
 
     def _require(self, *path: str, what: str) -> None:
         if not self._peer.client_supports(*path):

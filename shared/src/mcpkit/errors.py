@@ -138,14 +138,14 @@ class UnsupportedVersion(ProtocolError):
 class InputRequired(MCPError):
     """(2026-07-28) The handler needs an answer from the client before it can finish.
 
-    Raised by `ctx.elicit`, `ctx.sample` and `ctx.roots`; the request is answered with an
-    `InputRequiredResult`, and the client's retry runs the handler again with the answer.
+    Raised by `ctx.elicit`, `ctx.sample` and `ctx.roots` (several at once by
+    `ctx.ask_together`); the request is answered with an `InputRequiredResult` carrying
+    `requests` by key, and the client's retry runs the handler again with the answers.
     """
 
-    def __init__(self, key: str, request: dict[str, Any], answers: dict[str, Any]) -> None:
-        super().__init__(f"input required: {request['method']}")
-        self.key = key
-        self.request = request
+    def __init__(self, requests: dict[str, dict[str, Any]], answers: dict[str, Any]) -> None:
+        super().__init__(f"input required: {', '.join(requests)}")
+        self.requests = requests
         self.answers = answers
 
 

@@ -18,7 +18,7 @@ from typing import Any, NoReturn, get_args
 import anyio
 
 from . import answers, jsonrpc
-from .context import ListKind
+from .context import INPUT_KEY, ListKind
 from .errors import (
     ClientRequestError,
     InputRequired,
@@ -106,8 +106,9 @@ class RequestMeta:
 class Inputs:
     """The answers a request brought for its handler's questions, and the next question.
 
-    Questions are numbered in the order the handler asks them, which is the same on every
-    attempt of the same request; the answers of earlier attempts come from `requestState`.
+    Questions are keyed as the handler names them (`ctx.ask_together`), else numbered in the
+    order it asks them, which is the same on every attempt of the same request; the answers
+    of earlier attempts come from `requestState`.
     """
 
     def __init__(self, method: str, answers: dict[str, Any]) -> None:
@@ -125,10 +126,10 @@ class Inputs:
         if self.method not in ASKING_METHODS:
             raise ClientRequestError(f"{self.method} cannot ask the client for input")
         self._asked += 1
-        key = f"input-{self._asked}"
+        key = INPUT_KEY.get() or f"input-{self._asked}"
         answer = self.answers.get(key)
         if answer is None:
-            raise InputRequired(key, {"method": method, "params": params}, self.answers)
+            raise InputRequired({key: {"method": method, "params": params}}, self.answers)
         if not isinstance(answer, dict):
             raise InvalidParams(f"inputResponses[{key!r}] must be an object")
         return answer  # pyright: ignore[reportUnknownVariableType]
@@ -268,7 +269,7 @@ async def answer(
         sealed = states.seal(binding(method, params), needed.answers)
         return {
             "resultType": "input_required",
-            "inputRequests": {needed.key: needed.request},
+            "inputRequests": needed.requests,
             "requestState": sealed,
             "_meta": {SERVER_INFO_KEY: dump(server.info, V2026_07_28)},
         }

@@ -28,7 +28,7 @@ from .context import Context
 from .errors import (
     ClientRequestError,
     InputRequired,
-    MissingClientCapability,
+    ProtocolError,
     ToolError,
     summarize,
 )
@@ -146,8 +146,8 @@ class RegisteredTool:
             return _error(f"Invalid arguments for tool {self.name}: {summarize(exc)}", context)
         try:
             result = self._result(await self.fn(**kwargs))
-        except (InputRequired, MissingClientCapability):
-            raise  # the protocol answers these, not the tool's result
+        except (InputRequired, ProtocolError):
+            raise  # the protocol answers these (a bad input response too), not the tool's result
         except (ToolError, ClientRequestError) as exc:
             return _error(str(exc), context)
         except Exception:

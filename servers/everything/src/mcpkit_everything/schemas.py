@@ -1,7 +1,7 @@
 """JSON Schemas mcp-everything sends as they are.
 
 The elicitation forms, and one tool's input schema written by hand to use JSON Schema
-2020-12 features (`$schema`, `$defs`, `$ref`).
+2020-12 features (`$schema`, `$defs`, `$ref`, `$anchor`, composition and conditionals).
 """
 
 from typing import Any
@@ -78,12 +78,43 @@ ADDRESS_TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "addressDef",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
     "required": ["name"],
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
 """The listed input schema of json_schema_2020_12_tool."""
+
+
+def single_field_form(name: str, kind: str) -> dict[str, Any]:
+    """A form of one required field `name` of JSON type `kind` (the MRTR fixtures ask these)."""
+    return {"type": "object", "properties": {name: {"type": kind}}, "required": [name]}
+
+
+HEADER_TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "region": {
+            "type": "string",
+            "description": "Where to look; HTTP clients mirror it in Mcp-Param-Region",
+            "x-mcp-header": "Region",
+        },
+        "query": {"type": "string", "description": "What to look for"},
+    },
+    "required": ["region"],
+}
+"""The listed input schema of test_header_param: one argument mirrored in a header (SEP-2243)."""

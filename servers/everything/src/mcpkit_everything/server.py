@@ -31,6 +31,8 @@ from mcpkit import (
 from mcpkit.watch import Changed
 
 from . import __version__, fixtures
+from .diagnostics import register_diagnostics
+from .inputs import register_input_tools
 from .schemas import ADDRESS_TOOL_SCHEMA, DEFAULTS_FORM, ENUMS_FORM, USER_FORM
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -77,6 +79,8 @@ def build_server(watched_path: Path) -> Server:
     _register_prompts(app)
     _register_completions(app)
     _register_dynamic_items(app)
+    register_input_tools(app)
+    register_diagnostics(app)
 
     @app.tool(
         annotations=ToolAnnotations(
@@ -146,9 +150,16 @@ def _register_content_tools(app: Server) -> None:
         return text
 
     @app.tool(annotations=READ_ONLY, input_schema=ADDRESS_TOOL_SCHEMA)
-    async def json_schema_2020_12_tool(name: str, address: dict[str, Any] | None = None) -> str:
-        """Accept a name and an address; its input schema uses JSON Schema 2020-12 features."""
-        return f"Received name={name!r}, address={json.dumps(address)}"
+    async def json_schema_2020_12_tool(
+        name: str,
+        address: dict[str, Any] | None = None,
+        contactMethod: str | None = None,
+        phone: str | None = None,
+        email: str | None = None,
+    ) -> str:
+        """Accept a name, an address and a contact; the schema uses JSON Schema 2020-12."""
+        contact = {"method": contactMethod, "phone": phone, "email": email}
+        return f"Received name={name!r}, address={json.dumps(address)}, contact={contact}"
 
 
 def _register_interaction_tools(app: Server) -> None:

@@ -1,5 +1,7 @@
 """Streamable HTTP, handshake era (2025-03-26 to 2025-11-25): POST, GET and DELETE on /mcp.
 
+A POST of the stateless era (2026-07-28) is handed to `modern` as soon as its body is read.
+
 - POST carries client messages. Requests are answered with one JSON response, or an SSE
   stream when the server sends anything else first (progress, logs, its own requests);
   notifications and responses alone get 202.
@@ -20,6 +22,7 @@ from ..errors import ProtocolError
 from ..jsonrpc import RequestId
 from ..runtime import Runtime
 from ..versions import HANDSHAKE_VERSIONS, V2025_03_26, V2025_11_25
+from . import modern
 from .asgi import (
     JSON_TYPE,
     SSE_TYPE,
@@ -88,6 +91,12 @@ class StreamableEndpoint:
             )
         body = await read_body(request, self.config.max_body)
         messages, is_batch = parse_messages(body)
+        if modern.is_modern_post(request, messages):
+            if is_batch:
+                raise refuse(400, "Bad Request: a 2026-07-28 POST carries one message")
+            json_only = self.config.json_response
+            await modern.serve(self.runtime, request, send, messages[0], body, json_only)
+            return
         request_ids = [message["id"] for message in messages if _is_request(message)]
         initialize = any(message.get("method") == "initialize" for message in messages)
         if initialize and is_batch:

@@ -1,0 +1,196 @@
+"""Streamable HTTP, stateless era (2026-07-28): one POST, one request, one connection.
+
+A POST is of this era when its body carries `_meta["io.modelcontextprotocol/protocolVersion"]`
+or its `MCP-Protocol-Version` header names a stateless-era version. It is served on a
+connection of its own that ends with it; no session id is minted, echoed or read. Before the
+request runs, its `_meta` and its standard headers are checked (`headers`), and its method
+must exist: the errors answer with HTTP 400 (404 for an unknown method). The answer is one
+JSON response, or request-scoped SSE (no event ids: nothing resumes) when anything comes
+before it. A client that closes the response cancels the request: nothing more is sent.
+"""
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from .. import jsonrpc, modern
+from ..connection import Connection
+from ..errors import InvalidParams, ProtocolError
+from ..jsonrpc import RequestId
+from ..runtime import Runtime
+from ..transports import FrameTooLarge
+from ..versions import MODERN_VERSIONS
+from .asgi import JSON_TYPE, SSE_TYPE, Request, Response, Send, json_response, sse_event, start
+from .headers import VERSION_HEADER, check_headers
+
+STREAM_QUEUE = 1024
+"""Messages waiting for a slow client; past that its response (and request) ends."""
+
+ERROR_STATUS = {-32020: 400, -32021: 400, -32022: 400, -32602: 400, -32601: 404}
+"""The HTTP status of a request refused before it runs, by JSON-RPC error code."""
+
+ANSWER_STATUS = {-32021: 400}
+"""The HTTP status of a handler's error answered as JSON (others are 200)."""
+
+SSE_HEADERS = [
+    ("content-type", SSE_TYPE),
+    ("cache-control", "no-cache, no-transform"),
+    ("x-accel-buffering", "no"),
+]
+
+_OWN_METHODS = ("server/discover", "subscriptions/listen")
+"""Methods the core answers itself, whatever the server registers."""
+
+
+def is_modern_post(request: Request, messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a POST is of the stateless era: by its header, or its lone message's `_meta`."""
+    if request.headers.get(VERSION_HEADER, "").strip() in MODERN_VERSIONS:
+        return True
+    params = jsonrpc.as_object(messages[0].get("params")) if len(messages) == 1 else None
+    return params is not None and modern.is_modern(params)
+
+
+class Exchange:
+    """The transport of one stateless-era POST: its message in, what answers it out."""
+
+    def __init__(self, body: bytes, json_only: bool) -> None:
+        """`json_only`: the answer goes back as JSON, so request-scoped messages are dropped."""
+        self.answered = anyio.Event()
+        self._body = body
+        self._json_only = json_only
+        self._out, self.messages = anyio.create_memory_object_stream[bytes](STREAM_QUEUE)
+
+    async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
+        """Yield the POSTed message, then wait until it is answered."""
+        yield self._body
+        await self.answered.wait()
+
+    def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
+        """Send a message on the response (dropped when answers are JSON only)."""
+        if not self._json_only:
+            self._push(frame)
+
+    def reply_nowait(self, frame: bytes | None, request_ids: Sequence[RequestId]) -> None:
+        """Send the answer (None: cancelled): the response ends after it."""
+        if frame is not None:
+            self._push(frame)
+        self.finish()
+
+    def close_stream(self, request_id: RequestId) -> None:
+        """Nothing to do: this era's streams do not resume, so they are not closed early."""
+
+    def can_ask(self, related: RequestId | None) -> bool:
+        """Never: the stateless era asks the client through input-required results."""
+        return False
+
+    async def drain(self) -> None:
+        """Nothing to wait for: the response's queue is bounded on its own."""
+
+    def finish(self) -> None:
+        """End the response after what is queued, and the connection with it."""
+        self._out.close()
+        self.answered.set()
+
+    def _push(self, frame: bytes) -> None:
+        try:
+            self._out.send_nowait(frame)
+        except anyio.WouldBlock:  # the client reads too slowly: its response ends
+            self.finish()
+        except anyio.ClosedResourceError:  # answered or ended already: nothing more is sent
+            pass
+
+
+async def serve(
+    runtime: Runtime,
+    request: Request,
+    send: Send,
+    message: Mapping[str, Any],
+    body: bytes,
+    json_only: bool,
+) -> None:
+    """Answer one stateless-era POST: checked first, then run on a connection of its own.
+
+    `json_only`: answer with JSON alone (the server's choice, or all the client accepts).
+    """
+    request_id: RequestId | None = message.get("id")
+    try:
+        check_request(runtime, request, message)
+    except ProtocolError as exc:
+        error = jsonrpc.error(request_id, exc.to_wire())
+        await json_response(ERROR_STATUS.get(exc.code, 400), error).send(send)
+        return
+    if request_id is None:
+        await Response(202).send(send)  # no notification of this era changes anything here
+        return
+    exchange = Exchange(body, json_only or not request.accepts(SSE_TYPE))
+    try:
+        async with anyio.create_task_group() as task_group, exchange.messages:
+            task_group.start_soon(Connection(runtime, exchange, stateless=True).run)
+            task_group.start_soon(_cancel_on_disconnect, request, task_group.cancel_scope)
+            await _respond(send, exchange)
+            task_group.cancel_scope.cancel()
+    finally:
+        exchange.finish()  # cancelled before the answer: nothing more can be sent
+
+
+def check_request(runtime: Runtime, request: Request, message: Mapping[str, Any]) -> None:
+    """Check what must hold before a stateless-era request runs.
+
+    Raises:
+        InvalidParams: params are not an object, or `_meta` lacks a required field.
+        HeaderMismatch: a standard header is missing or disagrees with the body (checked
+            before the version: a header that disagrees is the error, whatever the version).
+        UnsupportedVersion: `_meta` names a version this server does not speak.
+        MethodNotFound: the server has no such method.
+    """
+    method: str = message["method"]
+    params = jsonrpc.as_object(message.get("params", {}))
+    if params is None or not modern.is_modern(params):
+        raise InvalidParams(f"Invalid params: _meta[{modern.VERSION_KEY!r}] is required")
+    check_headers(runtime.server, request.headers, method, params)
+    modern.RequestMeta.parse(params)
+    if "id" in message and method not in _OWN_METHODS:
+        runtime.server.handler(method)
+
+
+async def _respond(send: Send, exchange: Exchange) -> None:
+    """Send the answer as JSON when it comes alone, else stream everything as SSE."""
+    try:
+        first = await exchange.messages.receive()
+    except anyio.EndOfStream:  # ended without a word (a client too slow, or cancelled)
+        await Response(202).send(send)
+        return
+    if exchange.answered.is_set() and not exchange.messages.statistics().current_buffer_used:
+        await Response(_answer_status(first), first, JSON_TYPE).send(send)
+        return
+    try:
+        await start(send, 200, SSE_HEADERS)
+        await _send_event(send, first)
+        await _send_rest(send, exchange.messages)
+        await send({"type": "http.response.body", "body": b""})
+    except OSError:  # the client went away while we wrote: the request is cancelled
+        pass
+
+
+async def _send_rest(send: Send, messages: MemoryObjectReceiveStream[bytes]) -> None:
+    async for frame in messages:
+        await _send_event(send, frame)
+
+
+async def _send_event(send: Send, frame: bytes) -> None:
+    await send({"type": "http.response.body", "body": sse_event(frame), "more_body": True})
+
+
+def _answer_status(frame: bytes) -> int:
+    """The HTTP status of a JSON answer: 200, or what its error code calls for."""
+    error = jsonrpc.as_object(json.loads(frame).get("error"))
+    code = error.get("code") if error is not None else None
+    return ANSWER_STATUS.get(code, 200) if isinstance(code, int) else 200
+
+
+async def _cancel_on_disconnect(request: Request, scope: anyio.CancelScope) -> None:
+    await request.wait_disconnect()
+    scope.cancel()
