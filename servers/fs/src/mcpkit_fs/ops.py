@@ -577,13 +577,17 @@ def _sized(item: os.DirEntry[str]) -> SizedEntry:
 
 
 def dirent_type(item: os.DirEntry[str]) -> EntryType:
-    """Return the type of a directory entry, from the listing itself when it tells."""
-    if item.is_symlink():
-        return "symlink"
-    if item.is_dir(follow_symlinks=False):
-        return "directory"
+    """Return the type of a directory entry, from the listing itself when it tells.
+
+    Files come first: they are most entries, and a link is neither a file nor a directory
+    when links are not followed.
+    """
     if item.is_file(follow_symlinks=False):
         return "file"
+    if item.is_dir(follow_symlinks=False):
+        return "directory"
+    if item.is_symlink():
+        return "symlink"
     return "other"
 
 
