@@ -17,6 +17,11 @@ class Point(BaseModel):
     y: int
 
 
+@dataclass
+class Named:
+    name: str
+
+
 def make_server(page_size: int = 100) -> Server:
     app = Server("tools", "1", page_size=page_size)
 
@@ -160,15 +165,30 @@ async def test_structured_output_with_text_mirror() -> None:
     async with connect(make_server()) as client:
         result = await client.call_tool("point", {"x": 1, "y": 2})
     assert result["structuredContent"] == {"x": 1, "y": 2}
-    assert result["content"] == [{"type": "text", "text": '{"x": 1, "y": 2}'}]
+    assert result["content"] == [{"type": "text", "text": '{"x":1,"y":2}'}]
     assert "isError" not in result
+
+
+async def test_structured_output_with_a_lone_surrogate_is_escaped_in_the_text() -> None:
+    # An undecodable file name reaches Python as a lone surrogate, which UTF-8 cannot hold.
+    app = Server("tools", "1")
+
+    @app.tool()
+    async def name() -> Named:
+        """Return a name no codec decoded."""
+        return Named(name="bad\udcff")
+
+    async with connect(app) as client:
+        result = await client.call_tool("name", {})
+    assert result["structuredContent"] == {"name": "bad\udcff"}
+    assert result["content"] == [{"type": "text", "text": '{"name":"bad\\udcff"}'}]
 
 
 async def test_structured_output_is_text_only_before_2025_06_18() -> None:
     async with connect(make_server(), protocol_version="2025-03-26") as client:
         result = await client.call_tool("point", {"x": 1, "y": 2})
     assert "structuredContent" not in result
-    assert result["content"][0]["text"] == '{"x": 1, "y": 2}'
+    assert result["content"][0]["text"] == '{"x":1,"y":2}'
 
 
 async def test_invalid_arguments_are_a_readable_tool_error() -> None:

@@ -47,7 +47,7 @@ async def test_tools_are_listed_at_every_version(
     if version >= "2025-06-18":
         assert structured(read)["content"] == "# Project\n"
     else:
-        assert '"content": "# Project\\n"' in read.content[0].text  # type: ignore[union-attr]
+        assert '"content":"# Project\\n"' in read.content[0].text  # type: ignore[union-attr]
 
 
 async def test_every_tool(everything: Everything, fs: FsTree) -> None:

@@ -18,6 +18,7 @@ import anyio
 import anyio.abc
 import pytest
 
+from e2e.fs_helpers import MCP_FS
 from e2e.harness import (
     EVERYTHING,
     LATEST,
@@ -486,7 +487,8 @@ async def test_stdout_is_only_json_with_debug_operator_logs(tmp_path: Path) -> N
     assert server.output.endswith(b"\n")
 
 
-def test_initialize_is_answered_without_importing_pydantic() -> None:
+@pytest.mark.parametrize("command", [[str(EVERYTHING)], [MCP_FS, "."]], ids=["everything", "fs"])
+def test_initialize_is_answered_without_importing_pydantic(command: list[str]) -> None:
     # Importing pydantic is some 40% of the start-up work: it waits for first use.
     initialize = {
         "jsonrpc": "2.0",
@@ -495,7 +497,7 @@ def test_initialize_is_answered_without_importing_pydantic() -> None:
         "params": {"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t"}},
     }
     done = subprocess.run(
-        [str(EVERYTHING)],
+        command,
         input=json.dumps(initialize).encode() + b"\n",
         capture_output=True,
         env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},  # each import, on stderr

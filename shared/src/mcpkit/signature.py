@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, get_args, get_type_hints
 from .context import Context
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
+    from pydantic import BaseModel, GetJsonSchemaHandler
+    from pydantic.json_schema import JsonSchemaValue
+    from pydantic_core import CoreSchema
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,7 +27,9 @@ class Param:
     """Describes a parameter: `Annotated[float, Param(description="Seconds", ge=0)]`.
 
     It becomes pydantic's `Field(description=..., ge=..., le=...)`, which may be used instead
-    (and offers more) at the price of importing pydantic when the server starts.
+    (and offers more) at the price of importing pydantic when the server starts. On a field
+    of a dataclass or TypedDict (a structured result, say) it gives the field's description
+    in the JSON Schema.
     """
 
     description: str | None = None
@@ -33,6 +37,19 @@ class Param:
     """The least value allowed."""
     le: float | None = None
     """The greatest value allowed."""
+    min_length: int | None = None
+    """The fewest characters of a string, or items of a list."""
+    max_length: int | None = None
+    """The most characters of a string, or items of a list."""
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: "CoreSchema", handler: "GetJsonSchemaHandler"
+    ) -> "JsonSchemaValue":
+        """Add the description to the JSON Schema pydantic makes of the annotated type."""
+        schema = handler(core_schema)
+        if self.description is not None:
+            schema["description"] = self.description
+        return schema
 
 
 def description_of(annotation: Any) -> str | None:

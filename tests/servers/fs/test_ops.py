@@ -400,7 +400,7 @@ def test_directory_tree_limits(tree: Tree) -> None:
     excluded = walk.directory_tree(
         tree.sandbox, ".", exclude=["node_modules", "*.py"], max_depth=10, max_entries=100
     )
-    names = excluded.model_dump_json()
+    names = repr(excluded)
     assert "node_modules" not in names
     assert "app.py" not in names
     assert "y.py" not in names
@@ -465,6 +465,30 @@ def test_search_content(tree: Tree) -> None:
     assert ([Path(m.path).name for m in last.matches], last.next_offset) == (["util.py"], None)
     with pytest.raises(FsError, match="Invalid regular expression"):
         walk.search_content(tree.sandbox, ".", "(", is_regex=True, exclude=[])
+
+
+def test_search_content_reads_files_in_blocks_up_to_the_cap(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(walk, "READ_BLOCK", 8)
+    monkeypatch.setattr(walk, "MAX_SEARCHED_FILE", 40)
+    (tree.root / "at-cap.txt").write_text("x" * 32 + " needle\n")  # 40 bytes: read in 5 blocks
+    (tree.root / "over-cap.txt").write_text("x" * 33 + " needle\n")  # 41 bytes: skipped
+    found = walk.search_content(tree.sandbox, ".", "needle", exclude=[])
+    assert [Path(m.path).name for m in found.matches] == ["at-cap.txt"]
+
+
+def test_search_content_reads_a_fifo_swapped_in_after_the_listing_without_blocking(
+    tree: Tree,
+) -> None:
+    # The listing said "file"; by the time it is opened a FIFO has taken the name.
+    os.mkfifo(tree.root / "swapped")
+    fd = os.open(tree.root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        entry = walk.Found("swapped", "swapped", "file", 1, fd)
+        assert walk._read_small_file(entry) in (None, b"")  # pyright: ignore[reportPrivateUsage]
+    finally:
+        os.close(fd)
 
 
 def test_search_content_finds_text_in_every_encoding(tree: Tree) -> None:

@@ -115,7 +115,7 @@ async def test_tools_work_and_errors_say_what_to_do(tree: Tree) -> None:
         read = await call(client, "read_text_file", path="hello.txt")
         assert read["content"] == "hello\n"
         text = (await client.call_tool("read_file", {"path": "hello.txt"}))["content"][0]["text"]
-        assert '"content": "hello\\n"' in text  # the same JSON as readable text
+        assert '"content":"hello\\n"' in text  # the same JSON as readable text
         edited = await call(
             client, "edit_file", path="hello.txt", edits=[{"oldText": "hello", "newText": "bye"}]
         )

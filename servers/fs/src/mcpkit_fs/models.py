@@ -1,40 +1,49 @@
 """The typed results of the tools: what `structuredContent` holds and `outputSchema` says.
 
-Every model is built on first use, not at import: a host starts every server at launch.
+Dataclasses, described with `Param`, not pydantic models: pydantic is then imported on the
+first listing or call, not at start-up (a host starts every server at launch), and a result
+of a thousand entries costs a thousand cheap objects, not a thousand validations.
 """
 
-from typing import Generic, Literal, TypeVar
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from mcpkit import Param
 
 from .text import Eol
 
 EntryType = Literal["file", "directory", "symlink", "other"]
+NextOffset = Annotated[int | None, Param(description="the offset of the next page")]
+NextMatches = Annotated[int | None, Param(description="the offset of the next page of matches")]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
-
-class TextRead(_Model):
+@dataclass
+class TextRead:
     """Lines of a text file, and where to continue when there are more."""
 
     path: str
     content: str
-    start_line: int | None = Field(
-        description="1-based number of the first line (null: a tail of a file too large to count)"
-    )
-    end_line: int | None = Field(description="number of the last line returned")
-    total_lines: int | None = Field(description="lines in the file, when it was read whole")
-    truncated: bool = Field(description="true when lines after end_line were left out")
-    next_offset: int | None = Field(description="the offset that continues the read")
+    start_line: Annotated[
+        int | None,
+        Param(
+            description="1-based number of the first line"
+            " (null: a tail of a file too large to count)"
+        ),
+    ]
+    end_line: Annotated[int | None, Param(description="number of the last line returned")]
+    total_lines: Annotated[
+        int | None, Param(description="lines in the file, when it was read whole")
+    ]
+    truncated: Annotated[bool, Param(description="true when lines after end_line were left out")]
+    next_offset: Annotated[int | None, Param(description="the offset that continues the read")]
     encoding: str
     eol: Eol
     size: int
-    sha256: str | None = Field(description="of the whole file, when it was read whole")
+    sha256: Annotated[str | None, Param(description="of the whole file, when it was read whole")]
 
 
-class FileText(_Model):
+@dataclass
+class FileText:
     """One file of read_multiple_files: its content or why it could not be read."""
 
     path: str
@@ -43,46 +52,56 @@ class FileText(_Model):
     error: str | None = None
 
 
-class MultipleFiles(_Model):
+@dataclass
+class MultipleFiles:
     """The files of read_multiple_files, in the order asked."""
 
     files: list[FileText]
 
 
-class Written(_Model):
+@dataclass
+class Written:
     """What write_file did."""
 
     path: str
     mode: Literal["overwrite", "append", "create"]
     bytes_written: int
     created: bool
-    sha256: str = Field(description="of the file now: pass as expected_sha256 to the next write")
+    sha256: Annotated[
+        str, Param(description="of the file now: pass as expected_sha256 to the next write")
+    ]
 
 
-class Edited(_Model):
+@dataclass
+class Edited:
     """What edit_file did (or would do, on a dry run)."""
 
     path: str
-    diff: str = Field(description="unified diff of the change")
+    diff: Annotated[str, Param(description="unified diff of the change")]
     replacements: int
-    applied: bool = Field(description="false on a dry run")
-    sha256: str = Field(description="of the file after the edit (or as it is, on a dry run)")
+    applied: Annotated[bool, Param(description="false on a dry run")]
+    sha256: Annotated[
+        str, Param(description="of the file after the edit (or as it is, on a dry run)")
+    ]
 
 
-class Created(_Model):
+@dataclass
+class Created:
     """What create_directory did."""
 
     path: str
-    created: bool = Field(description="false when the directory already existed")
+    created: Annotated[bool, Param(description="false when the directory already existed")]
 
 
-class Entry(_Model):
+@dataclass(slots=True)
+class Entry:
     """One entry of a directory listing."""
 
     name: str
     type: EntryType
 
 
+@dataclass(slots=True)
 class SizedEntry(Entry):
     """One entry of a directory listing, with its size (files only) and modification time."""
 
@@ -90,39 +109,37 @@ class SizedEntry(Entry):
     modified: str | None
 
 
-EntryT = TypeVar("EntryT", bound=Entry)
-
-
-class Page(_Model, Generic[EntryT]):
-    """A page of a directory's entries."""
-
-    path: str
-    entries: list[EntryT]
-    total_entries: int
-    truncated: bool
-    next_offset: int | None = Field(description="the offset of the next page")
-
-
-class Listing(Page[Entry]):
+@dataclass(frozen=True)
+class Listing:
     """A page of a directory's entries, by name."""
 
+    path: str
+    entries: tuple[Entry, ...]
+    total_entries: int
+    truncated: bool
+    next_offset: NextOffset
 
-class SizedListing(Page[SizedEntry]):
+
+@dataclass(frozen=True)
+class SizedListing(Listing):
     """A page of a directory's entries with sizes, and the total size of its files."""
 
+    entries: tuple[SizedEntry, ...]  # in the place of Listing's (frozen: so it may narrow)
     total_size: int
 
 
-class TreeNode(_Model):
+@dataclass
+class TreeNode:
     """An entry of directory_tree; directories have children unless cut off."""
 
     name: str
     type: EntryType
     children: list["TreeNode"] | None = None
-    truncated: bool = Field(default=False, description="children left out (depth or entries)")
+    truncated: Annotated[bool, Param(description="children left out (depth or entries)")] = False
 
 
-class Tree(_Model):
+@dataclass
+class Tree:
     """directory_tree's result."""
 
     path: str
@@ -131,7 +148,8 @@ class Tree(_Model):
     truncated: bool
 
 
-class Moved(_Model):
+@dataclass
+class Moved:
     """What move_file or copy_file did."""
 
     source: str
@@ -139,7 +157,8 @@ class Moved(_Model):
     overwritten: bool
 
 
-class Deleted(_Model):
+@dataclass
+class Deleted:
     """What delete_path did."""
 
     path: str
@@ -147,37 +166,41 @@ class Deleted(_Model):
     entries_removed: int
 
 
-class Matches(_Model):
+@dataclass
+class Matches:
     """search_files' result: paths that match."""
 
     path: str
     matches: list[str]
     truncated: bool
-    next_offset: int | None = Field(description="the offset of the next page of matches")
+    next_offset: NextMatches
 
 
-class ContentMatch(_Model):
+@dataclass(slots=True)
+class ContentMatch:
     """One matching line of search_content, with its context."""
 
     path: str
     line: int
     column: int
     text: str
-    before: list[str] = Field(default_factory=list[str])
-    after: list[str] = Field(default_factory=list[str])
+    before: list[str] = field(default_factory=list[str])
+    after: list[str] = field(default_factory=list[str])
 
 
-class ContentMatches(_Model):
+@dataclass
+class ContentMatches:
     """search_content's result."""
 
     path: str
     matches: list[ContentMatch]
     files_searched: int
     truncated: bool
-    next_offset: int | None = Field(description="the offset of the next page of matches")
+    next_offset: NextMatches
 
 
-class Comparison(_Model):
+@dataclass
+class Comparison:
     """compare_files' result."""
 
     path_a: str
@@ -186,7 +209,8 @@ class Comparison(_Model):
     diff: str
 
 
-class FileInfo(_Model):
+@dataclass
+class FileInfo:
     """get_file_info's result (the reference's fields, then ours)."""
 
     path: str
@@ -203,7 +227,8 @@ class FileInfo(_Model):
     sha256: str | None = None
 
 
-class AllowedDirectory(_Model):
+@dataclass
+class AllowedDirectory:
     """One allowed directory."""
 
     path: str
@@ -211,7 +236,8 @@ class AllowedDirectory(_Model):
     source: Literal["command line", "client roots"]
 
 
-class AllowedDirectories(_Model):
+@dataclass
+class AllowedDirectories:
     """list_allowed_directories' result."""
 
     directories: list[AllowedDirectory]

@@ -12,7 +12,8 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, BinaryIO, Literal, TypeVar
+from operator import attrgetter
+from typing import BinaryIO, Literal, TypeVar
 
 from .edits import Edit, EditMismatch, apply_edits, unified_diff
 from .models import (
@@ -27,7 +28,6 @@ from .models import (
     FileText,
     Listing,
     MultipleFiles,
-    Page,
     SizedEntry,
     SizedListing,
     TextRead,
@@ -52,7 +52,6 @@ DEFAULT_READ_BYTES = 256 * KiB  # about what a client takes in one tool result
 MAX_LINE_CHARS = 2000  # a longer line is cut (minified code), in listings of matches
 
 EntryT = TypeVar("EntryT", bound=Entry)
-PageT = TypeVar("PageT", bound=Page[Any])
 WriteMode = Literal["overwrite", "append", "create"]
 SortBy = Literal["name", "size"]
 
@@ -498,7 +497,7 @@ def list_directory(sandbox: Sandbox, path: str, *, offset: int = 0, limit: int =
     """
     shown, entries = _scan(sandbox, path, _plain)
     entries.sort(key=_by_name)
-    return _paginate(Listing, shown, entries, offset, limit)
+    return Listing(shown, *_paginate(entries, offset, limit))
 
 
 def list_directory_with_sizes(
@@ -514,23 +513,21 @@ def list_directory_with_sizes(
     if sort_by == "size":
         entries.sort(key=lambda e: e.size or 0, reverse=True)  # stable: ties stay by name
     total = sum(e.size or 0 for e in entries)
-    return _paginate(SizedListing, shown, entries, offset, limit, total_size=total)
+    return SizedListing(shown, *_paginate(entries, offset, limit), total_size=total)
 
 
 def _paginate(
-    kind: type[PageT], shown: str, entries: list[Any], offset: int, limit: int, **extra: int
-) -> PageT:
-    """Return the page of `entries` that starts at `offset`, as a `kind`."""
-    page = entries[offset : offset + limit]
-    more = offset + len(page) < len(entries)
-    return kind(
-        path=shown,
-        entries=page,
-        total_entries=len(entries),
-        truncated=more,
-        next_offset=offset + len(page) if more else None,
-        **extra,
-    )
+    entries: list[EntryT], offset: int, limit: int
+) -> tuple[tuple[EntryT, ...], int, bool, int | None]:
+    """Return the page of `entries` that starts at `offset` as a listing's fields after `path`.
+
+    That is the page, the number of entries in all, whether more follow, and if so the offset
+    of the next page.
+    """
+    page = tuple(entries[offset : offset + limit])
+    end = offset + len(page)
+    more = end < len(entries)
+    return page, len(entries), more, end if more else None
 
 
 def _scan(
@@ -544,18 +541,20 @@ def _scan(
         fd = open_directory(place)
         try:
             with os.scandir(fd) as found:
-                entries = [
-                    describe(item)
-                    for item in found
+                items = list(found)
+            if sandbox.deny:  # checked once: most sandboxes have no deny globs
+                items = [
+                    item
+                    for item in items
                     if not sandbox.is_denied(place.root, _child(place.relative, item.name))
                 ]
+            entries = [describe(item) for item in items]
         finally:
             os.close(fd)
         return place.shown, entries
 
 
-def _by_name(entry: Entry) -> str:
-    return entry.name
+_by_name = attrgetter("name")
 
 
 def _child(relative: str, name: str) -> str:
@@ -563,7 +562,7 @@ def _child(relative: str, name: str) -> str:
 
 
 def _plain(item: os.DirEntry[str]) -> Entry:
-    return Entry(name=item.name, type=dirent_type(item))
+    return Entry(item.name, dirent_type(item))
 
 
 def _sized(item: os.DirEntry[str]) -> SizedEntry:
@@ -578,13 +577,17 @@ def _sized(item: os.DirEntry[str]) -> SizedEntry:
 
 
 def dirent_type(item: os.DirEntry[str]) -> EntryType:
-    """Return the type of a directory entry, from the listing itself when it tells."""
-    if item.is_symlink():
-        return "symlink"
-    if item.is_dir(follow_symlinks=False):
-        return "directory"
+    """Return the type of a directory entry, from the listing itself when it tells.
+
+    Files come first: they are most entries, and a link is neither a file nor a directory
+    when links are not followed.
+    """
     if item.is_file(follow_symlinks=False):
         return "file"
+    if item.is_dir(follow_symlinks=False):
+        return "directory"
+    if item.is_symlink():
+        return "symlink"
     return "other"
 
 

@@ -6,12 +6,12 @@ This module only registers. The work is in `ops`, `transfer`, `walk` and `resour
 
 import base64
 from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
 
 from mcpkit import (
     AudioContent,
@@ -22,6 +22,7 @@ from mcpkit import (
     ImageContent,
     InvalidParams,
     Message,
+    Param,
     ProtocolError,
     Server,
     TextContent,
@@ -70,22 +71,22 @@ TEMPLATE = "file:///{+path}"
 Contents = list[TextResourceContents | BlobResourceContents]
 Reader = Callable[[Context, str], Coroutine[Any, Any, Contents]]
 
-PathArg = Annotated[str, Field(description="Absolute, or relative to the first allowed directory")]
+PathArg = Annotated[str, Param(description="Absolute, or relative to the first allowed directory")]
 Excludes = Annotated[
     list[str],
-    Field(description="Glob patterns of paths to leave out (e.g. node_modules, **/*.log)"),
+    Param(description="Glob patterns of paths to leave out (e.g. node_modules, **/*.log)"),
 ]
 
 
-class EditOperation(BaseModel):
+@dataclass
+class EditOperation:
     """One replacement of edit_file."""
 
-    model_config = ConfigDict(defer_build=True)
-    oldText: str = Field(description="Text to find; must occur exactly once")
-    newText: str = Field(description="Text to put in its place")
-    replaceAll: bool = Field(
-        default=False, description="Replace every occurrence instead of exactly one"
-    )
+    oldText: Annotated[str, Param(description="Text to find; must occur exactly once")]
+    newText: Annotated[str, Param(description="Text to put in its place")]
+    replaceAll: Annotated[
+        bool, Param(description="Replace every occurrence instead of exactly one")
+    ] = False
 
 
 INSTRUCTIONS = (
@@ -112,13 +113,13 @@ def _register_reads(app: Server, access: Access) -> None:
     async def read_text_file(
         ctx: Context,
         path: PathArg,
-        head: Annotated[int | None, Field(ge=0, description="Only the first N lines")] = None,
-        tail: Annotated[int | None, Field(ge=0, description="Only the last N lines")] = None,
+        head: Annotated[int | None, Param(ge=0, description="Only the first N lines")] = None,
+        tail: Annotated[int | None, Param(ge=0, description="Only the last N lines")] = None,
         offset: Annotated[
-            int | None, Field(ge=1, description="First line to read (1-based)")
+            int | None, Param(ge=1, description="First line to read (1-based)")
         ] = None,
-        limit: Annotated[int | None, Field(ge=0, description="Number of lines from offset")] = None,
-        max_bytes: Annotated[int, Field(ge=1, le=16 * MiB, description="Cap on text returned")] = (
+        limit: Annotated[int | None, Param(ge=0, description="Number of lines from offset")] = None,
+        max_bytes: Annotated[int, Param(ge=1, le=16 * MiB, description="Cap on text returned")] = (
             ops.DEFAULT_READ_BYTES
         ),
         with_line_numbers: bool = False,
@@ -155,7 +156,7 @@ def _register_reads(app: Server, access: Access) -> None:
     async def read_media_file(
         ctx: Context,
         path: PathArg,
-        max_bytes: Annotated[int, Field(ge=1, le=50 * MiB)] = 10 * MiB,
+        max_bytes: Annotated[int, Param(ge=1, le=50 * MiB)] = 10 * MiB,
     ) -> ImageContent | AudioContent | EmbeddedResource:
         """Read a file as base64: an image or audio block, or an embedded blob otherwise."""
         media = await access.run(
@@ -172,9 +173,9 @@ def _register_reads(app: Server, access: Access) -> None:
     @app.tool(title="Read several text files", annotations=READ)
     async def read_multiple_files(
         ctx: Context,
-        paths: Annotated[list[str], Field(min_length=1, max_length=100)],
-        max_bytes_per_file: Annotated[int, Field(ge=1)] = 64 * KiB,
-        max_total_bytes: Annotated[int, Field(ge=1)] = ops.DEFAULT_READ_BYTES,
+        paths: Annotated[list[str], Param(min_length=1, max_length=100)],
+        max_bytes_per_file: Annotated[int, Param(ge=1)] = 64 * KiB,
+        max_total_bytes: Annotated[int, Param(ge=1)] = ops.DEFAULT_READ_BYTES,
     ) -> MultipleFiles:
         """Read several text files at once; a file that fails carries its error."""
         return await access.run(
@@ -189,8 +190,8 @@ def _register_reads(app: Server, access: Access) -> None:
     async def list_directory(
         ctx: Context,
         path: PathArg,
-        offset: Annotated[int, Field(ge=0, description="Entries to skip (next_offset)")] = 0,
-        limit: Annotated[int, Field(ge=1, le=10_000)] = 1000,
+        offset: Annotated[int, Param(ge=0, description="Entries to skip (next_offset)")] = 0,
+        limit: Annotated[int, Param(ge=1, le=10_000)] = 1000,
     ) -> Listing:
         """List a directory's entries with their types, a page at a time, by name."""
         return await access.run(
@@ -202,8 +203,8 @@ def _register_reads(app: Server, access: Access) -> None:
         ctx: Context,
         path: PathArg,
         sortBy: Literal["name", "size"] = "name",
-        offset: Annotated[int, Field(ge=0)] = 0,
-        limit: Annotated[int, Field(ge=1, le=10_000)] = 1000,
+        offset: Annotated[int, Param(ge=0)] = 0,
+        limit: Annotated[int, Param(ge=1, le=10_000)] = 1000,
     ) -> SizedListing:
         """List a directory's entries with sizes and the total, sorted by name or size."""
         return await access.run(
@@ -218,7 +219,7 @@ def _register_reads(app: Server, access: Access) -> None:
     async def get_file_info(
         ctx: Context,
         path: PathArg,
-        hash: Annotated[bool, Field(description="Also compute the SHA-256")] = False,
+        hash: Annotated[bool, Param(description="Also compute the SHA-256")] = False,
     ) -> FileInfo:
         """Describe a file, directory or symbolic link: size, times, permissions, MIME type."""
         return await access.run(
@@ -230,7 +231,7 @@ def _register_reads(app: Server, access: Access) -> None:
         ctx: Context,
         path_a: PathArg,
         path_b: PathArg,
-        context_lines: Annotated[int, Field(ge=0, le=100)] = 3,
+        context_lines: Annotated[int, Param(ge=0, le=100)] = 3,
     ) -> Comparison:
         """Return the unified diff between two text files."""
         return await access.run(
@@ -251,8 +252,8 @@ def _register_walks(app: Server, access: Access) -> None:
         ctx: Context,
         path: PathArg,
         excludePatterns: Excludes = [],  # noqa: B006 - copied by validation; reference name
-        max_depth: Annotated[int, Field(ge=1, le=50)] = 5,
-        max_entries: Annotated[int, Field(ge=1, le=50_000)] = 2000,
+        max_depth: Annotated[int, Param(ge=1, le=50)] = 5,
+        max_entries: Annotated[int, Param(ge=1, le=50_000)] = 2000,
     ) -> Tree:
         """Return the tree of entries below a directory, bounded in depth and size."""
         tick = Progress(ctx)
@@ -274,11 +275,11 @@ def _register_walks(app: Server, access: Access) -> None:
         ctx: Context,
         path: PathArg,
         pattern: Annotated[
-            str, Field(description="Glob (*.py, src/**/test_*.py) or part of a name")
+            str, Param(description="Glob (*.py, src/**/test_*.py) or part of a name")
         ],
         excludePatterns: Excludes = [],  # noqa: B006
-        max_results: Annotated[int, Field(ge=1, le=50_000)] = 1000,
-        offset: Annotated[int, Field(ge=0, description="Matches to skip (next_offset)")] = 0,
+        max_results: Annotated[int, Param(ge=1, le=50_000)] = 1000,
+        offset: Annotated[int, Param(ge=0, description="Matches to skip (next_offset)")] = 0,
     ) -> Matches:
         """Find files and directories below a path whose name or path matches a pattern."""
         tick = Progress(ctx)
@@ -300,14 +301,14 @@ def _register_walks(app: Server, access: Access) -> None:
     async def search_content(
         ctx: Context,
         path: PathArg,
-        query: Annotated[str, Field(min_length=1, description="Text, or a regex with is_regex")],
+        query: Annotated[str, Param(min_length=1, description="Text, or a regex with is_regex")],
         is_regex: bool = False,
         case_sensitive: bool = False,
-        include_glob: Annotated[str | None, Field(description="Only files matching")] = None,
+        include_glob: Annotated[str | None, Param(description="Only files matching")] = None,
         excludePatterns: Excludes = [],  # noqa: B006
-        context_lines: Annotated[int, Field(ge=0, le=20)] = 0,
-        max_results: Annotated[int, Field(ge=1, le=10_000)] = 200,
-        offset: Annotated[int, Field(ge=0, description="Matches to skip (next_offset)")] = 0,
+        context_lines: Annotated[int, Param(ge=0, le=20)] = 0,
+        max_results: Annotated[int, Param(ge=1, le=10_000)] = 200,
+        offset: Annotated[int, Param(ge=0, description="Matches to skip (next_offset)")] = 0,
         respect_gitignore: bool = True,
     ) -> ContentMatches:
         """Find lines in text files below a path (grep); .gitignore is honoured by default."""
@@ -340,10 +341,10 @@ def _register_writes(app: Server, access: Access) -> None:
         content: str,
         mode: Annotated[
             Literal["overwrite", "append", "create"],
-            Field(description="overwrite (atomic), append, or create (fails if it exists)"),
+            Param(description="overwrite (atomic), append, or create (fails if it exists)"),
         ] = "overwrite",
         expected_sha256: Annotated[
-            str | None, Field(description="Refuse unless the file has this SHA-256 now")
+            str | None, Param(description="Refuse unless the file has this SHA-256 now")
         ] = None,
         create_parents: bool = False,
     ) -> Written:
@@ -366,7 +367,7 @@ def _register_writes(app: Server, access: Access) -> None:
     async def edit_file(
         ctx: Context,
         path: PathArg,
-        edits: Annotated[list[EditOperation], Field(min_length=1)],
+        edits: Annotated[list[EditOperation], Param(min_length=1)],
         dryRun: bool = False,
         expected_sha256: str | None = None,
     ) -> Edited:
@@ -505,8 +506,8 @@ def _register_prompts(app: Server, access: Access) -> None:
     @app.prompt(title="Review a file")
     async def review_file(
         ctx: Context,
-        path: Annotated[str, Field(description="The file to review")],
-        focus: Annotated[str, Field(description="What to look for")] = "correctness",
+        path: Annotated[str, Param(description="The file to review")],
+        focus: Annotated[str, Param(description="What to look for")] = "correctness",
     ) -> list[Message]:
         """Review a file for bugs and clarity, with a focus."""
         try:
@@ -525,7 +526,7 @@ def _register_prompts(app: Server, access: Access) -> None:
 
     @app.prompt(title="Summarise a directory")
     async def summarize_directory(
-        ctx: Context, path: Annotated[str, Field(description="The directory")]
+        ctx: Context, path: Annotated[str, Param(description="The directory")]
     ) -> str:
         """Summarise what a directory holds and how it is organised."""
         try:
@@ -536,15 +537,18 @@ def _register_prompts(app: Server, access: Access) -> None:
             )
         except FsError as exc:
             raise InvalidParams(str(exc)) from None
+        from pydantic import TypeAdapter  # not at import: see mcpkit.signature
+
+        tree_json = TypeAdapter(Tree).dump_json(tree, exclude_defaults=True).decode()
         return (
             f"Summarise the directory {tree.path}: its purpose, its main parts and how they"
-            f" relate. Its tree (JSON, depth 3):\n{tree.model_dump_json(exclude_defaults=True)}"
+            f" relate. Its tree (JSON, depth 3):\n{tree_json}"
         )
 
     @app.prompt(title="Find and explain")
     async def find_and_explain(
-        query: Annotated[str, Field(description="What to find (text or a name)")],
-        path: Annotated[str, Field(description="Where to look")] = "",
+        query: Annotated[str, Param(description="What to find (text or a name)")],
+        path: Annotated[str, Param(description="Where to look")] = "",
     ) -> str:
         """Find where something is in the files and explain how it works."""
         where = f" below {path}" if path else " in the allowed directories"
