@@ -81,10 +81,18 @@ def free_port() -> int:
 
 
 class HttpServer:
-    """One mcp-everything process serving HTTP on loopback, its stderr kept in a file."""
+    """One mcp-everything (or another `program`) process serving HTTP on loopback, its stderr
+    kept in a file."""
 
-    def __init__(self, directory: Path, mode: Mode, port: int | None = None) -> None:
-        """Start the server on `port` (default: one the OS says is free) and wait until ready."""
+    def __init__(
+        self,
+        directory: Path,
+        mode: Mode,
+        port: int | None = None,
+        program: Sequence[str] = (str(EVERYTHING),),
+    ) -> None:
+        """Start `program` (mcp-everything unless given) on `port` (default: one the OS says
+        is free) and wait until ready."""
         self.mode = mode
         self.port = free_port() if port is None else port
         self.stderr_path = directory / f"{mode}.stderr"
@@ -96,7 +104,7 @@ class HttpServer:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self.tmpdir.mkdir(parents=True)
-        command = [str(EVERYTHING), *MODE_ARGUMENTS[mode], "--port", str(self.port)]
+        command = [*program, *MODE_ARGUMENTS[mode], "--port", str(self.port)]
         self.process = subprocess.Popen(
             [*command, "--log-level", "info"],
             stdin=subprocess.DEVNULL,

@@ -13,8 +13,9 @@ import mcp_types as types
 import pytest
 from mcp.client.subscriptions import ResourceUpdated
 
-from e2e.fs_helpers import another_process_writes, make_tree
-from e2e.harness import LATEST, MODERN, Everything
+from e2e.fs_helpers import FsTree, another_process_writes, make_tree
+from e2e.harness import LATEST, MODERN, Everything, StdioTransport
+from e2e.http_wire import HttpServer, HttpTransport
 
 pytestmark = pytest.mark.anyio
 
@@ -85,12 +86,30 @@ async def test_a_listen_stream_gets_the_watched_resource_update(everything: Ever
     assert update["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] is not None
 
 
-@pytest.mark.parametrize("transport", ["stdio"])
-async def test_mcp_fs_in_the_stateless_era(everything: Everything, tmp_path: Path) -> None:
+async def test_mcp_fs_over_stdio_in_the_stateless_era(tmp_path: Path) -> None:
     tree = make_tree(tmp_path)
+    fs = Everything(StdioTransport(tmp_path))
+    await drive_fs(fs, tree, tree.command())
+    assert not fs.problems()
+
+
+async def test_mcp_fs_over_http_in_the_stateless_era(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path)
+    server = HttpServer(tmp_path, "http+sse", program=tree.command())
+    try:
+        fs = Everything(HttpTransport(server, "http"))
+        await drive_fs(fs, tree, None)
+    finally:
+        server.stop()
+    assert not fs.problems()
+    assert not server.problems()
+
+
+async def drive_fs(fs: Everything, tree: FsTree, command: list[str] | None) -> None:
+    """Read, list and watch a file of `tree` with the SDK Client in the stateless era."""
     readme = tree.root / "README.md"
     uri = f"file://{readme}"
-    async with everything.stateless(command=tree.command()) as (client, record):
+    async with fs.stateless(command=command) as (client, record):
         tools = {tool.name for tool in (await client.list_tools()).tools}
         read = await client.read_resource(uri)
         prompts = await client.list_prompts()
