@@ -7,7 +7,16 @@ import anyio
 import pytest
 
 from checked import connect
-from mcpkit import CacheHint, Changed, Context, SamplingMessage, Server, TextContent, ToolError
+from mcpkit import (
+    CacheHint,
+    Changed,
+    ClientRequestError,
+    Context,
+    SamplingMessage,
+    Server,
+    TextContent,
+    ToolError,
+)
 from mcpkit.testing import Client
 
 MODERN = "2026-07-28"
@@ -44,6 +53,23 @@ def build(watched: Path) -> Server:
             "Age?", {"type": "object", "properties": {"age": {"type": "integer"}}}
         )
         return f"{first.content} {second.content}"
+
+    @app.tool()
+    async def both_at_once(ctx: Context) -> str:
+        """Ask a name and the roots in one go."""
+        form = {"type": "object", "properties": {"name": {"type": "string"}}}
+        answers: dict[str, Any] = await ctx.ask_together(
+            {"who": lambda: ctx.elicit("Name?", form), "where": ctx.roots}
+        )
+        return f"{answers['who'].content} {[root.uri for root in answers['where']]}"
+
+    @app.tool()
+    async def roots_if_any(ctx: Context) -> str:
+        """List the roots, or say there are none when the client cannot give them."""
+        try:
+            return str([root.uri for root in await ctx.roots()])
+        except ClientRequestError:
+            return "no roots"
 
     @app.tool()
     async def ask_model(ctx: Context) -> str:
@@ -194,6 +220,34 @@ async def test_elicitation_through_input_required_and_retries(server: Server) ->
     assert done["content"][0]["text"] == "{'name': 'Ada'} {'age': 36}"
     assert forged["code"] == -32602
     assert moved["code"] == -32602
+
+
+async def test_ask_together_asks_everything_in_one_result_under_its_keys(
+    server: Server,
+) -> None:
+    capabilities: JSON = {"elicitation": {}, "roots": {}}
+    call: JSON = {"name": "both_at_once", "arguments": {}}
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        first = (await modern(client, "tools/call", call, capabilities=capabilities))["result"]
+        answers = {
+            "who": {"action": "accept", "content": {"name": "Ada"}},
+            "where": {"roots": [{"uri": "file:///work"}]},
+        }
+        retry = {**call, "inputResponses": answers, "requestState": first["requestState"]}
+        done = (await modern(client, "tools/call", retry, capabilities=capabilities))["result"]
+    assert first["resultType"] == "input_required"
+    assert {key: ask["method"] for key, ask in first["inputRequests"].items()} == {
+        "who": "elicitation/create",
+        "where": "roots/list",
+    }
+    assert done["content"][0]["text"] == "{'name': 'Ada'} ['file:///work']"
+
+
+async def test_a_handler_may_do_without_an_undeclared_capability(server: Server) -> None:
+    call: JSON = {"name": "roots_if_any", "arguments": {}}
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        result = (await modern(client, "tools/call", call))["result"]
+    assert result["content"][0]["text"] == "no roots"
 
 
 async def test_a_capability_the_request_did_not_declare_is_32021(server: Server) -> None:

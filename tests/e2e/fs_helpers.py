@@ -1,6 +1,7 @@
 """What the mcp-fs end-to-end tests share: the command, a directory tree, result helpers."""
 
 import json
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,12 @@ def make_tree(base: Path) -> FsTree:
     (root / "README.md").write_text("# Project\n")
     (root / "src" / "app.py").write_text("def main():\n    return 1\n")
     return FsTree(root, out)
+
+
+def another_process_writes(path: Path, text: str) -> None:
+    """Write `path` from a separate process, as an editor would."""
+    code = "import sys; open(sys.argv[1], 'w').write(sys.argv[2])"
+    subprocess.run([sys.executable, "-c", code, str(path), text], check=True, timeout=30)
 
 
 def structured(result: types.CallToolResult) -> dict[str, Any]:

@@ -25,6 +25,10 @@ that constant for the duration of the `initialize()` call only, so the SDK's own
 (request, `adopt()`, `notifications/initialized`) runs with the version under test. The raw
 record then proves that the wire carried that version and that the server answered it.
 
+The stateless era. `Everything.stateless()` connects the SDK's high-level `Client` instead,
+over the same recorded transports: it probes `server/discover` and then speaks 2026-07-28, each
+request naming that version in `_meta`; its record is validated against the 2026-07-28 schema.
+
 What is checked for every connection, when the test ends (`Everything.problems`): every server
 message is JSON, every one validates against the official schema of the negotiated version
 (`wire_schema.validate_server_message`, responses against the result of the method they
@@ -58,7 +62,7 @@ import mcp.client.session as sdk_session
 import mcp.client.stdio as sdk_stdio
 import mcp_types as types
 import pytest
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.session import (
     ElicitationFnT,
     IncomingMessage,
@@ -76,6 +80,9 @@ VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 """The handshake-era protocol versions mcp-everything speaks, oldest first."""
 
 LATEST = VERSIONS[-1]
+MODERN = "2026-07-28"
+"""The stateless-era version, which the SDK's `Client` speaks after `server/discover`."""
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 TRANSPORT_VERSIONS: dict[str, tuple[str, ...]] = {
     "stdio": VERSIONS,
     "http": VERSIONS[1:],  # Streamable HTTP exists from 2025-03-26
@@ -199,7 +206,10 @@ class MessageRecord:
         return [m for m in self.server_messages() if m.get("method") == method and "id" in m]
 
     def negotiated_version(self) -> str:
-        """The protocol version in the server's answer to `initialize`."""
+        """The protocol version in the server's answer to `initialize`; without a handshake,
+        the one the client's requests name in `_meta` (the stateless era)."""
+        if not self.requests("initialize"):
+            return stateless_version(self.client_messages())
         version = self.result_of("initialize")["protocolVersion"]
         assert isinstance(version, str)
         return version
@@ -232,6 +242,24 @@ class MessageRecord:
             except AssertionError as exc:
                 problems.append(str(exc))
         return problems
+
+
+def stateless_version(messages: list[JSON]) -> str:
+    """The protocol version every request in `messages` names in its `_meta`.
+
+    Raises:
+        AssertionError: there is no request, or one names no version or another version.
+    """
+    versions: set[object] = set()
+    for message in messages:
+        if "method" in message and "id" in message:
+            params: JSON = as_json(message.get("params") or {})
+            meta: JSON = as_json(params.get("_meta") or {})
+            versions.add(meta.get(VERSION_KEY))
+    assert len(versions) == 1, f"the requests name versions {versions} in _meta"
+    (version,) = versions
+    assert isinstance(version, str), "a request names no protocol version in _meta"
+    return version
 
 
 @dataclass
@@ -543,6 +571,32 @@ class Everything:
             assert session.protocol_version == version
             yield Connection(session, record, version, inbox, logs, result)
 
+    @asynccontextmanager
+    async def stateless(
+        self,
+        *,
+        elicitation_callback: ElicitationFnT | None = None,
+        command: Sequence[str] | None = None,
+    ) -> AsyncGenerator[tuple[Client, MessageRecord]]:
+        """Connect the SDK's `Client`, which probes `server/discover` then speaks 2026-07-28.
+
+        `command` starts another server than mcp-everything (stdio only).
+        """
+        async with AsyncExitStack() as stack:
+            opening = self.transport.open(len(self.channels) + 1, command)
+            channel, streams = await stack.enter_async_context(opening)
+            self.channels.append(channel)
+            client = Client(
+                _opened(streams),
+                elicitation_callback=elicitation_callback,
+                client_info=CLIENT_INFO,
+                cache=None,
+            )
+            await stack.enter_async_context(client)  # its probe times out on its own
+            assert client.protocol_version == MODERN
+            assert not channel.record.requests("initialize")
+            yield client, channel.record
+
     def problems(self) -> list[str]:
         """Everything wrong with the connections of the test (see the module docstring)."""
         if not self.channels:
@@ -552,6 +606,12 @@ class Everything:
             for number, channel in enumerate(self.channels, start=1)
             for problem in channel.problems()
         ]
+
+
+@asynccontextmanager
+async def _opened(streams: Streams) -> AsyncGenerator[Streams]:
+    """An SDK `Transport` over streams already open (the harness opened and records them)."""
+    yield streams
 
 
 def over(

@@ -81,7 +81,7 @@ def free_port() -> int:
 
 
 class HttpServer:
-    """One server process (mcp-everything unless told) serving HTTP on loopback, its stderr
+    """One mcp-everything (or another `program`) process serving HTTP on loopback, its stderr
     kept in a file."""
 
     def __init__(
@@ -89,9 +89,10 @@ class HttpServer:
         directory: Path,
         mode: Mode,
         port: int | None = None,
-        server: Sequence[str] = (str(EVERYTHING),),
+        program: Sequence[str] = (str(EVERYTHING),),
     ) -> None:
-        """Start `server` on `port` (default: one the OS says is free) and wait until ready."""
+        """Start `program` (mcp-everything unless given) on `port` (default: one the OS says
+        is free) and wait until ready."""
         self.mode = mode
         self.port = free_port() if port is None else port
         self.stderr_path = directory / f"{mode}.stderr"
@@ -103,7 +104,7 @@ class HttpServer:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self.tmpdir.mkdir(parents=True)
-        command = [*server, *MODE_ARGUMENTS[mode], "--port", str(self.port)]
+        command = [*program, *MODE_ARGUMENTS[mode], "--port", str(self.port)]
         self.process = subprocess.Popen(
             [*command, "--log-level", "info"],
             stdin=subprocess.DEVNULL,

@@ -13,7 +13,7 @@ from e2e.http_wire import HttpServer, HttpTransport
 
 async def test_fs_serves_both_http_transports(tmp_path: Path) -> None:
     fs: FsTree = make_tree(tmp_path / "fs")
-    server = HttpServer(tmp_path, "http+sse", server=fs.command())
+    server = HttpServer(tmp_path, "http+sse", program=fs.command())
     try:
         for name in ("http", "sse"):
             everything = Everything(HttpTransport(server, name))

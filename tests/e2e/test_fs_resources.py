@@ -1,7 +1,5 @@
 """mcp-fs resources, subscriptions, completions, prompts and logging, over stdio."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -9,7 +7,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from e2e.fs_helpers import FsTree, make_tree, never_leaked
+from e2e.fs_helpers import FsTree, another_process_writes, make_tree, never_leaked
 from e2e.harness import LATEST, Everything
 
 IGNORE_SUBSCRIBE_DEPRECATION = pytest.mark.filterwarnings(
@@ -29,12 +27,6 @@ def transport() -> str:
 @pytest.fixture
 def fs(tmp_path: Path) -> FsTree:
     return make_tree(tmp_path)
-
-
-def another_process_writes(path: Path, text: str) -> None:
-    """Write `path` from a separate process, as an editor would."""
-    code = "import sys; open(sys.argv[1], 'w').write(sys.argv[2])"
-    subprocess.run([sys.executable, "-c", code, str(path), text], check=True, timeout=30)
 
 
 async def test_resources(everything: Everything, fs: FsTree) -> None:

@@ -114,15 +114,6 @@ class HeaderMismatch(ProtocolError):
     code = -32020
 
 
-class MissingClientCapability(ProtocolError):
-    """Handling the request needs a client capability the request did not declare."""
-
-    code = -32021
-
-    def __init__(self, message: str, required: dict[str, Any]) -> None:
-        super().__init__(message, {"requiredCapabilities": required})
-
-
 class UnsupportedVersion(ProtocolError):
     """The request names a protocol version this server does not speak."""
 
@@ -155,6 +146,20 @@ class ToolError(MCPError):
 
 class ClientRequestError(MCPError):
     """A request to the client (roots, sampling, elicitation) could not be completed."""
+
+
+class MissingClientCapability(ProtocolError, ClientRequestError):
+    """(2026-07-28) Handling the request needs a client capability it did not declare.
+
+    A ClientRequestError too, so that a handler that can do without the client's answer
+    (roots, say) catches it as it catches a refusal in the handshake era; uncaught, it
+    answers the request with -32021.
+    """
+
+    code = -32021
+
+    def __init__(self, message: str, required: dict[str, Any]) -> None:
+        ProtocolError.__init__(self, message, {"requiredCapabilities": required})
 
 
 def summarize(error: "ValidationError") -> str:

@@ -9,23 +9,24 @@ from typing import Any
 from mcpkit import Context, Server, TextContent
 from mcpkit.types import ElicitResult, Root, SamplingMessage, SamplingResult
 
+from .hints import READ_ONLY
 from .schemas import single_field_form
 
 
 def register_input_tools(app: Server) -> None:
     """Register the suite's `test_input_required_result_*` tools and prompt."""
 
-    @app.tool()
+    @app.tool(annotations=READ_ONLY)
     async def test_input_required_result_elicitation(ctx: Context) -> str:
         """Ask the user's name (key `user_name`), then greet them."""
         return f"Hello, {await _ask_name(ctx, 'user_name', 'What is your name?')}!"
 
-    @app.tool()
+    @app.tool(annotations=READ_ONLY)
     async def test_input_required_result_tampered_state(ctx: Context) -> str:
         """Ask the user's name; a retry whose requestState was altered is refused."""
         return f"Hello, {await _ask_name(ctx, 'user_name', 'What is your name?')}!"
 
-    @app.tool()
+    @app.tool(annotations=READ_ONLY)
     async def test_input_required_result_sampling(ctx: Context) -> str:
         """Ask the client's model for the capital of France (key `capital_question`)."""
         answers = await ctx.ask_together(
@@ -33,13 +34,13 @@ def register_input_tools(app: Server) -> None:
         )
         return f"The model said: {_text(answers['capital_question'])}"
 
-    @app.tool()
+    @app.tool(annotations=READ_ONLY)
     async def test_input_required_result_list_roots(ctx: Context) -> str:
         """Ask the client's roots (key `client_roots`) and list them."""
         answers = await ctx.ask_together({"client_roots": ctx.roots})
         return f"Roots: {', '.join(root.uri for root in answers['client_roots']) or 'none'}"
 
-    @app.tool()
+    @app.tool(annotations=READ_ONLY)
     async def test_input_required_result_request_state(ctx: Context) -> str:
         """Ask for a confirmation (key `confirm`); the retry must echo the requestState."""
         answers = await ctx.ask_together(
@@ -47,7 +48,7 @@ def register_input_tools(app: Server) -> None:
         )
         return f"Confirmed: {_content(answers['confirm']).get('ok')}"
 
-    @app.tool()
+    @app.tool(annotations=READ_ONLY)
     async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
         """Ask a name, a greeting and the roots, all in one input-required result."""
         answers: dict[str, Any] = await ctx.ask_together(
@@ -63,7 +64,7 @@ def register_input_tools(app: Server) -> None:
         name = _content(answers["user_name"]).get("name")
         return f"{_text(answers['greeting'])} {name} ({len(roots)} roots)"
 
-    @app.tool()
+    @app.tool(annotations=READ_ONLY)
     async def test_input_required_result_multi_round(ctx: Context) -> str:
         """Ask a name (key `step1`), then a favourite colour (key `step2`), in two rounds."""
         name = await _ask_name(ctx, "step1", "Step 1: What is your name?")
@@ -76,7 +77,7 @@ def register_input_tools(app: Server) -> None:
         )
         return f"{name} likes {_content(answers['step2']).get('color')}"
 
-    @app.tool()
+    @app.tool(annotations=READ_ONLY)
     async def test_input_required_result_capabilities(ctx: Context) -> str:
         """Ask only what the client declared it can answer: sampling, else elicitation."""
         if ctx.client_supports("sampling"):

@@ -32,10 +32,10 @@ from mcpkit.watch import Changed
 
 from . import __version__, fixtures
 from .diagnostics import register_diagnostics
+from .hints import READ_ONLY
 from .inputs import register_input_tools
 from .schemas import ADDRESS_TOOL_SCHEMA, DEFAULTS_FORM, ENUMS_FORM, USER_FORM
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 ICON = Icon(
     src=f"data:image/png;base64,{fixtures.RED_PIXEL_PNG}", mime_type="image/png", sizes=["1x1"]
 )
@@ -158,8 +158,10 @@ def _register_content_tools(app: Server) -> None:
         email: str | None = None,
     ) -> str:
         """Accept a name, an address and a contact; the schema uses JSON Schema 2020-12."""
-        contact = {"method": contactMethod, "phone": phone, "email": email}
-        return f"Received name={name!r}, address={json.dumps(address)}, contact={contact}"
+        given = {"method": contactMethod, "phone": phone, "email": email}
+        contact = {key: value for key, value in given.items() if value is not None}
+        suffix = f", contact={json.dumps(contact)}" if contact else ""
+        return f"Received name={name!r}, address={json.dumps(address)}{suffix}"
 
 
 def _register_interaction_tools(app: Server) -> None:
