@@ -162,16 +162,16 @@ async def test_closing_the_sse_response_cancels_the_request(tmp_path: Path) -> N
             await cancelled.wait()
 
 
-async def test_get_and_delete_without_a_session_keep_their_handshake_answers(
-    tmp_path: Path,
-) -> None:
+async def test_get_and_delete_of_a_modern_client_are_405(tmp_path: Path) -> None:
     async with serving(tmp_path) as served:
         get = await served.http.get(
             served.url, headers={"accept": "text/event-stream", "mcp-protocol-version": MODERN}
         )
         delete = await served.http.delete(served.url, headers={"mcp-protocol-version": MODERN})
-    assert get.status_code == 400
-    assert delete.status_code == 400
+        legacy = await served.http.get(served.url, headers={"accept": "text/event-stream"})
+    assert get.status_code == 405
+    assert delete.status_code == 405
+    assert legacy.status_code == 400  # a handshake-era client without its session id
 
 
 async def test_a_session_and_stateless_requests_share_the_endpoint(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from .. import jsonrpc
 from ..errors import ProtocolError
 from ..jsonrpc import RequestId
 from ..runtime import Runtime
-from ..versions import HANDSHAKE_VERSIONS, V2025_03_26, V2025_11_25
+from ..versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V2025_11_25
 from . import modern
 from .asgi import (
     JSON_TYPE,
@@ -119,8 +119,8 @@ class StreamableEndpoint:
         Raises:
             Refused: stateless mode, no SSE in Accept, a bad session, or a second GET stream.
         """
-        if self.config.stateless:
-            raise refuse(405, "Method Not Allowed: a stateless server has no GET stream")
+        if self.config.stateless or _is_modern(request):
+            raise refuse(405, "Method Not Allowed: no GET stream without a session")
         if not request.accepts(SSE_TYPE):
             raise refuse(406, "Not Acceptable: Accept must list text/event-stream")
         session = self._session(request, principal)
@@ -146,8 +146,8 @@ class StreamableEndpoint:
         Raises:
             Refused: stateless mode, or a missing or unknown session.
         """
-        if self.config.stateless:
-            raise refuse(405, "Method Not Allowed: a stateless server has no sessions")
+        if self.config.stateless or _is_modern(request):
+            raise refuse(405, "Method Not Allowed: there is no session to end")
         self.sessions.remove(self._session(request, principal))
         await Response(204).send(send)
 
@@ -292,6 +292,11 @@ class StreamableEndpoint:
             session.attached -= 1
             if stream is not None and events is not None:
                 stream.detach(events)
+
+
+def _is_modern(request: Request) -> bool:
+    """Whether a GET or DELETE comes from a 2026-07-28 client: sessionless, it gets 405."""
+    return request.headers.get(VERSION_HEADER) in MODERN_VERSIONS
 
 
 def _is_request(message: dict[str, Any]) -> bool:
