@@ -355,8 +355,10 @@ class Everything:
         list_roots_callback: ListRootsFnT | None = None,
         command: Sequence[str] = (str(EVERYTHING),),
     ) -> AsyncGenerator[Connection]:
-        """Start a server (`command`, mcp-everything by default), initialize an SDK session
-        at `version`, and yield it."""
+        """Start a server, initialize an SDK session at `version`, and yield it.
+
+        The server is `command` (program and arguments), mcp-everything by default.
+        """
         record = WireRecord()
         stderr = self._directory / f"server-{len(self.servers) + 1}.stderr"
         self.servers.append((record, stderr))

@@ -547,7 +547,10 @@ def _scan(
                 entries = [
                     describe(item)
                     for item in found
-                    if not sandbox.is_denied(place.root, _child(place.relative, item.name))
+                    if not (
+                        sandbox.deny
+                        and sandbox.is_denied(place.root, _child(place.relative, item.name))
+                    )
                 ]
         finally:
             os.close(fd)
