@@ -12,6 +12,11 @@ import mcp_types as types
 from e2e.harness import Connection
 
 MCP_FS = str(Path(sys.executable).parent / "mcp-fs")
+
+WRITE_TOOLS = frozenset(
+    {"write_file", "edit_file", "create_directory", "move_file", "copy_file", "delete_path"}
+)
+"""The tools `--read-only` removes."""
 CANARY = "CANARY-outside-the-root"
 
 

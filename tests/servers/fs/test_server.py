@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from checked import connect
+from e2e.fs_helpers import WRITE_TOOLS
 from mcpkit import Context, Server
 from mcpkit.testing import Client, RPCError
 from mcpkit_fs import walk
@@ -36,14 +37,6 @@ REFERENCE_TOOLS = {
     "list_allowed_directories",
 }
 OUR_TOOLS = {"copy_file", "delete_path", "search_content", "compare_files"}
-WRITE_TOOLS = {
-    "write_file",
-    "edit_file",
-    "create_directory",
-    "move_file",
-    "copy_file",
-    "delete_path",
-}
 
 
 @pytest.fixture(params=["asyncio", "trio"])

@@ -1,13 +1,11 @@
 """mcp-fs resources, subscriptions, completions, prompts and logging, over stdio."""
 
-from pathlib import Path
-
 import anyio
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from e2e.fs_helpers import FsTree, another_process_writes, make_tree, never_leaked
+from e2e.fs_helpers import FsTree, another_process_writes, never_leaked
 from e2e.harness import LATEST, Everything
 
 IGNORE_SUBSCRIBE_DEPRECATION = pytest.mark.filterwarnings(
@@ -16,17 +14,6 @@ IGNORE_SUBSCRIBE_DEPRECATION = pytest.mark.filterwarnings(
 IGNORE_LOGGING_DEPRECATION = pytest.mark.filterwarnings(
     "ignore:The logging capability is deprecated:mcp.shared.exceptions.MCPDeprecationWarning"
 )
-
-
-@pytest.fixture
-def transport() -> str:
-    """mcp-fs runs as a subprocess over stdio here; over HTTP the conformance suite drives it."""
-    return "stdio"
-
-
-@pytest.fixture
-def fs(tmp_path: Path) -> FsTree:
-    return make_tree(tmp_path)
 
 
 async def test_resources(everything: Everything, fs: FsTree) -> None:

@@ -21,12 +21,6 @@ IGNORE_ROOTS_DEPRECATION = pytest.mark.filterwarnings(
 
 
 @pytest.fixture
-def transport() -> str:
-    """mcp-fs runs as a subprocess over stdio here; over HTTP the conformance suite drives it."""
-    return "stdio"
-
-
-@pytest.fixture
 def fs(tmp_path: Path) -> FsTree:
     tree = make_tree(tmp_path)
     evil = tmp_path / "root-evil"

@@ -9,28 +9,8 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from e2e.fs_helpers import MCP_FS, FsTree, error_text, make_tree, structured
+from e2e.fs_helpers import MCP_FS, WRITE_TOOLS, FsTree, error_text, structured
 from e2e.harness import LATEST, VERSIONS, Everything
-
-WRITE_TOOLS = {
-    "write_file",
-    "edit_file",
-    "create_directory",
-    "move_file",
-    "copy_file",
-    "delete_path",
-}
-
-
-@pytest.fixture
-def transport() -> str:
-    """mcp-fs runs as a subprocess over stdio here; over HTTP the conformance suite drives it."""
-    return "stdio"
-
-
-@pytest.fixture
-def fs(tmp_path: Path) -> FsTree:
-    return make_tree(tmp_path)
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -6,13 +6,12 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 
-from e2e.fs_helpers import FsTree, make_tree, structured
+from e2e.fs_helpers import FsTree, structured
 from e2e.harness import Everything
 from e2e.http_wire import HttpServer, HttpTransport
 
 
-async def test_fs_serves_both_http_transports(tmp_path: Path) -> None:
-    fs: FsTree = make_tree(tmp_path / "fs")
+async def test_fs_serves_both_http_transports(tmp_path: Path, fs: FsTree) -> None:
     server = HttpServer(tmp_path, "http+sse", program=fs.command())
     try:
         for name in ("http", "sse"):
