@@ -43,11 +43,20 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
 
-from stdio_bench import PROTOCOL_VERSION, SERVER_ENV, BenchError, on_sigterm, pct, progress, ratio
+from stdio_bench import (
+    PROTOCOL_VERSION,
+    SERVER_ENV,
+    BenchError,
+    on_sigterm,
+    pct,
+    proc_stats,
+    process_tree,
+    progress,
+    ratio,
+)
 
 Json = dict[str, Any]
 HOST = "127.0.0.1"
@@ -64,18 +73,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
         return sock.getsockname()[1]
-
-
-def proc_stats() -> dict[int, list[str]]:
-    """Every process's /proc/PID/stat fields after the command name (state, ppid, ...)."""
-    stats: dict[int, list[str]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):  # the name may hold spaces: split after ')'
-                stats[int(entry)] = (
-                    Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()
-                )
-    return stats
 
 
 class ServerProcess:
@@ -125,14 +122,8 @@ class ServerProcess:
         stats = proc_stats()
         if self.proc.pid not in stats:
             raise self.fail("exited while measured")
-        children: dict[int, list[int]] = {}
-        for pid, fields in stats.items():
-            children.setdefault(int(fields[1]), []).append(pid)
-        ticks, todo = 0, [self.proc.pid]
-        while todo:
-            pid = todo.pop()
-            todo += children.get(pid, [])
-            ticks += int(stats[pid][11]) + int(stats[pid][12])  # utime, stime
+        tree = process_tree(self.proc.pid, stats)
+        ticks = sum(int(stats[pid][11]) + int(stats[pid][12]) for pid in tree)  # utime, stime
         return ticks / CLOCK_TICKS
 
     async def wait_ready(self, port: int, timeout: float) -> None:

@@ -60,20 +60,36 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def tree_rss_mib(root: int) -> float:
-    """VmRSS summed over root and all its descendants, in MiB (from /proc)."""
-    children: dict[int, list[int]] = {}
+def proc_stats() -> dict[int, list[str]]:
+    """Every process's /proc/PID/stat fields after the command name (state, ppid, ...)."""
+    stats: dict[int, list[str]] = {}
     for entry in os.listdir("/proc"):
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text() if entry.isdigit() else ""
-        except OSError:
-            continue
-        if stat:  # the command name may contain spaces: the ppid is 2nd after the last ')'
-            children.setdefault(int(stat.rpartition(")")[2].split()[1]), []).append(int(entry))
-    kib, todo = 0, [root]
+        if entry.isdigit():
+            with contextlib.suppress(OSError):  # the name may hold spaces: split after ')'
+                stats[int(entry)] = (
+                    Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()
+                )
+    return stats
+
+
+def process_tree(root: int, stats: dict[int, list[str]]) -> list[int]:
+    """Root and all its live descendants, from `proc_stats()`."""
+    children: dict[int, list[int]] = {}
+    for pid, fields in stats.items():
+        children.setdefault(int(fields[1]), []).append(pid)
+    tree: list[int] = []
+    todo = [root]
     while todo:
         pid = todo.pop()
+        tree.append(pid)
         todo += children.get(pid, [])
+    return tree
+
+
+def tree_rss_mib(root: int) -> float:
+    """VmRSS summed over root and all its descendants, in MiB (from /proc)."""
+    kib = 0
+    for pid in process_tree(root, proc_stats()):
         try:
             status = Path(f"/proc/{pid}/status").read_text()
         except OSError:
