@@ -59,6 +59,9 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
     """
     family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
     listener = socket.create_server((config.host, config.port), family=family)
+    # Accepted connections inherit this: without it, a response written as headers then body
+    # waits for the client's delayed ACK (some 40 ms a request).
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     config = dataclasses.replace(config, port=listener.getsockname()[1])
     app = HttpApp(server, config)
     # log_config=None: uvicorn's records go through our stderr handler, never to stdout.
