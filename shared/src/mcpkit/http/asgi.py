@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
+import anyio
+
 Scope = MutableMapping[str, Any]
 Event = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Event]]
@@ -18,6 +20,12 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 JSON_TYPE = "application/json"
 SSE_TYPE = "text/event-stream"
+SSE_HEADERS = (
+    ("content-type", SSE_TYPE),
+    ("cache-control", "no-cache, no-transform"),
+    ("x-accel-buffering", "no"),  # proxies must pass events on at once
+)
+"""The headers of every SSE response."""
 
 
 class ClientGone(Exception):
@@ -89,6 +97,11 @@ class Request:
         """Return when the client disconnects (the body must have been read)."""
         while (await self.receive())["type"] != "http.disconnect":
             pass
+
+    async def cancel_on_disconnect(self, scope: anyio.CancelScope) -> None:
+        """Cancel `scope` when the client disconnects (run it as a task beside the response)."""
+        await self.wait_disconnect()
+        scope.cancel()
 
 
 @dataclass

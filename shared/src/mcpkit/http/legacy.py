@@ -12,7 +12,7 @@ from ..connection import Connection
 from ..jsonrpc import RequestId
 from ..runtime import Runtime
 from ..transports import OneStream
-from .asgi import JSON_TYPE, SSE_TYPE, Request, Response, Send, sse_event, start
+from .asgi import JSON_TYPE, SSE_HEADERS, SSE_TYPE, Request, Response, Send, sse_event, start
 from .config import HttpConfig
 from .sessions import STREAM_QUEUE, Inflow, SessionTable, new_session_id
 from .streamable import deliver_frame, parse_messages, read_body, refuse
@@ -70,7 +70,7 @@ class LegacyEndpoint:
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(session.run)
                 task_group.start_soon(_close_on_disconnect, request, session)
-                await start(send, 200, [("content-type", SSE_TYPE), ("cache-control", "no-cache")])
+                await start(send, 200, SSE_HEADERS)
                 await _send_chunk(send, sse_event(endpoint.encode(), event="endpoint"))
                 await _relay(send, session.outbound)
                 await send({"type": "http.response.body", "body": b""})

@@ -23,7 +23,17 @@ from ..jsonrpc import RequestId
 from ..runtime import Runtime
 from ..transports import FrameTooLarge
 from ..versions import MODERN_VERSIONS
-from .asgi import JSON_TYPE, SSE_TYPE, Request, Response, Send, json_response, sse_event, start
+from .asgi import (
+    JSON_TYPE,
+    SSE_HEADERS,
+    SSE_TYPE,
+    Request,
+    Response,
+    Send,
+    json_response,
+    sse_event,
+    start,
+)
 from .headers import VERSION_HEADER, check_headers
 
 STREAM_QUEUE = 1024
@@ -35,11 +45,6 @@ ERROR_STATUS = {-32020: 400, -32021: 400, -32022: 400, -32602: 400, -32601: 404}
 ANSWER_STATUS = {-32021: 400}
 """The HTTP status of a handler's error answered as JSON (others are 200)."""
 
-SSE_HEADERS = [
-    ("content-type", SSE_TYPE),
-    ("cache-control", "no-cache, no-transform"),
-    ("x-accel-buffering", "no"),
-]
 
 _OWN_METHODS = ("server/discover", "subscriptions/listen")
 """Methods the core answers itself, whatever the server registers."""
@@ -129,7 +134,7 @@ async def serve(
     try:
         async with anyio.create_task_group() as task_group, exchange.messages:
             task_group.start_soon(Connection(runtime, exchange, stateless=True).run)
-            task_group.start_soon(_cancel_on_disconnect, request, task_group.cancel_scope)
+            task_group.start_soon(request.cancel_on_disconnect, task_group.cancel_scope)
             await _respond(send, exchange)
             task_group.cancel_scope.cancel()
     finally:
@@ -189,8 +194,3 @@ def _answer_status(frame: bytes) -> int:
     error = jsonrpc.as_object(json.loads(frame).get("error"))
     code = error.get("code") if error is not None else None
     return ANSWER_STATUS.get(code, 200) if isinstance(code, int) else 200
-
-
-async def _cancel_on_disconnect(request: Request, scope: anyio.CancelScope) -> None:
-    await request.wait_disconnect()
-    scope.cancel()

@@ -25,6 +25,7 @@ from ..versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V2025_1
 from . import modern
 from .asgi import (
     JSON_TYPE,
+    SSE_HEADERS,
     SSE_TYPE,
     BodyTooLarge,
     ClientGone,
@@ -42,7 +43,6 @@ from .streams import Stream
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
-_SSE_HEADERS = [("content-type", SSE_TYPE), ("cache-control", "no-cache, no-transform")]
 
 
 class Refused(Exception):
@@ -277,8 +277,8 @@ class StreamableEndpoint:
         try:
             with anyio.CancelScope() as scope:
                 async with anyio.create_task_group() as task_group:
-                    task_group.start_soon(_cancel_on_disconnect, request, scope)
-                    await start(send, 200, [*_SSE_HEADERS, *headers.items()])
+                    task_group.start_soon(request.cancel_on_disconnect, scope)
+                    await start(send, 200, [*SSE_HEADERS, *headers.items()])
                     for event in first:
                         await _send_event(send, event, self.config.retry_ms)
                     if events is not None:
@@ -301,11 +301,6 @@ def _is_modern(request: Request) -> bool:
 
 def _is_request(message: dict[str, Any]) -> bool:
     return "method" in message and "id" in message
-
-
-async def _cancel_on_disconnect(request: Request, scope: anyio.CancelScope) -> None:
-    await request.wait_disconnect()
-    scope.cancel()
 
 
 async def _send_event(send: Send, event: StoredEvent, retry_ms: int) -> None:
