@@ -1,5 +1,7 @@
 """The stateless era (2026-07-28): per-request _meta, discover, MRTR, listen, dual-era."""
 
+import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +188,16 @@ async def test_meta_errors(server: Server) -> None:
     assert removed["error"]["code"] == -32601
 
 
+def _with_answers_replaced(state: str) -> str:
+    """Return `state` with its sealed answers swapped for others, keeping the original MAC."""
+    body, _, mac = state.partition(".")
+    payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    payload["answers"] = {key: {"action": "decline"} for key in payload["answers"]}
+    forged = base64.urlsafe_b64encode(json.dumps(payload).encode()).rstrip(b"=").decode()
+    assert forged != body
+    return f"{forged}.{mac}"
+
+
 async def test_elicitation_through_input_required_and_retries(server: Server) -> None:
     elicitation: JSON = {"elicitation": {}}
     call: JSON = {"name": "two_questions", "arguments": {}}
@@ -208,7 +220,7 @@ async def test_elicitation_through_input_required_and_retries(server: Server) ->
             "requestState": second["requestState"],
         }
         done = (await modern(client, "tools/call", last, capabilities=elicitation))["result"]
-        tampered = {**last, "requestState": second["requestState"][:-2] + "AA"}
+        tampered = {**last, "requestState": _with_answers_replaced(second["requestState"])}
         forged = (await modern(client, "tools/call", tampered, capabilities=elicitation))["error"]
         elsewhere = {
             "name": "echo",
