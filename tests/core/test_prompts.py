@@ -7,7 +7,7 @@ import pytest
 from pydantic import Field
 
 from checked import connect
-from mcpkit import Message, Param, Server, TextContent
+from mcpkit import Context, Message, Param, Server, TextContent
 from mcpkit.testing import RPCError
 
 
@@ -35,12 +35,12 @@ def make_server() -> Server:
         return name
 
     @app.complete(prompt="review", argument="focus")
-    async def focuses(value: str, context: Mapping[str, str]) -> list[str]:
-        options = ["correctness", "clarity", "security", f"path:{context.get('path', '')}"]
+    async def focuses(ctx: Context, value: str, arguments: Mapping[str, str]) -> list[str]:
+        options = ["correctness", "clarity", "security", f"path:{arguments.get('path', '')}"]
         return [option for option in options if option.startswith(value)]
 
     @app.complete(resource="mem://files/{name}", argument="name")
-    async def names(value: str, context: Mapping[str, str]) -> list[str]:
+    async def names(ctx: Context, value: str, arguments: Mapping[str, str]) -> list[str]:
         return [f"{value}{n}" for n in range(250)]
 
     return app

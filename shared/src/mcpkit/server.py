@@ -386,8 +386,8 @@ class Server:
         name = _params_string(argument, "name")
         value = _params_string(argument, "value")
         completer = self.completers.get((kind, str(target), name))
-        context = _params_object(_params_object(params, "context"), "arguments")
-        values = [] if completer is None else await completer(value, context)
+        arguments = _params_object(_params_object(params, "context"), "arguments")
+        values = [] if completer is None else await completer(ctx, value, arguments)
         return {"completion": completion_result(values)}
 
 

@@ -3,6 +3,7 @@
 import anyio
 import mcp_types as types
 import pytest
+from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
 from e2e.fs_helpers import FsTree, another_process_writes, never_leaked
@@ -10,6 +11,9 @@ from e2e.harness import LATEST, Everything
 
 IGNORE_SUBSCRIBE_DEPRECATION = pytest.mark.filterwarnings(
     "ignore:resources/(un)?subscribe is removed:mcp.shared.exceptions.MCPDeprecationWarning"
+)
+IGNORE_ROOTS_DEPRECATION = pytest.mark.filterwarnings(
+    "ignore:The roots capability is deprecated:mcp.shared.exceptions.MCPDeprecationWarning"
 )
 IGNORE_LOGGING_DEPRECATION = pytest.mark.filterwarnings(
     "ignore:The logging capability is deprecated:mcp.shared.exceptions.MCPDeprecationWarning"
@@ -89,6 +93,33 @@ async def test_completions_and_prompts(everything: Everything, fs: FsTree) -> No
     assert embedded.resource.text.startswith("def main")
     assert "naming" in str(review.messages[1].content)
     assert "search_content" in str(explain.messages[0].content)
+
+
+@IGNORE_ROOTS_DEPRECATION
+@IGNORE_SUBSCRIBE_DEPRECATION
+async def test_client_roots_scope_completions_and_subscriptions(
+    everything: Everything, fs: FsTree
+) -> None:
+    async def list_roots(context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult.model_validate({"roots": [{"uri": f"file://{fs.root}/src"}]})
+
+    app = fs.root / "src" / "app.py"
+    review = types.PromptReference(type="ref/prompt", name="review_file")
+    no_directories = [fs.command()[0]]  # the client's roots define what is allowed
+    async with everything.connect(
+        LATEST, command=no_directories, list_roots_callback=list_roots
+    ) as conn:
+        session, inbox = conn.session, conn.inbox
+        with anyio.fail_after(10):
+            inside = await session.complete(review, {"name": "path", "value": f"{fs.root}/src/a"})
+            outside = await session.complete(review, {"name": "path", "value": f"{fs.root}/R"})
+            await session.subscribe_resource(f"file://{app}")  # pyright: ignore[reportDeprecated]
+            await anyio.sleep(0.5)  # let the watcher start
+            another_process_writes(app, "def main():\n    return 3\n")
+            update = await inbox.wait_for(types.ResourceUpdatedNotification, timeout=5)
+    assert inside.completion.values == [str(app)]
+    assert outside.completion.values == []
+    assert str(update.params.uri) == f"file://{app}"
 
 
 @IGNORE_LOGGING_DEPRECATION

@@ -323,11 +323,11 @@ def _register_prompts(app: Server) -> None:
 
 def _register_completions(app: Server) -> None:
     @app.complete(prompt="test_prompt_with_arguments", argument="arg1")
-    async def complete_arg1(value: str, context: Mapping[str, str]) -> list[str]:
+    async def complete_arg1(ctx: Context, value: str, arguments: Mapping[str, str]) -> list[str]:
         return fixtures.starting_with(value, fixtures.COMPLETION_WORDS)
 
     @app.complete(resource="test://template/{id}/data", argument="id")
-    async def complete_id(value: str, context: Mapping[str, str]) -> list[str]:
+    async def complete_id(ctx: Context, value: str, arguments: Mapping[str, str]) -> list[str]:
         return fixtures.starting_with(value, fixtures.TEMPLATE_IDS)
 
 

@@ -4,6 +4,11 @@ Roots are asked for once per connection (the core asks again after
 `notifications/roots/list_changed`); each distinct set of roots is resolved once.
 A client that has no roots, or fails to give them, gets the policy's answer for "no
 roots", which never reaches past the operator's directories.
+
+Watches serve every subscriber of a URI at once, so they have no one client's roots: they
+use `watchable`, every directory some client may use (the operator's, and the roots that
+were allowed, once a request of that client has used them). A subscriber learns only
+that a file changed; reading it takes its own sandbox like any request.
 """
 
 import logging
@@ -19,6 +24,7 @@ from .sandbox import AllowedDir, Policy, Sandbox, resolve_directory, root_path
 
 logger = logging.getLogger("mcpkit_fs.access")
 MAX_CACHED = 64  # distinct sets of roots remembered
+MAX_WATCHABLE = 256  # directories from client roots that watches may follow
 PROGRESS_EVERY = 0.2  # seconds
 T = TypeVar("T")
 
@@ -29,9 +35,8 @@ class Access:
     def __init__(self, policy: Policy, *, read_only: bool) -> None:
         self.policy = policy
         self.read_only = read_only
-        self.base = Sandbox(policy.directories, policy.deny)
-        """The operator's directories alone: for watches and completions, which have no
-        client to ask."""
+        self.watchable = Sandbox(policy.directories, policy.deny)
+        """Every directory some client may use: for watches, which serve all subscribers."""
         self._sandboxes: dict[tuple[str, ...] | None, Sandbox] = {}
 
     async def sandbox(self, ctx: Context) -> Sandbox:
@@ -44,7 +49,18 @@ class Access:
             if len(self._sandboxes) >= MAX_CACHED:
                 self._sandboxes.clear()
             self._sandboxes[uris] = sandbox
+            self._watch_too(sandbox.directories)
         return sandbox
+
+    def _watch_too(self, directories: tuple[AllowedDir, ...]) -> None:
+        """Add `directories` to what watches may follow (past the cap: the newest ones)."""
+        known = dict.fromkeys(self.watchable.directories)
+        added = [d for d in directories if d not in known]
+        if not added:
+            return
+        operators = list(self.policy.directories)
+        from_roots = [d for d in (*known, *added) if d not in operators][-MAX_WATCHABLE:]
+        self.watchable = Sandbox([*operators, *from_roots], self.policy.deny)
 
     async def _root_uris(self, ctx: Context) -> tuple[str, ...] | None:
         if self.policy.roots_mode == "ignore":

@@ -475,17 +475,20 @@ def _register_resources(app: Server, access: Access) -> None:
     @app.watch(TEMPLATE)
     async def watch(path: str, changed: Changed) -> None:
         target = "/" + path
-        real = await anyio.to_thread.run_sync(resources.real_path, access.base, target)
+        sandbox = access.watchable
+        real = await anyio.to_thread.run_sync(resources.real_path, sandbox, target)
         if real is None:  # not readable: nothing to watch
             return
-        state = await anyio.to_thread.run_sync(resources.State, access.base, target)
+        state = await anyio.to_thread.run_sync(resources.State, sandbox, target)
         await changed.follow_files(
             [Path(real)], when=lambda: anyio.to_thread.run_sync(state.changed)
         )
 
     @app.complete(resource=TEMPLATE, argument="path")
-    async def complete_template(value: str, context: Mapping[str, str]) -> list[str]:
-        found = await _complete(access, "/" + value)
+    async def complete_template(
+        ctx: Context, value: str, arguments: Mapping[str, str]
+    ) -> list[str]:
+        found = await _complete(ctx, access, "/" + value)
         return [p.removeprefix("/") for p in found]
 
 
@@ -498,8 +501,10 @@ def _reader(read: Reader, path: str) -> Callable[[Context], Coroutine[Any, Any, 
     return allowed_directory
 
 
-async def _complete(access: Access, value: str) -> list[str]:
-    return await anyio.to_thread.run_sync(resources.complete_path, access.base, value)
+async def _complete(ctx: Context, access: Access, value: str) -> list[str]:
+    """Return the paths that complete `value` in the sandbox of the client of `ctx`."""
+    sandbox = await access.sandbox(ctx)
+    return await anyio.to_thread.run_sync(resources.complete_path, sandbox, value)
 
 
 def _register_prompts(app: Server, access: Access) -> None:
@@ -561,5 +566,7 @@ def _register_prompts(app: Server, access: Access) -> None:
     for prompt in ("review_file", "summarize_directory", "find_and_explain"):
 
         @app.complete(prompt=prompt, argument="path")
-        async def complete_prompt_path(value: str, context: Mapping[str, str]) -> list[str]:
-            return await _complete(access, value)
+        async def complete_prompt_path(
+            ctx: Context, value: str, arguments: Mapping[str, str]
+        ) -> list[str]:
+            return await _complete(ctx, access, value)
