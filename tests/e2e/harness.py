@@ -576,6 +576,7 @@ class Everything:
         self,
         *,
         elicitation_callback: ElicitationFnT | None = None,
+        list_roots_callback: ListRootsFnT | None = None,
         command: Sequence[str] | None = None,
     ) -> AsyncGenerator[tuple[Client, MessageRecord]]:
         """Connect the SDK's `Client`, which probes `server/discover` then speaks 2026-07-28.
@@ -589,6 +590,7 @@ class Everything:
             client = Client(
                 _opened(streams),
                 elicitation_callback=elicitation_callback,
+                list_roots_callback=list_roots_callback,
                 client_info=CLIENT_INFO,
                 cache=None,
             )

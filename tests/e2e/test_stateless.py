@@ -106,26 +106,51 @@ async def test_mcp_fs_over_http_in_the_stateless_era(tmp_path: Path) -> None:
 
 
 async def drive_fs(fs: Everything, tree: FsTree, command: list[str] | None) -> None:
-    """Read, list and watch a file of `tree` with the SDK Client in the stateless era."""
-    readme = tree.root / "README.md"
+    """Use every kind of request on mcp-fs with the SDK Client in the stateless era.
+
+    The client's roots narrow access to `src`: the server asks for them through an input
+    request (MRTR) and the client retries with the answer.
+    """
+    readme, app = tree.root / "README.md", tree.root / "src" / "app.py"
     uri = f"file://{readme}"
-    async with fs.stateless(command=command) as (client, record):
+
+    async def list_roots(context: object) -> types.ListRootsResult:
+        del context
+        return types.ListRootsResult.model_validate({"roots": [{"uri": f"file://{app.parent}"}]})
+
+    review = types.PromptReference(type="ref/prompt", name="review_file")
+    async with fs.stateless(command=command, list_roots_callback=list_roots) as (client, record):
         tools = {tool.name for tool in (await client.list_tools()).tools}
-        read = await client.read_resource(uri)
-        prompts = await client.list_prompts()
+        code = await client.call_tool("read_text_file", {"path": str(app)})
+        narrowed = await client.call_tool("read_text_file", {"path": str(readme)})
+        read = await client.read_resource(f"file://{app}")
+        prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+        prompt = await client.get_prompt("review_file", {"path": str(app)})
+        completion = await client.complete(review, {"name": "path", "value": f"{app.parent}/a"})
         async with client.listen(resource_subscriptions=[uri]) as subscription:
             assert subscription.honored.resource_subscriptions == [uri]
             await anyio.sleep(0.5)  # let the watcher start
             another_process_writes(readme, "# Changed\n")
             with anyio.fail_after(10):
                 event = await anext(aiter(subscription))
-    assert tools
+    assert {"read_text_file", "write_file", "search_content"} <= tools
+    assert "def main" in text_of(code)
+    assert narrowed.is_error
+    assert "outside the allowed directories" in text_of(narrowed)
     (contents,) = read.contents
     assert isinstance(contents, types.TextResourceContents)
-    assert contents.text == "# Project\n"
-    assert prompts.prompts
+    assert contents.text.startswith("def main")
+    assert "review_file" in prompts
+    assert "def main" in str(prompt.messages[0].content)
+    assert completion.completion.values == [str(app)]
     assert event == ResourceUpdated(uri=uri)
+    assert MODERN in record.result_of("server/discover")["supportedVersions"]
     assert record.result_of("resources/read")["resultType"] == "complete"
+    asked = [r["result"] for r in record.server_messages() if "inputRequests" in r.get("result", {})]
+    assert asked, "the server never asked for the client's roots"
+    assert all(r["resultType"] == "input_required" for r in asked)
+    questions = [q["method"] for r in asked for q in r["inputRequests"].values()]
+    assert set(questions) == {"roots/list"}
 
 
 @pytest.mark.parametrize("transport", ["http"])
