@@ -146,7 +146,8 @@ async def drive_fs(fs: Everything, tree: FsTree, command: list[str] | None) -> N
     assert event == ResourceUpdated(uri=uri)
     assert MODERN in record.result_of("server/discover")["supportedVersions"]
     assert record.result_of("resources/read")["resultType"] == "complete"
-    asked = [r["result"] for r in record.server_messages() if "inputRequests" in r.get("result", {})]
+    results = [message.get("result", {}) for message in record.server_messages()]
+    asked = [result for result in results if "inputRequests" in result]
     assert asked, "the server never asked for the client's roots"
     assert all(r["resultType"] == "input_required" for r in asked)
     questions = [q["method"] for r in asked for q in r["inputRequests"].values()]
