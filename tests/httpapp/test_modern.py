@@ -90,6 +90,56 @@ async def test_mcp_param_headers_are_checked_and_base64_decoded(tmp_path: Path) 
         assert error_of(refused) == (400, -32020)
 
 
+async def test_mcp_param_header_is_sent_exactly_when_its_argument_has_a_value(
+    tmp_path: Path,
+) -> None:
+    def header_call(arguments: JSON) -> JSON:
+        return stateless(1, "tools/call", {"name": "test_header_param", "arguments": arguments})
+
+    encoded_eu = "=?base64?" + base64.b64encode(b"eu").decode() + "?="
+    async with serving(tmp_path) as served:
+        absent = await send(served, header_call({"query": "q"}), mcp_param_region="eu")
+        absent_encoded = await send(served, header_call({}), mcp_param_region=encoded_eu)
+        null = await send(served, header_call({"region": None}))
+        null_with_header = await send(served, header_call({"region": None}), mcp_param_region="")
+    for refused in (absent, absent_encoded, null_with_header):
+        assert error_of(refused) == (400, -32020)
+    # No header is expected for a null argument: the call runs, and the tool refuses the null.
+    assert null.status_code == 200
+    assert null.json()["result"]["isError"] is True
+
+
+def nested_header_server(tmp: Path) -> Server:
+    """A server whose one tool mirrors an argument nested in an object (`where.region`)."""
+    app = Server("nested-header", "0")
+    region = {"type": "string", "x-mcp-header": "Region"}
+    where = {"type": "object", "properties": {"region": region}}
+    schema: JSON = {"type": "object", "properties": {"where": where}, "required": ["where"]}
+
+    @app.tool(input_schema=schema)
+    async def locate(where: dict[str, str]) -> str:
+        """Say the region, nested in `where`."""
+        return where.get("region", "nowhere")
+
+    return app
+
+
+async def test_mcp_param_headers_of_nested_arguments_are_checked(tmp_path: Path) -> None:
+    def locate(where: JSON) -> JSON:
+        return stateless(1, "tools/call", {"name": "locate", "arguments": {"where": where}})
+
+    async with serving(tmp_path, nested_header_server) as served:
+        matching = await send(served, locate({"region": "eu"}), mcp_param_region="eu")
+        missing = await send(served, locate({"region": "eu"}))
+        different = await send(served, locate({"region": "eu"}), mcp_param_region="us")
+        absent = await send(served, locate({}), mcp_param_region="eu")
+        none = await send(served, locate({}))
+    assert matching.json()["result"]["content"][0]["text"] == "eu"
+    for refused in (missing, different, absent):
+        assert error_of(refused) == (400, -32020)
+    assert none.json()["result"]["content"][0]["text"] == "nowhere"
+
+
 async def test_meta_version_capability_and_method_errors(tmp_path: Path) -> None:
     unsupported = stateless(1, "tools/list")
     unsupported["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "2099-01-01"
