@@ -1,6 +1,8 @@
 """Streamable HTTP for 2026-07-28: stateless POSTs beside handshake sessions on /mcp."""
 
 import base64
+import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ from mcpkit import Context, Server
 from mcpkit_everything.server import build_server
 
 MODERN = "2026-07-28"
+WATCHED = "test://watched-resource"
 
 
 def stateless(
@@ -39,6 +42,27 @@ async def send(served: Served, message: JSON, **extra: str) -> httpx.Response:
     """POST a stateless-era message with its standard headers (overridden by `extra`)."""
     served.version = MODERN
     return await served.post(message, **standard_headers(message, **extra))
+
+
+def listen_request(request_id: int) -> JSON:
+    """A `subscriptions/listen` for updates of mcp-everything's watched resource."""
+    notifications = {"resourceSubscriptions": [WATCHED]}
+    return stateless(request_id, "subscriptions/listen", {"notifications": notifications})
+
+
+async def read_lines_until(lines: AsyncIterator[str], prefix: str) -> list[str]:
+    """Read a stream's lines up to the first that starts with `prefix` (within 5 s).
+
+    Raises:
+        AssertionError: the stream ended first.
+    """
+    seen: list[str] = []
+    with anyio.fail_after(5):
+        async for line in lines:
+            seen.append(line)
+            if line.startswith(prefix):
+                return seen
+    raise AssertionError(f"the stream ended before a line starting {prefix!r}: {seen}")
 
 
 def error_of(response: httpx.Response) -> tuple[int, int]:
@@ -248,3 +272,21 @@ async def _both(first: Any, second: Any) -> tuple[httpx.Response, httpx.Response
         task_group.start_soon(run, 0, first)
         task_group.start_soon(run, 1, second)
     return results[0], results[1]
+
+
+async def test_listen_is_an_sse_stream_even_in_json_response_mode(tmp_path: Path) -> None:
+    message = listen_request(1)
+    async with serving(tmp_path, json_response=True) as served:
+        served.version = MODERN
+        headers = served.headers(**standard_headers(message))
+        with anyio.fail_after(5):  # before the fix, the listen was never answered at all
+            async with served.http.stream("POST", served.url, json=message, headers=headers) as sse:
+                kind = sse.headers["content-type"]
+                *_, data = await read_lines_until(sse.aiter_lines(), "data:")
+        json_only = await send(served, listen_request(2), accept="application/json")
+    acknowledged = json.loads(data.removeprefix("data:"))
+    served.validate(acknowledged)
+    assert kind == "text/event-stream"
+    assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+    assert acknowledged["params"]["notifications"] == {"resourceSubscriptions": [WATCHED]}
+    assert json_only.status_code == 406  # a stream it cannot take: refused, not left silent

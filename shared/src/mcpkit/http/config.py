@@ -19,7 +19,8 @@ class HttpConfig:
     legacy_sse: bool = False
     """Serve the deprecated HTTP+SSE transport (2024-11-05) on /sse and /messages."""
     json_response: bool = False
-    """Answer POSTs with JSON only: request-scoped progress and logs go to the GET stream."""
+    """Answer POSTs with JSON only: request-scoped progress and logs go to the GET stream (and
+    are dropped for 2026-07-28 requests). A 2026-07-28 `subscriptions/listen` is SSE still."""
     stateless: bool = False
     """No sessions: any process can answer any request; no server-to-client requests."""
     max_body: int = 4 << 20

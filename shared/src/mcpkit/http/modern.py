@@ -6,7 +6,8 @@ connection of its own that ends with it; no session id is minted, echoed or read
 request runs, its `_meta` and its standard headers are checked (`headers`), and its method
 must exist: the errors answer with HTTP 400 (404 for an unknown method). The answer is one
 JSON response, or request-scoped SSE (no event ids: nothing resumes) when anything comes
-before it. A client that closes the response cancels the request: nothing more is sent.
+before it; a `subscriptions/listen` stream is SSE whatever else the server prefers. A client
+that closes the response cancels the request: nothing more is sent.
 """
 
 import json
@@ -30,6 +31,7 @@ from .asgi import (
     Request,
     Response,
     Send,
+    error_response,
     json_response,
     sse_event,
     start,
@@ -48,6 +50,11 @@ ANSWER_STATUS = {-32021: 400}
 
 _OWN_METHODS = ("server/discover", "subscriptions/listen")
 """Methods the core answers itself, whatever the server registers."""
+
+_LISTEN_NEEDS_SSE = (
+    "Not Acceptable: a subscriptions/listen answer is an SSE stream; "
+    "Accept must list text/event-stream"
+)
 
 
 def is_modern_post(request: Request, messages: Sequence[Mapping[str, Any]]) -> bool:
@@ -118,7 +125,9 @@ async def serve(
 ) -> None:
     """Answer one stateless-era POST: checked first, then run on a connection of its own.
 
-    `json_only`: answer with JSON alone (the server's choice, or all the client accepts).
+    `json_only`: answer with JSON alone when the server chooses to; JSON is all there is when
+    the client accepts nothing else. A `subscriptions/listen` answer is a stream, always SSE,
+    so a client that does not accept SSE gets 406 for it.
     """
     request_id: RequestId | None = message.get("id")
     try:
@@ -130,7 +139,12 @@ async def serve(
     if request_id is None:
         await Response(202).send(send)  # no notification of this era changes anything here
         return
-    exchange = Exchange(body, json_only or not request.accepts(SSE_TYPE))
+    sse = request.accepts(SSE_TYPE)
+    listen = message["method"] == "subscriptions/listen"
+    if listen and not sse:
+        await error_response(406, _LISTEN_NEEDS_SSE).send(send)
+        return
+    exchange = Exchange(body, not sse or (json_only and not listen))
     try:
         async with anyio.create_task_group() as task_group, exchange.messages:
             task_group.start_soon(Connection(runtime, exchange, stateless=True).run)
