@@ -2,14 +2,26 @@
 
 import base64
 import json
-from collections.abc import AsyncIterator
+import logging
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
+import pytest
+from mcp.client import Client
+from mcp.client.subscriptions import ResourceUpdated
 
-from httpapp.mcphttp import JSON, LATEST, Served, call, parse_sse, request, serving
+from httpapp.mcphttp import (
+    JSON,
+    LATEST,
+    Served,
+    call,
+    parse_sse,
+    read_lines_until,
+    request,
+    serving,
+)
 from mcpkit import Context, Server
 from mcpkit_everything.server import build_server
 
@@ -48,21 +60,6 @@ def listen_request(request_id: int) -> JSON:
     """A `subscriptions/listen` for updates of mcp-everything's watched resource."""
     notifications = {"resourceSubscriptions": [WATCHED]}
     return stateless(request_id, "subscriptions/listen", {"notifications": notifications})
-
-
-async def read_lines_until(lines: AsyncIterator[str], prefix: str) -> list[str]:
-    """Read a stream's lines up to the first that starts with `prefix` (within 5 s).
-
-    Raises:
-        AssertionError: the stream ended first.
-    """
-    seen: list[str] = []
-    with anyio.fail_after(5):
-        async for line in lines:
-            seen.append(line)
-            if line.startswith(prefix):
-                return seen
-    raise AssertionError(f"the stream ended before a line starting {prefix!r}: {seen}")
 
 
 def error_of(response: httpx.Response) -> tuple[int, int]:
@@ -290,3 +287,34 @@ async def test_listen_is_an_sse_stream_even_in_json_response_mode(tmp_path: Path
     assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
     assert acknowledged["params"]["notifications"] == {"resourceSubscriptions": [WATCHED]}
     assert json_only.status_code == 406  # a stream it cannot take: refused, not left silent
+
+
+async def test_a_quiet_listen_stream_sends_keepalive_comments(tmp_path: Path) -> None:
+    message = listen_request(1)
+    async with serving(tmp_path, keepalive=0.05) as served:
+        headers = served.headers(**standard_headers(message))
+        async with served.http.stream("POST", served.url, json=message, headers=headers) as sse:
+            lines = sse.aiter_lines()
+            await read_lines_until(lines, "data:")  # the acknowledgement
+            quiet = await read_lines_until(lines, ":")
+            again = await read_lines_until(lines, ":")
+    assert quiet == ["", ": keep-alive"]  # the acknowledgement's blank line, then a comment
+    assert again == ["", ": keep-alive"]
+
+
+async def test_the_official_client_reads_past_keepalive_comments(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcp")
+    async with (
+        serving(tmp_path, keepalive=0.02) as served,
+        Client(served.url, cache=None) as client,
+        client.listen(resource_subscriptions=[WATCHED]) as subscription,
+    ):
+        assert client.protocol_version == MODERN
+        await anyio.sleep(0.2)  # keep-alive comments arrive on the quiet stream
+        await client.call_tool("update_watched_resource", {"text": "changed"})
+        with anyio.fail_after(5):
+            event = await anext(aiter(subscription))
+    assert event == ResourceUpdated(uri=WATCHED)
+    assert not caplog.records

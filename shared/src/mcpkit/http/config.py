@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .asgi import KEEPALIVE_SECONDS
 from .auth import Authenticator
 from .events import EventStore
 
@@ -32,3 +33,5 @@ class HttpConfig:
     event_store: EventStore | None = None
     retry_ms: int = 1000
     """How long a client waits before it reconnects to a stream the server ended."""
+    keepalive: float = KEEPALIVE_SECONDS
+    """Seconds of silence after which an SSE response sends a keep-alive comment."""
