@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +61,21 @@ def parse_sse(text: str) -> list[SseEvent]:
         event.data = "\n".join(data)
         events.append(event)
     return events
+
+
+async def read_lines_until(lines: AsyncIterator[str], prefix: str) -> list[str]:
+    """Read a stream's lines up to the first that starts with `prefix` (within 5 s).
+
+    Raises:
+        AssertionError: the stream ended first.
+    """
+    seen: list[str] = []
+    with anyio.fail_after(5):
+        async for line in lines:
+            seen.append(line)
+            if line.startswith(prefix):
+                return seen
+    raise AssertionError(f"the stream ended before a line starting {prefix!r}: {seen}")
 
 
 @dataclass

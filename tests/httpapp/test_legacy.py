@@ -6,7 +6,7 @@ from pathlib import Path
 
 import anyio
 
-from httpapp.mcphttp import SseEvent, parse_sse, request, serving
+from httpapp.mcphttp import SseEvent, parse_sse, read_lines_until, request, serving
 
 
 async def test_a_session_over_sse(tmp_path: Path) -> None:
@@ -48,6 +48,16 @@ async def test_a_session_over_sse(tmp_path: Path) -> None:
                 await anyio.sleep(0.02)
         gone = await served.http.post(url, json=request(3, "ping"))
     assert gone.status_code == 404
+
+
+async def test_a_quiet_sse_stream_sends_keepalive_comments(tmp_path: Path) -> None:
+    async with serving(tmp_path, streamable=False, legacy_sse=True, keepalive=0.05) as served:
+        headers = {"accept": "text/event-stream"}
+        async with served.http.stream("GET", f"{served.base}/sse", headers=headers) as stream:
+            lines = stream.aiter_lines()
+            opened = await read_lines_until(lines, ":")
+    assert opened[0] == "event: endpoint"
+    assert opened[-2:] == ["", ": keep-alive"]
 
 
 async def test_message_endpoint_errors(tmp_path: Path) -> None:

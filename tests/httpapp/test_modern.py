@@ -1,17 +1,32 @@
 """Streamable HTTP for 2026-07-28: stateless POSTs beside handshake sessions on /mcp."""
 
 import base64
+import json
+import logging
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
+import pytest
+from mcp.client import Client
+from mcp.client.subscriptions import ResourceUpdated
 
-from httpapp.mcphttp import JSON, LATEST, Served, call, parse_sse, request, serving
+from httpapp.mcphttp import (
+    JSON,
+    LATEST,
+    Served,
+    call,
+    parse_sse,
+    read_lines_until,
+    request,
+    serving,
+)
 from mcpkit import Context, Server
 from mcpkit_everything.server import build_server
 
 MODERN = "2026-07-28"
+WATCHED = "test://watched-resource"
 
 
 def stateless(
@@ -39,6 +54,12 @@ async def send(served: Served, message: JSON, **extra: str) -> httpx.Response:
     """POST a stateless-era message with its standard headers (overridden by `extra`)."""
     served.version = MODERN
     return await served.post(message, **standard_headers(message, **extra))
+
+
+def listen_request(request_id: int) -> JSON:
+    """A `subscriptions/listen` for updates of mcp-everything's watched resource."""
+    notifications = {"resourceSubscriptions": [WATCHED]}
+    return stateless(request_id, "subscriptions/listen", {"notifications": notifications})
 
 
 def error_of(response: httpx.Response) -> tuple[int, int]:
@@ -88,6 +109,56 @@ async def test_mcp_param_headers_are_checked_and_base64_decoded(tmp_path: Path) 
     assert decoded.json()["result"]["content"][0]["text"] == "region=Zürich query="
     for refused in (missing, different, bad_base64):
         assert error_of(refused) == (400, -32020)
+
+
+async def test_mcp_param_header_is_sent_exactly_when_its_argument_has_a_value(
+    tmp_path: Path,
+) -> None:
+    def header_call(arguments: JSON) -> JSON:
+        return stateless(1, "tools/call", {"name": "test_header_param", "arguments": arguments})
+
+    encoded_eu = "=?base64?" + base64.b64encode(b"eu").decode() + "?="
+    async with serving(tmp_path) as served:
+        absent = await send(served, header_call({"query": "q"}), mcp_param_region="eu")
+        absent_encoded = await send(served, header_call({}), mcp_param_region=encoded_eu)
+        null = await send(served, header_call({"region": None}))
+        null_with_header = await send(served, header_call({"region": None}), mcp_param_region="")
+    for refused in (absent, absent_encoded, null_with_header):
+        assert error_of(refused) == (400, -32020)
+    # No header is expected for a null argument: the call runs, and the tool refuses the null.
+    assert null.status_code == 200
+    assert null.json()["result"]["isError"] is True
+
+
+def nested_header_server(tmp: Path) -> Server:
+    """A server whose one tool mirrors an argument nested in an object (`where.region`)."""
+    app = Server("nested-header", "0")
+    region = {"type": "string", "x-mcp-header": "Region"}
+    where = {"type": "object", "properties": {"region": region}}
+    schema: JSON = {"type": "object", "properties": {"where": where}, "required": ["where"]}
+
+    @app.tool(input_schema=schema)
+    async def locate(where: dict[str, str]) -> str:
+        """Say the region, nested in `where`."""
+        return where.get("region", "nowhere")
+
+    return app
+
+
+async def test_mcp_param_headers_of_nested_arguments_are_checked(tmp_path: Path) -> None:
+    def locate(where: JSON) -> JSON:
+        return stateless(1, "tools/call", {"name": "locate", "arguments": {"where": where}})
+
+    async with serving(tmp_path, nested_header_server) as served:
+        matching = await send(served, locate({"region": "eu"}), mcp_param_region="eu")
+        missing = await send(served, locate({"region": "eu"}))
+        different = await send(served, locate({"region": "eu"}), mcp_param_region="us")
+        absent = await send(served, locate({}), mcp_param_region="eu")
+        none = await send(served, locate({}))
+    assert matching.json()["result"]["content"][0]["text"] == "eu"
+    for refused in (missing, different, absent):
+        assert error_of(refused) == (400, -32020)
+    assert none.json()["result"]["content"][0]["text"] == "nowhere"
 
 
 async def test_meta_version_capability_and_method_errors(tmp_path: Path) -> None:
@@ -198,3 +269,52 @@ async def _both(first: Any, second: Any) -> tuple[httpx.Response, httpx.Response
         task_group.start_soon(run, 0, first)
         task_group.start_soon(run, 1, second)
     return results[0], results[1]
+
+
+async def test_listen_is_an_sse_stream_even_in_json_response_mode(tmp_path: Path) -> None:
+    message = listen_request(1)
+    async with serving(tmp_path, json_response=True) as served:
+        served.version = MODERN
+        headers = served.headers(**standard_headers(message))
+        with anyio.fail_after(5):  # before the fix, the listen was never answered at all
+            async with served.http.stream("POST", served.url, json=message, headers=headers) as sse:
+                kind = sse.headers["content-type"]
+                *_, data = await read_lines_until(sse.aiter_lines(), "data:")
+        json_only = await send(served, listen_request(2), accept="application/json")
+    acknowledged = json.loads(data.removeprefix("data:"))
+    served.validate(acknowledged)
+    assert kind == "text/event-stream"
+    assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+    assert acknowledged["params"]["notifications"] == {"resourceSubscriptions": [WATCHED]}
+    assert json_only.status_code == 406  # a stream it cannot take: refused, not left silent
+
+
+async def test_a_quiet_listen_stream_sends_keepalive_comments(tmp_path: Path) -> None:
+    message = listen_request(1)
+    async with serving(tmp_path, keepalive=0.05) as served:
+        headers = served.headers(**standard_headers(message))
+        async with served.http.stream("POST", served.url, json=message, headers=headers) as sse:
+            lines = sse.aiter_lines()
+            await read_lines_until(lines, "data:")  # the acknowledgement
+            quiet = await read_lines_until(lines, ":")
+            again = await read_lines_until(lines, ":")
+    assert quiet == ["", ": keep-alive"]  # the acknowledgement's blank line, then a comment
+    assert again == ["", ": keep-alive"]
+
+
+async def test_the_official_client_reads_past_keepalive_comments(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcp")
+    async with (
+        serving(tmp_path, keepalive=0.02) as served,
+        Client(served.url, cache=None) as client,
+        client.listen(resource_subscriptions=[WATCHED]) as subscription,
+    ):
+        assert client.protocol_version == MODERN
+        await anyio.sleep(0.2)  # keep-alive comments arrive on the quiet stream
+        await client.call_tool("update_watched_resource", {"text": "changed"})
+        with anyio.fail_after(5):
+            event = await anext(aiter(subscription))
+    assert event == ResourceUpdated(uri=WATCHED)
+    assert not caplog.records

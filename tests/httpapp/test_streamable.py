@@ -1,6 +1,7 @@
 """Streamable HTTP on /mcp: each status code and header rule of the transport."""
 
 import json
+import logging
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -8,12 +9,18 @@ from typing import Any
 
 import anyio
 import httpx
+import mcp_types as types
+import pytest
+from mcp import ClientSession
+from mcp.client.session import IncomingMessage
+from mcp.client.streamable_http import streamable_http_client
 
 from httpapp.mcphttp import (
     SseEvent,
     call,
     notification,
     parse_sse,
+    read_lines_until,
     request,
     serving,
 )
@@ -220,6 +227,42 @@ async def test_json_response_mode_sends_progress_to_the_get_stream(tmp_path: Pat
             assert response.headers["content-type"] == "application/json"
             seen = await _read_events(stream, until="notifications/progress", count=2)
         assert [event["params"]["progress"] for event in seen] == [1, 2]
+
+
+async def test_a_quiet_get_stream_sends_keepalive_comments(tmp_path: Path) -> None:
+    async with serving(tmp_path, keepalive=0.05) as served:
+        session = await served.initialize()
+        get_headers = {**served.headers(session), "accept": "text/event-stream"}
+        async with served.http.stream("GET", served.url, headers=get_headers) as stream:
+            lines = stream.aiter_lines()
+            primed = await read_lines_until(lines, ":")
+            again = await read_lines_until(lines, ":")
+    assert primed[-2:] == ["", ": keep-alive"]  # after the priming event
+    assert again == ["", ": keep-alive"]
+
+
+async def test_the_official_client_reads_its_get_stream_past_keepalive_comments(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcp")
+    received: list[IncomingMessage] = []
+
+    async def record(message: IncomingMessage) -> None:
+        received.append(message)
+
+    async with (
+        serving(tmp_path, keepalive=0.02) as served,
+        streamable_http_client(served.url) as (read, write),
+        ClientSession(read, write, message_handler=record) as session,
+    ):
+        await session.initialize()
+        await anyio.sleep(0.5)  # the GET stream opens; keep-alive comments pass on it
+        await session.call_tool("set_dynamic_items", {"present": True})
+        with anyio.fail_after(5):
+            while not received:  # noqa: ASYNC110 - the handler sets no event to await
+                await anyio.sleep(0.02)
+    assert isinstance(received[0], types.ToolListChangedNotification)
+    assert not caplog.records
 
 
 async def test_a_closed_stream_resumes_after_last_event_id(tmp_path: Path) -> None:

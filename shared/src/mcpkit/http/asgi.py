@@ -7,10 +7,11 @@ Written against the ASGI 3 specification directly, so the app runs under any ASG
 import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 Scope = MutableMapping[str, Any]
 Event = MutableMapping[str, Any]
@@ -26,6 +27,15 @@ SSE_HEADERS = (
     ("x-accel-buffering", "no"),  # proxies must pass events on at once
 )
 """The headers of every SSE response."""
+
+KEEPALIVE_SECONDS = 15.0
+"""Seconds of silence after which an SSE response sends a comment line: proxies and clients
+with idle timeouts would otherwise close a quiet long-lived stream."""
+
+KEEPALIVE_COMMENT = b": keep-alive\n\n"
+"""An SSE comment: clients skip it, and its blank line dispatches no event (no data)."""
+
+_Item = TypeVar("_Item")
 
 
 class ClientGone(Exception):
@@ -172,3 +182,31 @@ def sse_event(
         lines.append(b"retry: %d" % retry_ms)
     lines.append(b"data: " + data if data else b"data:")
     return b"\n".join(lines) + b"\n\n"
+
+
+async def send_chunk(send: Send, chunk: bytes) -> None:
+    """Send part of a streamed response body; more follows."""
+    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+
+async def relay_sse(
+    send: Send,
+    items: MemoryObjectReceiveStream[_Item],
+    encode: Callable[[_Item], bytes],
+    keepalive: float,
+) -> None:
+    """Send each of `items`, as `encode` frames it, until they end.
+
+    After each `keepalive` seconds without one, `KEEPALIVE_COMMENT` goes instead.
+
+    Raises:
+        OSError: the client went away (how ASGI servers report a write to a closed socket).
+    """
+    while True:
+        chunk = KEEPALIVE_COMMENT
+        with anyio.move_on_after(keepalive):
+            try:
+                chunk = encode(await items.receive())
+            except anyio.EndOfStream:
+                return
+        await send_chunk(send, chunk)

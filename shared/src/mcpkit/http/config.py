@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .asgi import KEEPALIVE_SECONDS
 from .auth import Authenticator
 from .events import EventStore
 
@@ -19,7 +20,8 @@ class HttpConfig:
     legacy_sse: bool = False
     """Serve the deprecated HTTP+SSE transport (2024-11-05) on /sse and /messages."""
     json_response: bool = False
-    """Answer POSTs with JSON only: request-scoped progress and logs go to the GET stream."""
+    """Answer POSTs with JSON only: request-scoped progress and logs go to the GET stream (and
+    are dropped for 2026-07-28 requests). A 2026-07-28 `subscriptions/listen` is SSE still."""
     stateless: bool = False
     """No sessions: any process can answer any request; no server-to-client requests."""
     max_body: int = 4 << 20
@@ -31,3 +33,5 @@ class HttpConfig:
     event_store: EventStore | None = None
     retry_ms: int = 1000
     """How long a client waits before it reconnects to a stream the server ended."""
+    keepalive: float = KEEPALIVE_SECONDS
+    """Seconds of silence after which an SSE response sends a keep-alive comment."""

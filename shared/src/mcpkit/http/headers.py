@@ -4,13 +4,14 @@ A 2026-07-28 POST repeats parts of its body in headers so that proxies can route
 reading JSON: `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (for `tools/call`,
 `resources/read`, `prompts/get`) and `Mcp-Param-{Name}` for each tool argument whose schema
 property is marked `x-mcp-header`. The body is the source of truth: a missing or different
-header is refused with -32020 (HeaderMismatch). Values that are not plain ASCII travel as
+header, or an `Mcp-Param-*` header whose argument the body lacks, is refused with -32020
+(HeaderMismatch). Values that are not plain ASCII travel as
 `=?base64?{UTF-8 in Base64}?=`; leading and trailing blanks are not part of a value.
 """
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .. import jsonrpc
@@ -77,18 +78,50 @@ def _expect(headers: Mapping[str, str], key: str, shown: str, expected: str) -> 
 
 
 def _check_params(server: Server, headers: Mapping[str, str], params: Mapping[str, Any]) -> None:
-    """Check the `Mcp-Param-*` headers the called tool's schema asks for."""
+    """Check the `Mcp-Param-*` headers the called tool's schema marks.
+
+    Each must be there exactly when its argument has a value (null counts as none), and say it.
+    """
     tool = server.tools.get(params.get("name"))  # pyright: ignore[reportArgumentType]
-    arguments = params.get("arguments")
-    if tool is None or not isinstance(arguments, dict):
+    arguments = jsonrpc.as_object(params.get("arguments", {}))
+    if tool is None or arguments is None:
         return  # an unknown tool or bad arguments: the tool call itself says so
-    properties: dict[str, Any] = tool.definition.input_schema.get("properties", {})
-    for name, schema in properties.items():
-        marked = jsonrpc.as_object(schema) or {}
-        header = marked.get(HEADER_MARK)
-        if isinstance(header, str) and name in arguments:
-            value = arguments[name]  # pyright: ignore[reportUnknownVariableType]
+    for path, header in _marked(tool.definition.input_schema):
+        value = _value_at(arguments, path)
+        if value is not None:
             _expect_param(headers, header, value)
+        elif PARAM_HEADER_PREFIX + header.lower() in headers:
+            raise HeaderMismatch(f"The Mcp-Param-{header} header is sent, the body has no value")
+
+
+def _marked(
+    schema: Mapping[str, Any], path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Yield the argument path and header name of each property marked `x-mcp-header`.
+
+    Only properties reached through `properties` alone can be marked (SEP-2243), so the walk
+    follows nothing else.
+    """
+    properties = jsonrpc.as_object(schema.get("properties")) or {}
+    for name, child in properties.items():
+        child_schema = jsonrpc.as_object(child)
+        if child_schema is None:
+            continue
+        header = child_schema.get(HEADER_MARK)
+        if isinstance(header, str):
+            yield (*path, name), header
+        yield from _marked(child_schema, (*path, name))
+
+
+def _value_at(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The argument at `path`, or None where the body has none."""
+    value: Any = arguments
+    for key in path:
+        container = jsonrpc.as_object(value)
+        if container is None:
+            return None
+        value = container.get(key)
+    return value
 
 
 def _expect_param(headers: Mapping[str, str], header: str, value: Any) -> None:

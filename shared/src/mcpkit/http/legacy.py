@@ -6,13 +6,23 @@ the SSE stream, which lives as long as the session.
 """
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..connection import Connection
 from ..jsonrpc import RequestId
 from ..runtime import Runtime
 from ..transports import OneStream
-from .asgi import JSON_TYPE, SSE_HEADERS, SSE_TYPE, Request, Response, Send, sse_event, start
+from .asgi import (
+    JSON_TYPE,
+    SSE_HEADERS,
+    SSE_TYPE,
+    Request,
+    Response,
+    Send,
+    relay_sse,
+    send_chunk,
+    sse_event,
+    start,
+)
 from .config import HttpConfig
 from .sessions import STREAM_QUEUE, Inflow, SessionTable, new_session_id
 from .streamable import deliver_frame, parse_messages, read_body, refuse
@@ -71,8 +81,9 @@ class LegacyEndpoint:
                 task_group.start_soon(session.run)
                 task_group.start_soon(_close_on_disconnect, request, session)
                 await start(send, 200, SSE_HEADERS)
-                await _send_chunk(send, sse_event(endpoint.encode(), event="endpoint"))
-                await _relay(send, session.outbound)
+                await send_chunk(send, sse_event(endpoint.encode(), event="endpoint"))
+                async with session.outbound:
+                    await relay_sse(send, session.outbound, _message_event, self.config.keepalive)
                 await send({"type": "http.response.body", "body": b""})
                 task_group.cancel_scope.cancel()
         except OSError:  # the client went away while we wrote
@@ -100,14 +111,8 @@ class LegacyEndpoint:
         await Response(202, b"Accepted", "text/plain").send(send)
 
 
-async def _relay(send: Send, outbound: MemoryObjectReceiveStream[bytes]) -> None:
-    async with outbound:
-        async for frame in outbound:
-            await _send_chunk(send, sse_event(frame, event="message"))
-
-
-async def _send_chunk(send: Send, chunk: bytes) -> None:
-    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+def _message_event(frame: bytes) -> bytes:
+    return sse_event(frame, event="message")
 
 
 async def _close_on_disconnect(request: Request, session: LegacySession) -> None:

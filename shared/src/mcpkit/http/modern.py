@@ -6,7 +6,9 @@ connection of its own that ends with it; no session id is minted, echoed or read
 request runs, its `_meta` and its standard headers are checked (`headers`), and its method
 must exist: the errors answer with HTTP 400 (404 for an unknown method). The answer is one
 JSON response, or request-scoped SSE (no event ids: nothing resumes) when anything comes
-before it. A client that closes the response cancels the request: nothing more is sent.
+before it; a `subscriptions/listen` stream is SSE whatever else the server prefers. Quiet SSE
+responses carry keep-alive comments. A client that closes the response cancels the request:
+nothing more is sent.
 """
 
 import json
@@ -14,7 +16,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .. import jsonrpc, modern
 from ..connection import Connection
@@ -30,10 +31,14 @@ from .asgi import (
     Request,
     Response,
     Send,
+    error_response,
     json_response,
+    relay_sse,
+    send_chunk,
     sse_event,
     start,
 )
+from .config import HttpConfig
 from .headers import VERSION_HEADER, check_headers
 
 STREAM_QUEUE = 1024
@@ -48,6 +53,11 @@ ANSWER_STATUS = {-32021: 400}
 
 _OWN_METHODS = ("server/discover", "subscriptions/listen")
 """Methods the core answers itself, whatever the server registers."""
+
+_LISTEN_NEEDS_SSE = (
+    "Not Acceptable: a subscriptions/listen answer is an SSE stream; "
+    "Accept must list text/event-stream"
+)
 
 
 def is_modern_post(request: Request, messages: Sequence[Mapping[str, Any]]) -> bool:
@@ -110,15 +120,17 @@ class Exchange:
 
 async def serve(
     runtime: Runtime,
+    config: HttpConfig,
     request: Request,
     send: Send,
     message: Mapping[str, Any],
     body: bytes,
-    json_only: bool,
 ) -> None:
     """Answer one stateless-era POST: checked first, then run on a connection of its own.
 
-    `json_only`: answer with JSON alone (the server's choice, or all the client accepts).
+    The answer is JSON alone when the server is set to answer so (`config.json_response`) or
+    the client accepts nothing else, except for `subscriptions/listen`: its answer is a
+    stream, always SSE, so a client that does not accept SSE gets 406 for it.
     """
     request_id: RequestId | None = message.get("id")
     try:
@@ -130,12 +142,17 @@ async def serve(
     if request_id is None:
         await Response(202).send(send)  # no notification of this era changes anything here
         return
-    exchange = Exchange(body, json_only or not request.accepts(SSE_TYPE))
+    sse = request.accepts(SSE_TYPE)
+    listen = message["method"] == "subscriptions/listen"
+    if listen and not sse:
+        await error_response(406, _LISTEN_NEEDS_SSE).send(send)
+        return
+    exchange = Exchange(body, not sse or (config.json_response and not listen))
     try:
         async with anyio.create_task_group() as task_group, exchange.messages:
             task_group.start_soon(Connection(runtime, exchange, stateless=True).run)
             task_group.start_soon(request.cancel_on_disconnect, task_group.cancel_scope)
-            await _respond(send, exchange)
+            await _respond(send, exchange, config.keepalive)
             task_group.cancel_scope.cancel()
     finally:
         exchange.finish()  # cancelled before the answer: nothing more can be sent
@@ -161,7 +178,7 @@ def check_request(runtime: Runtime, request: Request, message: Mapping[str, Any]
         runtime.server.handler(method)
 
 
-async def _respond(send: Send, exchange: Exchange) -> None:
+async def _respond(send: Send, exchange: Exchange, keepalive: float) -> None:
     """Send the answer as JSON when it comes alone, else stream everything as SSE."""
     try:
         first = await exchange.messages.receive()
@@ -173,20 +190,11 @@ async def _respond(send: Send, exchange: Exchange) -> None:
         return
     try:
         await start(send, 200, SSE_HEADERS)
-        await _send_event(send, first)
-        await _send_rest(send, exchange.messages)
+        await send_chunk(send, sse_event(first))
+        await relay_sse(send, exchange.messages, sse_event, keepalive)
         await send({"type": "http.response.body", "body": b""})
     except OSError:  # the client went away while we wrote: the request is cancelled
         pass
-
-
-async def _send_rest(send: Send, messages: MemoryObjectReceiveStream[bytes]) -> None:
-    async for frame in messages:
-        await _send_event(send, frame)
-
-
-async def _send_event(send: Send, frame: bytes) -> None:
-    await send({"type": "http.response.body", "body": sse_event(frame), "more_body": True})
 
 
 def _answer_status(frame: bytes) -> int:

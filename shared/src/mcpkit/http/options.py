@@ -93,9 +93,10 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
         "--json-response",
         action="store_true",
         default=_env_flag("MCPKIT_JSON_RESPONSE"),
-        help="answer every POST with plain JSON, never SSE; progress, logs and"
+        help="answer every POST with plain JSON, not SSE; progress, logs and"
         " server requests during a call then reach the client only through its"
-        " GET stream (env MCPKIT_JSON_RESPONSE=1)",
+        " GET stream (2026-07-28 has none: they are dropped); a 2026-07-28"
+        " subscriptions/listen is still an SSE stream (env MCPKIT_JSON_RESPONSE=1)",
     )
     group.add_argument(
         "--stateless",

@@ -10,6 +10,7 @@ A POST of the stateless era (2026-07-28) is handed to `modern` as soon as its bo
 - DELETE ends the session.
 """
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +34,8 @@ from .asgi import (
     Response,
     Send,
     error_response,
+    relay_sse,
+    send_chunk,
     sse_event,
     start,
 )
@@ -94,8 +97,7 @@ class StreamableEndpoint:
         if modern.is_modern_post(request, messages):
             if is_batch:
                 raise refuse(400, "Bad Request: a 2026-07-28 POST carries one message")
-            json_only = self.config.json_response
-            await modern.serve(self.runtime, request, send, messages[0], body, json_only)
+            await modern.serve(self.runtime, self.config, request, send, messages[0], body)
             return
         request_ids = [message["id"] for message in messages if _is_request(message)]
         initialize = any(message.get("method") == "initialize" for message in messages)
@@ -270,8 +272,9 @@ class StreamableEndpoint:
     ) -> None:
         """Send an SSE response: `first`, then `events` until the stream or the client ends.
 
-        A client that disconnects does not cancel anything (the spec says so for the
-        handshake era); its stream keeps its events for a resume.
+        Keep-alive comments fill quiet spells. A client that disconnects does not cancel
+        anything (the spec says so for the handshake era); its stream keeps its events for a
+        resume.
         """
         session.attached += 1
         try:
@@ -279,11 +282,11 @@ class StreamableEndpoint:
                 async with anyio.create_task_group() as task_group:
                     task_group.start_soon(request.cancel_on_disconnect, scope)
                     await start(send, 200, [*SSE_HEADERS, *headers.items()])
+                    encode = functools.partial(_encode, retry_ms=self.config.retry_ms)
                     for event in first:
-                        await _send_event(send, event, self.config.retry_ms)
+                        await send_chunk(send, encode(event))
                     if events is not None:
-                        async for event in events:
-                            await _send_event(send, event, self.config.retry_ms)
+                        await relay_sse(send, events, encode, self.config.keepalive)
                     await send({"type": "http.response.body", "body": b""})
                     scope.cancel()
         except OSError:  # the client went away while we wrote
@@ -303,10 +306,9 @@ def _is_request(message: dict[str, Any]) -> bool:
     return "method" in message and "id" in message
 
 
-async def _send_event(send: Send, event: StoredEvent, retry_ms: int) -> None:
-    """Send one SSE event; a priming event (no data) also says how soon to reconnect."""
-    chunk = sse_event(event.data, event.event_id, retry_ms=None if event.data else retry_ms)
-    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+def _encode(event: StoredEvent, retry_ms: int) -> bytes:
+    """One SSE event; a priming event (no data) also says how soon to reconnect."""
+    return sse_event(event.data, event.event_id, retry_ms=None if event.data else retry_ms)
 
 
 async def read_body(request: Request, limit: int) -> bytes:
