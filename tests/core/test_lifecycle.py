@@ -13,9 +13,9 @@ def make_server() -> Server:
     app = Server("lifecycle", "1.2.3", instructions="Be nice.")
 
     @app.tool()
-    async def slow() -> str:
+    async def slow(seconds: float = 30) -> str:
         """Sleep a long time."""
-        await anyio.sleep(30)
+        await anyio.sleep(seconds)
         return "done"
 
     return app
@@ -116,7 +116,13 @@ async def test_duplicate_in_flight_id_is_refused() -> None:
         client.send(call)
         response = await client.request_raw(call)
         assert response["error"]["code"] == -32600
-        await client.notify("notifications/cancelled", {"requestId": "dup"})
+        # Cancelled, the id is free at once, though the handler may not have unwound yet.
+        cancel = {"requestId": "dup"}
+        client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+        reused = {**call, "params": {"name": "slow", "arguments": {"seconds": 0}}}
+        with anyio.fail_after(5):
+            answer = await client.request_raw(reused)
+        assert answer["result"]["content"] == [{"type": "text", "text": "done"}]
 
 
 async def test_batch_in_2025_03_26_session_gets_one_array() -> None:

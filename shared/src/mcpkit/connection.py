@@ -340,7 +340,8 @@ class Connection:
                     return jsonrpc.error(request_id, InternalError("Internal error").to_wire())
             return None  # cancelled by notifications/cancelled: no response
         finally:
-            del self._in_flight[request_id]
+            if self._in_flight.get(request_id) is scope:  # else cancelled: the id is reused
+                del self._in_flight[request_id]
 
     def _initialize(self, params: dict[str, Any]) -> JSON:
         version = self.session.initialize(params)
@@ -377,8 +378,11 @@ class Connection:
         if method == "notifications/initialized":
             self.session.initialized()
         elif method == "notifications/cancelled":
+            # The id is free at once: the client may reuse it before the handler unwinds.
             request_id = (jsonrpc.as_object(params) or {}).get("requestId")
-            scope = self._in_flight.get(request_id) if jsonrpc.is_request_id(request_id) else None
+            scope = (
+                self._in_flight.pop(request_id, None) if jsonrpc.is_request_id(request_id) else None
+            )
             if scope is not None:
                 scope.cancel()
         elif method == "notifications/roots/list_changed":
