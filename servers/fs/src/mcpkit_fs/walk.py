@@ -50,9 +50,9 @@ class Found:
 class Batch:
     """Entries of one directory met by a walk, in name order; `dir_fd` is open meanwhile.
 
-    A batch ends with each subdirectory walked into, whose batches come next, and after
-    `TICK_EVERY` entries. Walking by batches spares the hot loop of a search an object
-    per entry.
+    A batch ends with each subdirectory walked into, whose batches come next, and at each
+    tick (every `TICK_EVERY` entries of the walk), so a search ticks between its reads.
+    Walking by batches spares the hot loop of a search an object per entry.
     """
 
     directory: str  # below the walk's start, `/`-separated ("" for the start itself)
@@ -115,9 +115,13 @@ class _Walker:
             if rules and (name == ".git" or is_ignored(rules, path, kind == "directory")):
                 continue
             batch.entries.append((name, kind))
+            self.seen += 1
+            ticks = self.seen % TICK_EVERY == 0
+            if ticks:
+                self.tick(self.seen)
             descend = kind == "directory" and (self.max_depth is None or depth < self.max_depth)
-            if descend or len(batch.entries) == TICK_EVERY:
-                yield self._counted(batch)
+            if ticks or descend:
+                yield batch
                 batch = Batch(relative, depth, fd, [])
             if not descend:
                 continue
@@ -131,15 +135,7 @@ class _Walker:
             finally:
                 os.close(sub)
         if batch.entries:
-            yield self._counted(batch)
-
-    def _counted(self, batch: Batch) -> Batch:
-        """Count the entries of `batch`, calling `tick` every `TICK_EVERY`; return it."""
-        before = self.seen
-        self.seen += len(batch.entries)
-        if self.seen // TICK_EVERY > before // TICK_EVERY:
-            self.tick(self.seen)
-        return batch
+            yield batch
 
     def _left_out(self, path: str) -> bool:
         """Return whether the entry at `path` is excluded or denied."""
