@@ -114,7 +114,8 @@ def split_lines(text: str) -> list[str]:
 
 def bare_lines(text: str) -> list[str]:
     """Return the lines of `text` (as `split_lines` finds them) without their endings."""
-    lines = _LINE_END.split(text)
+    # str.split is several times faster than a regular expression, which CRs need.
+    lines = _LINE_END.split(text) if "\r" in text else text.split("\n")
     if not lines[-1]:  # text ends with a line ending, or is empty: no line follows
         lines.pop()
     return lines
