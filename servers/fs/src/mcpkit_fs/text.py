@@ -47,6 +47,7 @@ _BOM_CODECS = (
     Codec("utf-16-le", codecs.BOM_UTF16_LE),
     Codec("utf-16-be", codecs.BOM_UTF16_BE),
 )
+_BOMS = tuple(codec.bom for codec in _BOM_CODECS)
 _UTF_8 = Codec("utf-8")
 _LATIN_1 = Codec("latin-1")
 
@@ -57,9 +58,10 @@ def sniff(head: bytes) -> Codec:
     Raises:
         BinaryFile: the bytes look binary.
     """
-    for codec in _BOM_CODECS:
-        if head.startswith(codec.bom):
-            return codec
+    if head.startswith(_BOMS):  # one test for the three: most files have no BOM
+        for codec in _BOM_CODECS:
+            if head.startswith(codec.bom):
+                return codec
     if b"\0" in head[:SNIFF_BYTES]:
         raise BinaryFile("binary content")
     try:
