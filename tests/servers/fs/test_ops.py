@@ -485,8 +485,8 @@ def test_search_content_reads_a_fifo_swapped_in_after_the_listing_without_blocki
     os.mkfifo(tree.root / "swapped")
     fd = os.open(tree.root, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        entry = walk.Found("swapped", "swapped", "file", 1, fd)
-        assert walk._read_small_file(entry) in (None, b"")  # pyright: ignore[reportPrivateUsage]
+        read = walk._read_small_file("swapped", fd)  # pyright: ignore[reportPrivateUsage]
+        assert read in (None, b"")
     finally:
         os.close(fd)
 

@@ -8,7 +8,6 @@ are, so the next attempt can copy them exactly. Replacement text is literal: `$&
 backreferences mean nothing special.
 """
 
-import difflib
 from dataclasses import dataclass
 
 from .text import bare_lines
@@ -99,6 +98,8 @@ def _apply_ignoring_indentation(text: str, edit: Edit) -> str | None:
 
 def _near_miss(text: str, old: str) -> str:
     """Describe the lines of `text` most similar to `old`, or say there are none."""
+    import difflib  # here, not at start-up: only a failed edit or a diff needs it
+
     lines = text.split("\n")
     wanted = old.strip("\n").split("\n")
     size = len(wanted)
@@ -125,6 +126,8 @@ def _near_miss(text: str, old: str) -> str:
 
 def unified_diff(before: str, after: str, old_name: str, new_name: str, context: int = 3) -> str:
     """Return the unified diff from `before` to `after` ("" when they are equal)."""
+    import difflib  # here, not at start-up: only a failed edit or a diff needs it
+
     lines = difflib.unified_diff(
         bare_lines(before), bare_lines(after), old_name, new_name, n=context, lineterm=""
     )

@@ -46,6 +46,25 @@ class Found:
     dir_fd: int
 
 
+@dataclass(slots=True)
+class Batch:
+    """Entries of one directory met by a walk, in name order; `dir_fd` is open meanwhile.
+
+    A batch ends with each subdirectory walked into, whose batches come next, and at each
+    tick (every `TICK_EVERY` entries of the walk), so a search ticks between its reads.
+    Walking by batches spares the hot loop of a search an object per entry.
+    """
+
+    directory: str  # below the walk's start, `/`-separated ("" for the start itself)
+    depth: int  # of the entries: 1 for those of the start directory
+    dir_fd: int
+    entries: list[tuple[str, EntryType]]  # name and type
+
+    def relative(self, name: str) -> str:
+        """Return the path of the entry `name` below the walk's start."""
+        return f"{self.directory}/{name}" if self.directory else name
+
+
 class _Walker:
     """A depth-first walk below one directory, in name order."""
 
@@ -70,14 +89,23 @@ class _Walker:
         self.seen = 0
         self.filtering = bool(exclude) or bool(sandbox.deny)  # checked per entry: kept cheap
 
-    def walk(self, fd: int, relative: str = "", depth: int = 1) -> Iterator[Found]:
-        """Yield the entries below the directory open at `fd`."""
-        rules = self._rules(fd, relative) if self.gitignore else []
-        yield from self._walk(fd, relative, depth, rules)
+    def walk(self, fd: int) -> Iterator[Found]:
+        """Yield the entries below the directory open at `fd`, one by one."""
+        for batch in self.batches(fd):
+            for name, kind in batch.entries:
+                yield Found(batch.relative(name), name, kind, batch.depth, batch.dir_fd)
 
-    def _walk(self, fd: int, relative: str, depth: int, rules: list[IgnoreRule]) -> Iterator[Found]:
+    def batches(self, fd: int) -> Iterator[Batch]:
+        """Yield the entries below the directory open at `fd` in batches."""
+        rules = self._rules(fd, "") if self.gitignore else []
+        yield from self._batches(fd, "", 1, rules)
+
+    def _batches(
+        self, fd: int, relative: str, depth: int, rules: list[IgnoreRule]
+    ) -> Iterator[Batch]:
         with os.scandir(fd) as found:
             items = sorted(found, key=attrgetter("name"))
+        batch = Batch(relative, depth, fd, [])
         for item in items:
             name = item.name
             path = f"{relative}/{name}" if relative else name
@@ -86,20 +114,28 @@ class _Walker:
             kind = dirent_type(item)
             if rules and (name == ".git" or is_ignored(rules, path, kind == "directory")):
                 continue
+            batch.entries.append((name, kind))
             self.seen += 1
-            if self.seen % TICK_EVERY == 0:
+            ticks = self.seen % TICK_EVERY == 0
+            if ticks:
                 self.tick(self.seen)
-            yield Found(path, name, kind, depth, fd)
-            if kind == "directory" and (self.max_depth is None or depth < self.max_depth):
-                try:
-                    sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except OSError:  # unreadable or swapped for a link: not descended
-                    continue
-                try:
-                    more = self._rules(sub, path) if self.gitignore else []
-                    yield from self._walk(sub, path, depth + 1, rules + more)
-                finally:
-                    os.close(sub)
+            descend = kind == "directory" and (self.max_depth is None or depth < self.max_depth)
+            if ticks or descend:
+                yield batch
+                batch = Batch(relative, depth, fd, [])
+            if not descend:
+                continue
+            try:
+                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError:  # unreadable or swapped for a link: not descended
+                continue
+            try:
+                more = self._rules(sub, path) if self.gitignore else []
+                yield from self._batches(sub, path, depth + 1, rules + more)
+            finally:
+                os.close(sub)
+        if batch.entries:
+            yield batch
 
     def _left_out(self, path: str) -> bool:
         """Return whether the entry at `path` is excluded or denied."""
@@ -262,14 +298,13 @@ def search_content(
     prefilter = _byte_pattern(query, case_sensitive) if not is_regex else None
     only = Glob(include) if include else None
     shown, fd, walker = _start(sandbox, path, exclude=exclude, gitignore=gitignore, tick=tick)
+    prefix = f"{shown.rstrip('/')}/"
     matches: list[ContentMatch] = []
     wanted = offset + max_results
     files = 0
     try:
-        for entry in walker.walk(fd):
-            if entry.type != "file" or (only is not None and not only.match(entry.relative)):
-                continue
-            data = _read_small_file(entry)
+        for batch, name in _files(walker.batches(fd), only):
+            data = _read_small_file(name, batch.dir_fd)
             if data is None:
                 continue
             files += 1
@@ -278,9 +313,9 @@ def search_content(
             text = _text(data)
             if text is None or regex.search(text) is None:  # one scan rules most files out
                 continue
-            name = f"{shown.rstrip('/')}/{entry.relative}"
             room = wanted - len(matches)
-            matches += _matching_lines(name, text, regex, context_lines, room + 1)
+            shown_name = prefix + batch.relative(name)
+            matches += _matching_lines(shown_name, text, regex, context_lines, room + 1)
             if len(matches) > wanted:
                 break
     finally:
@@ -308,8 +343,16 @@ def _misses(prefilter: re.Pattern[bytes], data: bytes) -> bool:
     return prefilter.search(data) is None and not data.startswith(_UTF16_BOMS)
 
 
-def _read_small_file(entry: Found) -> bytes | None:
-    """Return the bytes of a regular file of at most 8 MiB, or None to skip it.
+def _files(batches: Iterator[Batch], only: Glob | None) -> Iterator[tuple[Batch, str]]:
+    """Yield the regular files of a walk (those `only` matches) as their batch and name."""
+    for batch in batches:
+        for name, kind in batch.entries:
+            if kind == "file" and (only is None or only.match(batch.relative(name))):
+                yield batch, name
+
+
+def _read_small_file(name: str, dir_fd: int) -> bytes | None:
+    """Return the bytes of the regular file `name` of at most 8 MiB, or None to skip it.
 
     The walk's listing said it is a regular file, so it is opened without an fstat: a
     fifth of the work of a search. Should something else be swapped in under that name
@@ -318,7 +361,7 @@ def _read_small_file(entry: Found) -> bytes | None:
     (`O_NOCTTY`), and the reads stop past 8 MiB whatever the file is.
     """
     try:
-        handle = os.open(entry.name, _SEARCH_FLAGS, dir_fd=entry.dir_fd)
+        handle = os.open(name, _SEARCH_FLAGS, dir_fd=dir_fd)
     except OSError:
         return None
     try:
@@ -357,14 +400,19 @@ def _matching_lines(
         hit = regex.search(line)
         if hit is None:
             continue
+        if context:
+            before = [x[:MAX_MATCH_CHARS] for x in lines[max(0, index - context) : index]]
+            after = [x[:MAX_MATCH_CHARS] for x in lines[index + 1 : index + 1 + context]]
+        else:  # the usual case, spared two comprehensions (a third of the time per match)
+            before, after = [], []
         found.append(
             ContentMatch(
                 path=name,
                 line=index + 1,
                 column=hit.start() + 1,
                 text=line[:MAX_MATCH_CHARS],
-                before=[x[:MAX_MATCH_CHARS] for x in lines[max(0, index - context) : index]],
-                after=[x[:MAX_MATCH_CHARS] for x in lines[index + 1 : index + 1 + context]],
+                before=before,
+                after=after,
             )
         )
         if len(found) >= limit:
