@@ -467,6 +467,22 @@ def test_search_content(tree: Tree) -> None:
         walk.search_content(tree.sandbox, ".", "(", is_regex=True, exclude=[])
 
 
+def test_search_content_matches_a_regex_line_by_line(tree: Tree) -> None:
+    (tree.root / "lf.txt").write_text("x = 1\nfoo = 2\n")
+    (tree.root / "crlf.txt").write_bytes(b"a foo\r\nb\r\n")
+    (tree.root / "cr.txt").write_bytes(b"z\rfoo\r")
+    starts = walk.search_content(tree.sandbox, ".", "^foo", is_regex=True, exclude=[])
+    ends = walk.search_content(tree.sandbox, ".", "foo$", is_regex=True, exclude=[])
+    assert sorted((Path(m.path).name, m.line) for m in starts.matches) == [
+        ("cr.txt", 2),
+        ("lf.txt", 2),
+    ]
+    assert sorted((Path(m.path).name, m.line) for m in ends.matches) == [
+        ("cr.txt", 2),
+        ("crlf.txt", 1),
+    ]
+
+
 def test_search_content_reads_files_in_blocks_up_to_the_cap(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:

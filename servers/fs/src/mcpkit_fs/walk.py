@@ -311,7 +311,11 @@ def search_content(
             if prefilter is not None and _misses(prefilter, data):
                 continue
             text = _text(data)
-            if text is None or regex.search(text) is None:  # one scan rules most files out
+            if text is None:
+                continue
+            # One scan of the whole text rules most files out, for literal text only: a
+            # regex can match a line alone and not the text (`^x`, `x$` before CRLF, ...).
+            if not is_regex and regex.search(text) is None:
                 continue
             room = wanted - len(matches)
             shown_name = prefix + batch.relative(name)
