@@ -44,7 +44,7 @@ class StdioTransport(OneStream):
     def __init__(self, stdin: int | None = None, stdout: int | None = None) -> None:
         self._in = sys.stdin.fileno() if stdin is None else stdin
         self._out = sys.stdout.fileno() if stdout is None else stdout
-        self._pending: list[bytes] = []
+        self._pending: list[bytes | memoryview] = []
         self._pending_bytes = 0
         self._wake = anyio.Event()
         self._idle = anyio.Event()
@@ -127,10 +127,14 @@ class StdioTransport(OneStream):
             self._idle.set()
 
     def _write_some(self) -> None:
-        """Write as much of the queue as the pipe takes now, in one system call."""
+        """Write as much of the queue as the pipe takes now, in one system call.
+
+        What the pipe did not take stays queued as a view of the rest, so a large answer
+        draining a pipe-full at a time is not copied again for every write.
+        """
         if not self._pending:
             return
-        data = b"".join(self._pending)
+        data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
         self._pending.clear()
         try:
             written = os.write(self._out, data)
@@ -141,4 +145,4 @@ class StdioTransport(OneStream):
             written = len(data)
         self._pending_bytes -= written
         if written < len(data):
-            self._pending.append(data[written:])  # the head of the queue: order is kept
+            self._pending.append(memoryview(data)[written:])  # the head: order is kept
