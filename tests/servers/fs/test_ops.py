@@ -278,6 +278,26 @@ def test_file_info(tree: Tree) -> None:
     assert outside.symlink_target == "(outside the allowed directories, or missing)"
 
 
+def test_work_on_the_loop_stays_small(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ops, "LOOP_FILE_BYTES", 6)
+    monkeypatch.setattr(ops, "LOOP_ENTRIES", 2)
+    assert ops.read_text(tree.sandbox, "hello.txt", on_loop=True).content == "hello\n"
+    (tree.root / "big.txt").write_text("hello!\n")
+    for read in (
+        lambda: ops.read_text(tree.sandbox, "big.txt", on_loop=True),
+        lambda: ops.read_media(tree.sandbox, "big.txt", max_bytes=100, on_loop=True),
+        lambda: ops.list_directory(tree.sandbox, ".", on_loop=True),
+        lambda: ops.list_directory_with_sizes(tree.sandbox, ".", on_loop=True),
+        lambda: ops.file_info(tree.sandbox, "hello.txt", with_hash=True, on_loop=True),
+    ):
+        with pytest.raises(ops.TooLarge):
+            read()
+    assert [e.name for e in ops.list_directory(tree.sandbox, "sub", on_loop=True).entries] == [
+        "inner.txt"
+    ]
+    assert ops.read_text(tree.sandbox, "big.txt").content == "hello!\n"
+
+
 def test_compare_files(tree: Tree) -> None:
     (tree.root / "a.txt").write_text("one\ntwo\n")
     (tree.root / "b.txt").write_text("one\n2\n")
