@@ -175,6 +175,19 @@ async def test_a_fifo_read_on_the_event_loop_is_refused_at_once(tree: Tree) -> N
                 assert "FIFO" in message
 
 
+async def test_an_undecodable_file_name_is_listed_and_read(tree: Tree) -> None:
+    # No codec decoded the name: it reaches Python with a lone surrogate, which UTF-8 cannot
+    # hold, so its JSON escapes it.
+    (tree.root / os.fsdecode(b"bad\xff.txt")).write_bytes(b"odd\n")
+    async with connect(server_for(tree.root)) as client:
+        listing = await call(client, "list_directory", path=".")
+        assert "bad\udcff.txt" in [entry["name"] for entry in listing["entries"]]
+        result = await client.call_tool("list_directory_with_sizes", {"path": "."})
+        assert '"name":"bad\\udcff.txt"' in result["content"][0]["text"]
+        read = await call(client, "read_text_file", path="bad\udcff.txt")
+        assert (read["path"], read["content"]) == (f"{tree.root}/bad\udcff.txt", "odd\n")
+
+
 async def test_client_roots_narrow_the_configured_directories(tree: Tree) -> None:
     handlers = {"roots/list": roots_handler(tree.root / "sub", tree.out)}
     async with connect(server_for(tree.root), handlers=handlers) as client:
