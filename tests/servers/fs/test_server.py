@@ -173,6 +173,10 @@ async def test_a_fifo_read_on_the_event_loop_is_refused_at_once(tree: Tree) -> N
             for tool in ("read_text_file", "read_file", "read_media_file"):
                 message = await error_of(client, tool, path="fifo")
                 assert "FIFO" in message
+            for tool in ("list_directory", "list_directory_with_sizes"):
+                assert "not a directory" in await error_of(client, tool, path="fifo")
+            info = await call(client, "get_file_info", path="fifo")
+            assert info["type"] == "other"
 
 
 async def test_an_undecodable_file_name_is_listed_and_read(tree: Tree) -> None:
