@@ -97,7 +97,7 @@ class Access:
         """Run the read `work(sandbox, on_loop)` on the event loop if it is small, then log `done`.
 
         `work` is first run with `on_loop` true, on the event loop: the hop to a worker
-        thread (about 0.3 ms) costs more than reading a small file or directory. If it
+        thread (some 0.35 ms a call) costs more than reading a small file or directory. If it
         raises `TooLarge` it runs again, with `on_loop` false, in a worker thread. Only
         reads of one file or directory that open without blocking (`O_NONBLOCK`, checked
         with `fstat`) qualify; walks, searches, hashes and writes use `run`.
