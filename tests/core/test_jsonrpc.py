@@ -1,6 +1,8 @@
 """Framing of single messages: decode, classify, encode."""
 
+import importlib
 import json
+import sys
 
 import pytest
 
@@ -48,16 +50,33 @@ def test_decode_refuses_what_is_not_utf8_json(frame: bytes) -> None:
         jsonrpc.decode(frame)
 
 
+@pytest.fixture(params=["pydantic_core", "json"])
+def encoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Encode with pydantic_core (once something imported it), or with json (before)."""
+    importlib.import_module("pydantic_core")  # imported, so that encode may use it
+    if request.param == "json":
+        monkeypatch.delitem(sys.modules, "pydantic_core")
+
+
+@pytest.mark.usefixtures("encoder")
 def test_encode_is_one_compact_line_of_utf8() -> None:
-    frame = jsonrpc.encode(jsonrpc.result(1, {"text": "a\nb", "name": "ü"}))
+    frame = jsonrpc.encode(jsonrpc.result(1, {"text": "a\nb", "name": "ü", "n": [1.5, None]}))
     assert b"\n" not in frame
-    assert frame == '{"jsonrpc":"2.0","id":1,"result":{"text":"a\\nb","name":"ü"}}'.encode()
+    expected = '{"jsonrpc":"2.0","id":1,"result":{"text":"a\\nb","name":"ü","n":[1.5,null]}}'
+    assert frame == expected.encode()
 
 
+@pytest.mark.usefixtures("encoder")
 def test_encode_escapes_lone_surrogates_instead_of_failing() -> None:
     frame = jsonrpc.encode(jsonrpc.result(1, {"name": "bad\udcff"}))
     frame.decode("utf-8")  # valid UTF-8
     assert json.loads(frame)["result"]["name"] == "bad\udcff"
+
+
+@pytest.mark.usefixtures("encoder")
+def test_encode_refuses_what_is_not_json() -> None:
+    with pytest.raises(TypeError):
+        jsonrpc.encode(jsonrpc.result(1, {"value": object()}))
 
 
 def test_error_without_readable_id_leaves_id_out() -> None:

@@ -77,6 +77,26 @@ def test_large_file_is_read_in_parts(tree: Tree, monkeypatch: pytest.MonkeyPatch
     assert (page.start_line, page.end_line, page.next_offset) == (500, 499 + lines, 500 + lines)
 
 
+def test_a_file_that_grows_after_its_fstat_is_read_on_up_to_the_cap(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fstat = os.fstat
+
+    def stale(fd: int) -> os.stat_result:  # the size of the file before it grew
+        status = fstat(fd)
+        return os.stat_result((status.st_mode, *status[1:6], 3, *status[7:10]))
+
+    (tree.root / "f.txt").write_text(numbered(3))
+    monkeypatch.setattr(os, "fstat", stale)
+    assert ops.read_text(tree.sandbox, "f.txt").content == numbered(3)
+    assert ops.read_bytes(tree.sandbox, "f.txt", max_bytes=100)[0] == numbered(3).encode()
+    with pytest.raises(FsError, match="larger than 10 bytes"):
+        ops.read_bytes(tree.sandbox, "f.txt", max_bytes=10)
+    monkeypatch.setattr(ops, "WHOLE_FILE_BYTES", 10)
+    with pytest.raises(FsError, match="grew while being read"):
+        ops.read_text(tree.sandbox, "f.txt")
+
+
 def test_only_cr_and_lf_end_lines(tree: Tree) -> None:
     (tree.root / "f.txt").write_text("a\x0cb\nc\u2028d\n\ne", newline="")
     read = ops.read_text(tree.sandbox, "f.txt", offset=2, limit=1)
@@ -276,6 +296,26 @@ def test_file_info(tree: Tree) -> None:
     (tree.root / "out").symlink_to(tree.out / "secret.txt")
     outside = ops.file_info(tree.sandbox, "out")
     assert outside.symlink_target == "(outside the allowed directories, or missing)"
+
+
+def test_work_on_the_loop_stays_small(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ops, "LOOP_FILE_BYTES", 6)
+    monkeypatch.setattr(ops, "LOOP_ENTRIES", 2)
+    assert ops.read_text(tree.sandbox, "hello.txt", on_loop=True).content == "hello\n"
+    (tree.root / "big.txt").write_text("hello!\n")
+    for read in (
+        lambda: ops.read_text(tree.sandbox, "big.txt", on_loop=True),
+        lambda: ops.read_media(tree.sandbox, "big.txt", max_bytes=100, on_loop=True),
+        lambda: ops.list_directory(tree.sandbox, ".", on_loop=True),
+        lambda: ops.list_directory_with_sizes(tree.sandbox, ".", on_loop=True),
+        lambda: ops.file_info(tree.sandbox, "hello.txt", with_hash=True, on_loop=True),
+    ):
+        with pytest.raises(ops.TooLarge):
+            read()
+    assert [e.name for e in ops.list_directory(tree.sandbox, "sub", on_loop=True).entries] == [
+        "inner.txt"
+    ]
+    assert ops.read_text(tree.sandbox, "big.txt").content == "hello!\n"
 
 
 def test_compare_files(tree: Tree) -> None:

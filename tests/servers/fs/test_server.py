@@ -3,6 +3,7 @@
 Every message the server sends is validated against the official schema (`checked`).
 """
 
+import os
 from pathlib import Path
 from typing import Any, cast
 
@@ -13,7 +14,7 @@ from checked import connect
 from e2e.fs_helpers import WRITE_TOOLS
 from mcpkit import Context, Server
 from mcpkit.testing import Client, RPCError
-from mcpkit_fs import walk
+from mcpkit_fs import ops, walk
 from mcpkit_fs.access import Progress
 from mcpkit_fs.globs import GlobSet
 from mcpkit_fs.sandbox import Policy, RootsMode, parse_directory
@@ -134,6 +135,61 @@ async def test_read_media_file_blocks(tree: Tree) -> None:
             "application/pdf",
             f"file://{tree.root}/doc.pdf",
         )
+
+
+async def test_small_reads_run_on_the_event_loop_and_large_ones_in_a_thread(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hops: list[object] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counted(work: Any, *args: Any, **kwargs: Any) -> Any:
+        hops.append(work)
+        return await run_sync(work, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    monkeypatch.setattr(ops, "LOOP_FILE_BYTES", 6)
+    (tree.root / "big.txt").write_text("hello!\n")
+    async with connect(server_for(tree.root)) as client:
+        await call(client, "list_allowed_directories")  # the client's roots, once
+        hops.clear()
+        for name, arguments in (
+            ("read_text_file", {"path": "hello.txt"}),
+            ("read_media_file", {"path": "hello.txt"}),
+            ("list_directory", {"path": "."}),
+            ("list_directory_with_sizes", {"path": "."}),
+            ("get_file_info", {"path": "hello.txt"}),
+        ):
+            assert not (await client.call_tool(name, arguments)).get("isError")
+        assert hops == []
+        assert (await call(client, "read_text_file", path="big.txt"))["content"] == "hello!\n"
+        assert len(hops) == 1
+
+
+async def test_a_fifo_read_on_the_event_loop_is_refused_at_once(tree: Tree) -> None:
+    os.mkfifo(tree.root / "fifo")  # opening it to read would wait for a writer
+    async with connect(server_for(tree.root)) as client:
+        with anyio.fail_after(5):
+            for tool in ("read_text_file", "read_file", "read_media_file"):
+                message = await error_of(client, tool, path="fifo")
+                assert "FIFO" in message
+            for tool in ("list_directory", "list_directory_with_sizes"):
+                assert "not a directory" in await error_of(client, tool, path="fifo")
+            info = await call(client, "get_file_info", path="fifo")
+            assert info["type"] == "other"
+
+
+async def test_an_undecodable_file_name_is_listed_and_read(tree: Tree) -> None:
+    # No codec decoded the name: it reaches Python with a lone surrogate, which UTF-8 cannot
+    # hold, so its JSON escapes it.
+    (tree.root / os.fsdecode(b"bad\xff.txt")).write_bytes(b"odd\n")
+    async with connect(server_for(tree.root)) as client:
+        listing = await call(client, "list_directory", path=".")
+        assert "bad\udcff.txt" in [entry["name"] for entry in listing["entries"]]
+        result = await client.call_tool("list_directory_with_sizes", {"path": "."})
+        assert '"name":"bad\\udcff.txt"' in result["content"][0]["text"]
+        read = await call(client, "read_text_file", path="bad\udcff.txt")
+        assert (read["path"], read["content"]) == (f"{tree.root}/bad\udcff.txt", "odd\n")
 
 
 async def test_client_roots_narrow_the_configured_directories(tree: Tree) -> None:

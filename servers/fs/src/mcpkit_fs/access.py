@@ -20,6 +20,7 @@ import anyio
 
 from mcpkit import ClientRequestError, Context
 
+from .ops import TooLarge
 from .sandbox import AllowedDir, Policy, Sandbox, resolve_directory, root_path
 
 logger = logging.getLogger("mcpkit_fs.access")
@@ -106,6 +107,26 @@ class Access:
         sandbox = await self.sandbox(ctx)
         result = await anyio.to_thread.run_sync(work, sandbox)
         await ctx.log(level, done, logger="mcp-fs")
+        return result
+
+    async def run_bounded(self, ctx: Context, work: Callable[[Sandbox, bool], T], done: str) -> T:
+        """Run the read `work(sandbox, on_loop)` on the event loop if it is small, then log `done`.
+
+        `work` is first run with `on_loop` true, on the event loop: the hop to a worker
+        thread (some 0.35 ms a call) costs more than reading a small file or directory. If it
+        raises `TooLarge` it runs again, with `on_loop` false, in a worker thread. Only
+        reads of one file or directory that open without blocking (`O_NONBLOCK`, checked
+        with `fstat`) qualify; walks, searches, hashes and writes use `run`.
+
+        Raises:
+            FsError: from `work`.
+        """
+        sandbox = await self.sandbox(ctx)
+        try:
+            result = work(sandbox, True)
+        except TooLarge:
+            result = await anyio.to_thread.run_sync(work, sandbox, False)
+        await ctx.log("debug", done, logger="mcp-fs")
         return result
 
 

@@ -2,7 +2,8 @@
 
 Every function takes the sandbox first, resolves its paths through it, and returns a typed
 result or raises `FsError` with a message that says what to do next. Nothing here knows
-about MCP; the server runs these functions in worker threads.
+about MCP; the server runs these functions in worker threads, except the reads of one file
+or one directory, which it runs `on_loop` (on the event loop) while they stay small.
 """
 
 import hashlib
@@ -12,6 +13,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 from operator import attrgetter
 from typing import BinaryIO, Literal, TypeVar
 
@@ -50,10 +52,18 @@ MiB = 1024 * KiB
 WHOLE_FILE_BYTES = 16 * MiB  # larger text files are read line by line, never whole
 DEFAULT_READ_BYTES = 256 * KiB  # about what a client takes in one tool result
 MAX_LINE_CHARS = 2000  # a longer line is cut (minified code), in listings of matches
+# What a read may do `on_loop`: about a millisecond of work, as much as the hop to a worker
+# thread would cost. Larger work goes to a thread, where it blocks no other request.
+LOOP_FILE_BYTES = 256 * KiB
+LOOP_ENTRIES = 2000
 
 EntryT = TypeVar("EntryT", bound=Entry)
 WriteMode = Literal["overwrite", "append", "create"]
 SortBy = Literal["name", "size"]
+
+
+class TooLarge(Exception):
+    """Work asked to stay small (`on_loop`) is larger: run it again in a worker thread."""
 
 
 # Reading ---------------------------------------------------------------------------------
@@ -69,6 +79,7 @@ def read_text(
     limit: int | None = None,
     max_bytes: int = DEFAULT_READ_BYTES,
     line_numbers: bool = False,
+    on_loop: bool = False,
 ) -> TextRead:
     """Read lines of a text file: all, the first or last `head`/`tail`, or a range.
 
@@ -77,6 +88,7 @@ def read_text(
 
     Raises:
         FsError: conflicting arguments, or the file cannot be read as text.
+        TooLarge: `on_loop`, and the file is over `LOOP_FILE_BYTES`.
     """
     if head is not None and tail is not None:
         raise FsError("Give head or tail, not both.")
@@ -87,11 +99,13 @@ def read_text(
         shown = place.shown
     with os.fdopen(fd, "rb") as file:
         size = os.fstat(fd).st_size
+        if on_loop and size > LOOP_FILE_BYTES:
+            raise TooLarge(shown)
         if size > WHOLE_FILE_BYTES:
             return _read_large(
                 file, shown, size, head, tail, offset, limit, max_bytes, line_numbers
             )
-        data = file.read(WHOLE_FILE_BYTES + 1)  # bounded even if the file grows meanwhile
+        data = _read_up_to(file, size, WHOLE_FILE_BYTES)
     if len(data) > WHOLE_FILE_BYTES:
         raise FsError(f"{shown} grew while being read: read it again.")
     text, codec = _decode(data, shown)
@@ -116,6 +130,19 @@ def read_text(
         size=size,
         sha256=hashlib.sha256(data).hexdigest(),
     )
+
+
+def _read_up_to(file: BinaryIO, size: int, cap: int) -> bytes:
+    """Return the bytes of an open file: all of them, or `cap + 1` if it holds more than `cap`.
+
+    `size` is what `fstat` said. A read allocates all it may return up front, so asking
+    for `size + 1` bytes instead of `cap + 1` spares a small file a 16 MiB allocation; a
+    file that grew since the `fstat` is read on, still up to `cap + 1` bytes.
+    """
+    data = file.read(min(size, cap) + 1)
+    if size < len(data) <= cap:
+        data += file.read(cap + 1 - len(data))
+    return data
 
 
 def _read_large(
@@ -238,27 +265,34 @@ class Media:
     data: bytes
 
 
-def read_media(sandbox: Sandbox, path: str, *, max_bytes: int) -> Media:
+def read_media(sandbox: Sandbox, path: str, *, max_bytes: int, on_loop: bool = False) -> Media:
     """Read a whole file as bytes, with its MIME type.
 
     Raises:
         FsError: the file cannot be read or is larger than `max_bytes`.
+        TooLarge: `on_loop`, and the file is over `LOOP_FILE_BYTES`.
     """
-    data, shown = read_bytes(sandbox, path, max_bytes=max_bytes)
+    data, shown = read_bytes(sandbox, path, max_bytes=max_bytes, on_loop=on_loop)
     return Media(shown, guess_mime(shown, data[:64]), data)
 
 
-def read_bytes(sandbox: Sandbox, path: str, *, max_bytes: int) -> tuple[bytes, str]:
+def read_bytes(
+    sandbox: Sandbox, path: str, *, max_bytes: int, on_loop: bool = False
+) -> tuple[bytes, str]:
     """Return the bytes of a regular file (at most `max_bytes`) and its shown path.
 
     Raises:
         FsError: the file cannot be read or is larger than `max_bytes`.
+        TooLarge: `on_loop`, and the file is over `LOOP_FILE_BYTES`.
     """
     with sandbox.place(path) as place:
         fd = open_file(place)
         shown = place.shown
     with os.fdopen(fd, "rb") as file:
-        data = file.read(max_bytes + 1)
+        size = os.fstat(fd).st_size
+        if on_loop and size > LOOP_FILE_BYTES:
+            raise TooLarge(shown)
+        data = _read_up_to(file, size, max_bytes)
     if len(data) > max_bytes:
         raise FsError(f"{shown} is larger than {max_bytes} bytes: too large to read whole.")
     return data, shown
@@ -489,26 +523,36 @@ def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
 
 
-def list_directory(sandbox: Sandbox, path: str, *, offset: int = 0, limit: int = 1000) -> Listing:
+def list_directory(
+    sandbox: Sandbox, path: str, *, offset: int = 0, limit: int = 1000, on_loop: bool = False
+) -> Listing:
     """List a directory's entries by name (denied ones left out), a page at a time.
 
     Raises:
         FsError: the path is not a directory that may be read.
+        TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
     """
-    shown, entries = _scan(sandbox, path, _plain)
+    shown, entries = _scan(sandbox, path, _plain, on_loop=on_loop)
     entries.sort(key=_by_name)
     return Listing(shown, *_paginate(entries, offset, limit))
 
 
 def list_directory_with_sizes(
-    sandbox: Sandbox, path: str, *, sort_by: SortBy = "name", offset: int = 0, limit: int = 1000
+    sandbox: Sandbox,
+    path: str,
+    *,
+    sort_by: SortBy = "name",
+    offset: int = 0,
+    limit: int = 1000,
+    on_loop: bool = False,
 ) -> SizedListing:
     """List a directory's entries with sizes (largest first by `size`), a page at a time.
 
     Raises:
         FsError: the path is not a directory that may be read.
+        TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
     """
-    shown, entries = _scan(sandbox, path, _sized)
+    shown, entries = _scan(sandbox, path, _sized, on_loop=on_loop)
     entries.sort(key=_by_name)
     if sort_by == "size":
         entries.sort(key=lambda e: e.size or 0, reverse=True)  # stable: ties stay by name
@@ -531,17 +575,27 @@ def _paginate(
 
 
 def _scan(
-    sandbox: Sandbox, path: str, describe: Callable[[os.DirEntry[str]], EntryT]
+    sandbox: Sandbox,
+    path: str,
+    describe: Callable[[os.DirEntry[str]], EntryT],
+    *,
+    on_loop: bool,
 ) -> tuple[str, list[EntryT]]:
     """Return the shown path of a directory and its entries, denied ones left out.
 
     `describe` runs while the directory is open (a stat of an entry needs it).
+
+    Raises:
+        FsError: the path is not a directory that may be read.
+        TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
     """
     with sandbox.place(path) as place:
         fd = open_directory(place)
         try:
             with os.scandir(fd) as found:
-                items = list(found)
+                items = list(islice(found, LOOP_ENTRIES + 1) if on_loop else found)
+            if len(items) > LOOP_ENTRIES and on_loop:
+                raise TooLarge(place.shown)
             if sandbox.deny:  # checked once: most sandboxes have no deny globs
                 items = [
                     item
@@ -591,12 +645,17 @@ def dirent_type(item: os.DirEntry[str]) -> EntryType:
     return "other"
 
 
-def file_info(sandbox: Sandbox, path: str, *, with_hash: bool = False) -> FileInfo:
+def file_info(
+    sandbox: Sandbox, path: str, *, with_hash: bool = False, on_loop: bool = False
+) -> FileInfo:
     """Describe a file, directory or link (a link itself, not what it points to).
 
     Raises:
         FsError: the path does not exist or may not be read.
+        TooLarge: `on_loop` and `with_hash`: a hash reads the whole file.
     """
+    if on_loop and with_hash:
+        raise TooLarge(path)
     with sandbox.place(path, follow=False) as place:
         status = place.lstat()
         if status is None:

@@ -17,6 +17,7 @@ then `os.replace`, which replaces a name and never writes through a link.
 
 import errno
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -39,6 +40,7 @@ MAX_NAME_BYTES = 255
 MAX_SYMLINKS = 40  # hops in one walk, as Linux allows
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LIST_HINT = "Call list_allowed_directories to see where access is allowed."
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 class FsError(ToolError):
@@ -398,7 +400,7 @@ def check_path(path: str) -> None:
     """
     if not path:
         raise FsError("The path is empty: give a file or directory path.")
-    if any(ord(char) < 32 or ord(char) == 127 for char in path):
+    if _CONTROL.search(path):
         raise FsError("The path contains a NUL or another control character: remove it.")
     if len(path.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES:
         raise FsError(f"The path is longer than {MAX_PATH_BYTES} bytes.")

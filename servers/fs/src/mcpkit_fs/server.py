@@ -1,7 +1,8 @@
 """mcp-fs: the reference filesystem tools and more, confined to the allowed directories.
 
 This module only registers. The work is in `ops`, `transfer`, `walk` and `resources`
-(which run in worker threads); `access` gives each request its sandbox.
+(which run in worker threads, but for small reads: see `Access.run_bounded`); `access` gives
+each request its sandbox.
 """
 
 import base64
@@ -129,9 +130,9 @@ def _register_reads(app: Server, access: Access) -> None:
         Returns at most max_bytes of text; when more lines follow, next_offset says where
         to continue (pass it as offset).
         """
-        return await access.run(
+        return await access.run_bounded(
             ctx,
-            lambda s: ops.read_text(
+            lambda s, on_loop: ops.read_text(
                 s,
                 path,
                 head=head,
@@ -140,6 +141,7 @@ def _register_reads(app: Server, access: Access) -> None:
                 limit=limit,
                 max_bytes=max_bytes,
                 line_numbers=with_line_numbers,
+                on_loop=on_loop,
             ),
             f"read {path}",
         )
@@ -159,8 +161,10 @@ def _register_reads(app: Server, access: Access) -> None:
         max_bytes: Annotated[int, Param(ge=1, le=50 * MiB)] = 10 * MiB,
     ) -> ImageContent | AudioContent | EmbeddedResource:
         """Read a file as base64: an image or audio block, or an embedded blob otherwise."""
-        media = await access.run(
-            ctx, lambda s: ops.read_media(s, path, max_bytes=max_bytes), f"read media {path}"
+        media = await access.run_bounded(
+            ctx,
+            lambda s, on_loop: ops.read_media(s, path, max_bytes=max_bytes, on_loop=on_loop),
+            f"read media {path}",
         )
         data = base64.b64encode(media.data).decode()
         if media.mime_type.startswith("image/"):
@@ -194,8 +198,12 @@ def _register_reads(app: Server, access: Access) -> None:
         limit: Annotated[int, Param(ge=1, le=10_000)] = 1000,
     ) -> Listing:
         """List a directory's entries with their types, a page at a time, by name."""
-        return await access.run(
-            ctx, lambda s: ops.list_directory(s, path, offset=offset, limit=limit), f"list {path}"
+        return await access.run_bounded(
+            ctx,
+            lambda s, on_loop: ops.list_directory(
+                s, path, offset=offset, limit=limit, on_loop=on_loop
+            ),
+            f"list {path}",
         )
 
     @app.tool(title="List directory with sizes", annotations=READ)
@@ -207,10 +215,10 @@ def _register_reads(app: Server, access: Access) -> None:
         limit: Annotated[int, Param(ge=1, le=10_000)] = 1000,
     ) -> SizedListing:
         """List a directory's entries with sizes and the total, sorted by name or size."""
-        return await access.run(
+        return await access.run_bounded(
             ctx,
-            lambda s: ops.list_directory_with_sizes(
-                s, path, sort_by=sortBy, offset=offset, limit=limit
+            lambda s, on_loop: ops.list_directory_with_sizes(
+                s, path, sort_by=sortBy, offset=offset, limit=limit, on_loop=on_loop
             ),
             f"list {path}",
         )
@@ -222,8 +230,10 @@ def _register_reads(app: Server, access: Access) -> None:
         hash: Annotated[bool, Param(description="Also compute the SHA-256")] = False,
     ) -> FileInfo:
         """Describe a file, directory or symbolic link: size, times, permissions, MIME type."""
-        return await access.run(
-            ctx, lambda s: ops.file_info(s, path, with_hash=hash), f"info {path}"
+        return await access.run_bounded(
+            ctx,
+            lambda s, on_loop: ops.file_info(s, path, with_hash=hash, on_loop=on_loop),
+            f"info {path}",
         )
 
     @app.tool(title="Compare two text files", annotations=READ)
@@ -243,7 +253,9 @@ def _register_reads(app: Server, access: Access) -> None:
     @app.tool(title="List allowed directories", annotations=READ)
     async def list_allowed_directories(ctx: Context) -> AllowedDirectories:
         """List the directories this server may use, and which are read-only."""
-        return await access.run(ctx, ops.allowed_directories, "listed allowed directories")
+        return await access.run_bounded(
+            ctx, lambda s, _: ops.allowed_directories(s), "listed allowed directories"
+        )
 
 
 def _register_walks(app: Server, access: Access) -> None:
