@@ -53,7 +53,8 @@ from typing import Any
 
 import fs_fixtures
 import stdio_bench
-from stdio_bench import BenchError, Json, Samples, Server, pct, ratio, tree_rss_mib
+from report import Json, ratio
+from stdio_bench import BenchError, Samples, Server, pct, tree_rss_mib
 
 OURS, REFERENCE, GREP = "mcp-fs", "reference", "grep -r"
 REFERENCE_PACKAGE = "@modelcontextprotocol/server-filesystem"

@@ -44,8 +44,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, cast
+from typing import cast
 
+from report import Json, parse_servers, server_rows, table, tool_arguments
 from stdio_bench import (
     PROTOCOL_VERSION,
     SERVER_ENV,
@@ -55,10 +56,8 @@ from stdio_bench import (
     proc_stats,
     process_tree,
     progress,
-    ratio,
 )
 
-Json = dict[str, Any]
 HOST = "127.0.0.1"
 DEFAULT_CALL = ["echo", '{"text": "hello"}']
 CALL_HELP = 'the tools/call to time (default: echo \'{"text": "hello"}\')'
@@ -390,26 +389,15 @@ def figures(s: Samples) -> dict[str, float | None]:
 def render(report: Json) -> str:
     """The report as a plain-text table, one row per server."""
     servers: list[Json] = report["servers"]
-    o = report["settings"]
-    rows = [["server"]] + [[s["name"]] for s in servers]
-    for title, key, fmt, has_ratio in COLUMNS:
-        rows[0] += [title.format(c=o["clients"]), "x"] if has_ratio else [title]
-        for row, s in zip(rows[1:], servers, strict=True):
-            row.append("-" if s[key] is None else fmt.format(s[key]))
-            if has_ratio:
-                row.append("-" if s["ratios"][key] is None else f"{s['ratios'][key]:.2f}x")
-    widths = [max(map(len, col)) for col in zip(*rows, strict=True)]
-    for r in rows:
-        r[0] = r[0].ljust(widths[0])  # names to the left, figures to the right
-    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    m = report["machine"]
+    o, m = report["settings"], report["machine"]
+    columns = [(title.format(c=o["clients"]), key, fmt, has) for title, key, fmt, has in COLUMNS]
     intro = (
         f"HTTP: {m['cpus']} CPUs, load {m['load1']:.2f}, Python {m['python']}; {o['rounds']} "
         f"rounds x ({o['calls']} calls by 1 client, then {o['client_calls']} by each of "
         f"{o['clients']} clients at once); tools/call {o['call'][0]}; "
         f"x = value / {servers[0]['name']}'s"
     )
-    return "\n".join([intro, *lines])
+    return "\n".join([intro, *table(servers, columns)])
 
 
 async def run(servers: list[tuple[str, list[str]]], opts: argparse.Namespace) -> Json:
@@ -421,21 +409,18 @@ async def run(servers: list[tuple[str, list[str]]], opts: argparse.Namespace) ->
         for name, argv in servers:
             await session(name, argv, opts, samples[name])
     progress("")
-    base = figures(samples[servers[0][0]])
-    rows: list[Json] = []
-    for name, argv in servers:
-        s, fig = samples[name], figures(samples[name])
-        ratios = {key: ratio(fig[key], base[key]) for _, key, _, has in COLUMNS if has}
-        raw = {
+
+    def raw(name: str) -> Json:
+        s = samples[name]
+        return {
             "one_rps": s.one_rps,
             "one_cpu_us": s.one_cpu_us,
             "many_rps": s.many_rps,
             "many_cpu_us": s.many_cpu_us,
             "bench_cpu_pct": s.bench_cpu,
         }
-        rows.append(
-            {"name": name, "cmd": shlex.join(argv), **fig, "ratios": ratios, "samples": raw}
-        )
+
+    rows = server_rows(servers, {n: figures(s) for n, s in samples.items()}, COLUMNS, raw)
     settings = ("rounds", "calls", "clients", "client_calls", "call", "path", "timeout")
     return {
         "machine": {"cpus": os.cpu_count(), "load1": load1, "python": sys.version.split()[0]},
@@ -461,23 +446,8 @@ def parse_args(argv: list[str] | None) -> tuple[list[tuple[str, list[str]]], arg
     opts = p.parse_args(argv)
     if min(opts.rounds, opts.calls, opts.clients, opts.client_calls, opts.timeout) <= 0:
         p.error("counts must be at least 1 and --timeout positive")
-    try:
-        args = json.loads(opts.call[1])
-    except ValueError as e:
-        p.error(f"--call {opts.call[0]}: ARGS is not JSON: {e}")
-    if not isinstance(args, dict):
-        p.error(f"--call {opts.call[0]}: ARGS must be a JSON object")
-    opts.params = {"name": opts.call[0], "arguments": args}
-    servers: list[tuple[str, list[str]]] = []
-    for spec in opts.server:
-        name, _, cmd = cast(str, spec).partition("=")
-        if not name or "{port}" not in cmd or name in (n for n, _ in servers):
-            p.error(f"--server {spec!r}: want a new NAME=CMD, CMD with {{port}}")
-        try:
-            servers.append((name, shlex.split(cmd)))
-        except ValueError as e:
-            p.error(f"--server {spec!r}: {e}")
-    return servers, opts
+    opts.params = {"name": opts.call[0], "arguments": tool_arguments(p, "call", *opts.call)}
+    return parse_servers(p, opts.server, placeholder="{port}"), opts
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,9 +36,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
+from typing import cast
 
-Json = dict[str, Any]
+from report import Json, parse_servers, server_rows, table, tool_arguments
+
 PROTOCOL_VERSION = "2025-11-25"
 WARMUP = 50  # sequential requests before the measured ones
 HOL_PINGS = 5
@@ -377,31 +378,13 @@ def figures(s: Samples) -> dict[str, float | None]:
 def render(report: Json) -> str:
     """The report as a plain-text table, one row per server."""
     servers: list[Json] = report["servers"]
-    rows = [["server"]] + [[s["name"]] for s in servers]
-    for title, key, fmt, has_ratio in COLUMNS:
-        if all(s[key] is None for s in servers):
-            continue
-        rows[0] += [title, "x"] if has_ratio else [title]
-        for row, s in zip(rows[1:], servers, strict=True):
-            row.append("-" if s[key] is None else fmt.format(s[key]))
-            if has_ratio:
-                row.append("-" if s["ratios"][key] is None else f"{s['ratios'][key]:.2f}x")
-    widths = [max(map(len, col)) for col in zip(*rows, strict=True)]
-    for r in rows:
-        r[0] = r[0].ljust(widths[0])  # names to the left, figures to the right
-    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     m, o = report["machine"], report["settings"]
     intro = (
         f"{m['cpus']} CPUs, load {m['load1']:.2f}, Python {m['python']}; {o['cold']} cold starts, "
         f"{o['rounds']} rounds x {o['pings']} pings, pipeline {o['pipeline']}; "
         f"x = value / {servers[0]['name']}'s"
     )
-    return "\n".join([intro, *lines])
-
-
-def ratio(value: float | None, base: float | None) -> float | None:
-    """value / base, None where either is missing."""
-    return value / base if value is not None and base else None
+    return "\n".join([intro, *table(servers, COLUMNS)])
 
 
 def progress(text: str) -> None:
@@ -423,18 +406,19 @@ def run(servers: list[tuple[str, list[str]]], opts: argparse.Namespace) -> Json:
         for name, argv in servers:
             session(name, argv, opts, samples[name])
     progress("")
-    base = figures(samples[servers[0][0]])
-    rows: list[Json] = []
-    for name, argv in servers:
-        s, fig = samples[name], figures(samples[name])
-        ratios = {key: ratio(fig[key], base[key]) for _, key, _, has in COLUMNS if has}
-        missing = sorted(s.missing_tools)
-        raw = {"cold_ms": s.cold_ms, "pipeline_rps": s.rps, "missing_tools": missing}
-        rows.append(
-            {"name": name, "cmd": shlex.join(argv), **fig, "ratios": ratios, "samples": raw}
-        )
-        if missing:
-            print(f"note: {name} lists no tool {', '.join(missing)}", file=sys.stderr)
+
+    def raw(name: str) -> Json:
+        s = samples[name]
+        return {
+            "cold_ms": s.cold_ms,
+            "pipeline_rps": s.rps,
+            "missing_tools": sorted(s.missing_tools),
+        }
+
+    rows = server_rows(servers, {n: figures(s) for n, s in samples.items()}, COLUMNS, raw)
+    for row in rows:
+        if missing := row["samples"]["missing_tools"]:
+            print(f"note: {row['name']} lists no tool {', '.join(missing)}", file=sys.stderr)
     settings = ("cold", "rounds", "pings", "pipeline", "call", "calls", "hol", "timeout")
     return {
         "machine": {"cpus": os.cpu_count(), "load1": load1, "python": sys.version.split()[0]},
@@ -461,23 +445,8 @@ def parse_args(argv: list[str] | None) -> tuple[list[tuple[str, list[str]]], arg
         p.error("counts must be at least 1 (--pipeline at least 0) and --timeout positive")
     for flag in ("call", "hol"):
         if (pair := getattr(opts, flag)) is not None:
-            try:
-                args = json.loads(pair[1])
-            except ValueError as e:
-                p.error(f"--{flag} {pair[0]}: ARGS is not JSON: {e}")
-            if not isinstance(args, dict):
-                p.error(f"--{flag} {pair[0]}: ARGS must be a JSON object")
-            setattr(opts, flag, (pair[0], args))
-    servers: list[tuple[str, list[str]]] = []
-    for spec in opts.server:
-        name, _, cmd = cast(str, spec).partition("=")
-        if not name or not cmd.strip() or name in (n for n, _ in servers):
-            p.error(f"--server {spec!r}: want a new NAME=CMD")
-        try:
-            servers.append((name, shlex.split(cmd)))
-        except ValueError as e:
-            p.error(f"--server {spec!r}: {e}")
-    return servers, opts
+            setattr(opts, flag, (pair[0], tool_arguments(p, flag, *pair)))
+    return parse_servers(p, opts.server), opts
 
 
 def on_sigterm(*_: object) -> None:
