@@ -31,6 +31,7 @@ from .jsonrpc import JSON, RequestId
 from .requeststate import RequestStates, binding
 from .runtime import Runtime
 from .server import Server
+from .session import declares
 from .shape import dump
 from .types import LogLevel, Root
 from .versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, V2026_07_28
@@ -177,12 +178,7 @@ class ModernPeer:
 
     def client_supports(self, *path: str) -> bool:
         """Whether this request declared the client capability at `path`."""
-        node: Any = self.meta.capabilities
-        for key in path:
-            if not isinstance(node, dict) or key not in node:
-                return False
-            node = node[key]  # pyright: ignore[reportUnknownVariableType]
-        return node is not None
+        return declares(self.meta.capabilities, path)
 
     def capability_error(self, *path: str, what: str) -> Exception:
         """The error for a capability this request did not declare (-32021)."""

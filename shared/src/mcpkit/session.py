@@ -106,13 +106,18 @@ class Session:
 
     def client_supports(self, *path: str) -> bool:
         """Return whether the client declared the capability at `path` ("elicitation", "url")."""
-        node: Any = self.client_capabilities
-        for key in path:
-            if not isinstance(node, dict) or key not in node:
-                return False
-            node = node[key]  # pyright: ignore[reportUnknownVariableType]
-        return node is not None
+        return declares(self.client_capabilities, path)
 
     def next_request_id(self) -> int:
         """Return a fresh id for a request to the client."""
         return next(self._request_ids)
+
+
+def declares(capabilities: Any, path: tuple[str, ...]) -> bool:
+    """Return whether the client `capabilities` object has a capability at `path`."""
+    node: Any = capabilities
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]  # pyright: ignore[reportUnknownVariableType]
+    return node is not None
