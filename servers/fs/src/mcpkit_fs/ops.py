@@ -533,7 +533,6 @@ def list_directory(
         TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
     """
     shown, entries = _scan(sandbox, path, _plain, on_loop=on_loop)
-    entries.sort(key=_by_name)
     return Listing(shown, *_paginate(entries, offset, limit))
 
 
@@ -553,7 +552,6 @@ def list_directory_with_sizes(
         TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
     """
     shown, entries = _scan(sandbox, path, _sized, on_loop=on_loop)
-    entries.sort(key=_by_name)
     if sort_by == "size":
         entries.sort(key=lambda e: e.size or 0, reverse=True)  # stable: ties stay by name
     total = sum(e.size or 0 for e in entries)
@@ -581,7 +579,7 @@ def _scan(
     *,
     on_loop: bool,
 ) -> tuple[str, list[EntryT]]:
-    """Return the shown path of a directory and its entries, denied ones left out.
+    """Return the shown path of a directory and its entries by name, denied ones left out.
 
     `describe` runs while the directory is open (a stat of an entry needs it).
 
@@ -605,6 +603,7 @@ def _scan(
             entries = [describe(item) for item in items]
         finally:
             os.close(fd)
+        entries.sort(key=_by_name)
         return place.shown, entries
 
 
