@@ -3,6 +3,8 @@
 For every server wheel in dist/: a fresh virtual environment, `uv pip install` of that one
 distribution (our packages from dist/, nothing from the workspace), then both console scripts
 and `python -m` answer an initialize over stdio.
+Our own packages are always taken fresh from dist/: every build is version 0.1.0, and uv's
+cache would otherwise hand back an older wheel of the same version.
 
     python packaging/smoke.py [DIST_DIR]
 """
@@ -36,10 +38,17 @@ def handshake(command: list[str]) -> str:
         capture_output=True,
         text=True,
         timeout=60,
-        check=True,
+        check=False,
     )
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} exited with {done.returncode}:\n{done.stderr}")
     answer = json.loads(done.stdout.splitlines()[0])
     return answer["result"]["serverInfo"]["name"]
+
+
+def own_distributions(dist: Path) -> set[str]:
+    """The names of the distributions built into `dist`, from their wheel file names."""
+    return {wheel.name.split("-")[0].replace("_", "-") for wheel in dist.glob("*.whl")}
 
 
 def smoke(dist: Path, server: Path, uv: str) -> None:
@@ -52,6 +61,8 @@ def smoke(dist: Path, server: Path, uv: str) -> None:
         python = venv / "bin" / "python"
         env = {**os.environ, "VIRTUAL_ENV": str(venv)}
         install = [uv, "pip", "install", "--quiet", "--find-links", str(dist), project["name"]]
+        for ours in own_distributions(dist):
+            install += ["--refresh-package", ours]
         subprocess.run(install, check=True, env=env)
         commands = [[str(venv / "bin" / script)] for script in project["scripts"]]
         commands.append([str(python), "-m", package])
