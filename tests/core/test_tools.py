@@ -2,10 +2,12 @@
 
 import logging
 from dataclasses import dataclass
-from typing import Annotated
+from datetime import UTC, datetime
+from typing import Annotated, Literal, NotRequired
 
 import pytest
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from checked import connect
 from mcpkit import Param, Server, TextContent, ToolAnnotations, ToolError, ToolResult
@@ -182,6 +184,59 @@ async def test_structured_output_with_a_lone_surrogate_is_escaped_in_the_text() 
         result = await client.call_tool("name", {})
     assert result["structuredContent"] == {"name": "bad\udcff"}
     assert result["content"] == [{"type": "text", "text": '{"name":"bad\\udcff"}'}]
+
+
+class Item(TypedDict):
+    name: str
+    kind: Literal["a", "b"]
+    children: NotRequired[list["Item"]]
+
+
+class Shelf(TypedDict):
+    items: list[Item]
+    count: Annotated[int | None, Param(description="how many")]
+
+
+class Stamped(TypedDict):
+    at: datetime
+
+
+async def test_typeddict_results_and_their_own_text() -> None:
+    app = Server("tools", "1")
+
+    @app.tool(text=lambda shelf: "\n".join(item["name"] for item in shelf["items"]))
+    async def shelf() -> Shelf:
+        """A TypedDict of JSON types: sent as it is, shown by its own text."""
+        return {
+            "items": [{"name": "x", "kind": "a", "children": [{"name": "y", "kind": "b"}]}],
+            "count": 1,
+        }
+
+    @app.tool()
+    async def stamped() -> Stamped:
+        """A TypedDict with a value that is not JSON yet: pydantic makes it JSON."""
+        return {"at": datetime(2026, 1, 2, tzinfo=UTC)}
+
+    async with connect(app) as client:
+        listed = {t["name"]: t for t in (await client.request("tools/list"))["tools"]}
+        assert listed["shelf"]["outputSchema"]["properties"]["count"]["description"] == "how many"
+        result = await client.call_tool("shelf", {})
+        assert result["structuredContent"]["items"][0]["children"] == [{"name": "y", "kind": "b"}]
+        assert result["content"] == [{"type": "text", "text": "x"}]
+        result = await client.call_tool("stamped", {})
+        assert result["structuredContent"] == {"at": "2026-01-02T00:00:00Z"}
+        assert result["content"] == [{"type": "text", "text": '{"at":"2026-01-02T00:00:00Z"}'}]
+
+
+def test_a_text_rendering_needs_a_structured_result() -> None:
+    app = Server("tools", "1")
+
+    async def plain() -> str:
+        """Say hi."""
+        return "hi"
+
+    with pytest.raises(TypeError, match="text rendering but no structured result"):
+        app.tool(text=str)(plain)
 
 
 async def test_structured_output_is_text_only_before_2025_06_18() -> None:

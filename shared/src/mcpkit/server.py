@@ -20,7 +20,7 @@ from .pagination import page
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource
 from .shape import dump, dump_all
-from .tools import RegisteredTool
+from .tools import RegisteredTool, TextRendering
 from .types import Annotations, Icon, Implementation, ToolAnnotations
 from .uritemplate import UriTemplate
 from .versions import has_completions
@@ -108,12 +108,15 @@ class Server:
         icons: list[Icon] | None = None,
         input_schema: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
+        text: TextRendering | None = None,
     ) -> Callable[[F], F]:
         """Register an async function as a tool (see `mcpkit.tools` for what it may return).
 
         Parameters become the input schema (a `Context` parameter is injected instead);
         the docstring becomes the description. `input_schema` replaces the derived schema
-        in the listing only (arguments are still validated against the signature).
+        in the listing only (arguments are still validated against the signature). `text`
+        turns a structured result into the text block a model reads when its host ignores
+        `structuredContent` (default: the same JSON).
         """
 
         def register(fn: F) -> F:
@@ -127,6 +130,7 @@ class Server:
                     icons=icons,
                     input_schema=input_schema,
                     meta=meta,
+                    text=text,
                 )
             )
             return fn

@@ -7,7 +7,12 @@
 | a content block or a list of them           | those blocks                                  |
 | `ToolResult`                                | exactly that                                  |
 | a pydantic model, dataclass or TypedDict    | `structuredContent` + `outputSchema` + the    |
-|                                             | same JSON as a text block                     |
+|                                             | same JSON as a text block, or the tool's own  |
+|                                             | `text` rendering of it                        |
+
+A TypedDict made only of JSON types (strings, numbers, booleans, None, Literals, lists
+and other such TypedDicts) is sent as it is, without a copy: the cheap way to return
+thousands of entries.
 
 Invalid arguments, `ToolError` and `ClientRequestError` become `isError` results with a
 message the model can act on; any other exception becomes an `isError` result that says
@@ -21,7 +26,9 @@ import types
 import typing
 from collections.abc import Callable, Coroutine
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin
+
+import typing_extensions
 
 from .context import Context
 from .errors import (
@@ -52,22 +59,45 @@ if TYPE_CHECKING:  # pydantic is imported on first use, not at start-up (see mcp
 logger = logging.getLogger("mcpkit.tools")
 
 ToolFunction = Callable[..., Coroutine[Any, Any, Any]]
+TextRendering = Callable[[Any], str]
 _CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
 _PLAIN_RETURNS = (str, None, type(None), ToolResult, inspect.Parameter.empty, *_CONTENT_TYPES)
 
 
 def _is_structured(annotation: Any) -> bool:
     """Return whether a return annotation asks for structured output."""
+    if typing_extensions.is_typeddict(annotation):
+        return True
     if annotation in _PLAIN_RETURNS or not isinstance(annotation, type):
         return False
     kind = cast(type[Any], annotation)
     if issubclass(kind, (*_CONTENT_TYPES, ToolResult)):
         return False
-    if dataclasses.is_dataclass(kind) or typing.is_typeddict(kind):
+    if dataclasses.is_dataclass(kind):
         return True
     from pydantic import BaseModel  # only for other classes: see mcpkit.signature
 
     return issubclass(kind, BaseModel)
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _is_plain_json(annotation: Any, seen: frozenset[Any] = frozenset()) -> bool:
+    """Return whether every value of type `annotation` is JSON as it is (see the docstring)."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if annotation in _JSON_SCALARS or annotation in seen:  # seen: a recursive TypedDict
+        return True
+    if origin is typing_extensions.Annotated:
+        return _is_plain_json(args[0], seen)
+    if origin is Literal:
+        return all(isinstance(value, _JSON_SCALARS) for value in args)
+    if origin in (list, types.UnionType, typing.Union):
+        return all(_is_plain_json(arg, seen) for arg in args)
+    if typing_extensions.is_typeddict(annotation):
+        hints = typing_extensions.get_type_hints(annotation).values()
+        return all(_is_plain_json(hint, seen | {annotation}) for hint in hints)
+    return False
 
 
 def _is_supported_return(annotation: Any) -> bool:
@@ -93,6 +123,7 @@ class RegisteredTool:
         icons: list[Icon] | None,
         input_schema: dict[str, Any] | None,
         meta: dict[str, Any] | None,
+        text: TextRendering | None = None,
     ) -> None:
         self.signature = Signature(fn)
         self.fn = fn
@@ -109,9 +140,15 @@ class RegisteredTool:
         self.meta = meta
         self._input_schema = input_schema
         self._structured = _is_structured(self.signature.returns)
+        if text is not None and not self._structured:
+            raise TypeError(f"Tool {self.name!r} has a text rendering but no structured result")
+        self._text = text
 
     @cached_property
-    def _output_adapter(self) -> "TypeAdapter[Any]":
+    def _output_adapter(self) -> "TypeAdapter[Any] | None":
+        """How a structured result becomes JSON; None when it is JSON already."""
+        if _is_plain_json(self.signature.returns):
+            return None
         from pydantic import TypeAdapter  # on first use: see mcpkit.signature
 
         return TypeAdapter(self.signature.returns)
@@ -161,9 +198,12 @@ class RegisteredTool:
             TypeError: the value is none of the supported kinds.
         """
         if self._structured:
-            data = self._output_adapter.dump_python(value, mode="json", by_alias=True)
-            text = TextContent(text=encode(data).decode())  # the same JSON as the frame's
-            return ToolResult(content=[text], structured_content=data)
+            adapter = self._output_adapter
+            data = (
+                value if adapter is None else adapter.dump_python(value, mode="json", by_alias=True)
+            )
+            text = encode(data).decode() if self._text is None else self._text(value)
+            return ToolResult(content=[TextContent(text=text)], structured_content=data)
         if isinstance(value, ToolResult):
             return value
         if value is None:

@@ -268,21 +268,21 @@ def test_list_directory_pages_and_sizes(tree: Tree) -> None:
     for name, size in (("a.bin", 5), ("b.bin", 50), ("c.bin", 1)):
         (tree.root / name).write_bytes(b"x" * size)
     page = ops.list_directory(tree.sandbox, ".", limit=2)
-    assert [e.name for e in page.entries] == ["a.bin", "b.bin"]
-    assert (page.total_entries, page.truncated, page.next_offset) == (5, True, 2)
+    assert [e["name"] for e in page["entries"]] == ["a.bin", "b.bin"]
+    assert (page["total_entries"], page["truncated"], page["next_offset"]) == (5, True, 2)
     rest = ops.list_directory(tree.sandbox, ".", offset=2)
-    assert [e.name for e in rest.entries] == ["c.bin", "hello.txt", "sub"]
-    assert rest.entries[2].type == "directory"
+    assert [e["name"] for e in rest["entries"]] == ["c.bin", "hello.txt", "sub"]
+    assert rest["entries"][2]["type"] == "directory"
     sized = ops.list_directory_with_sizes(tree.sandbox, ".", sort_by="size")
-    assert [(e.name, e.size) for e in sized.entries] == [
+    assert [(e["name"], e["size"]) for e in sized["entries"]] == [
         ("b.bin", 50),
         ("hello.txt", 6),
         ("a.bin", 5),
         ("c.bin", 1),
         ("sub", None),
     ]
-    assert sized.total_size == 5 + 50 + 1 + 6
-    assert sized.entries[0].modified is not None
+    assert sized["total_size"] == 5 + 50 + 1 + 6
+    assert sized["entries"][0]["modified"] is not None
 
 
 def test_file_info(tree: Tree) -> None:
@@ -312,9 +312,8 @@ def test_work_on_the_loop_stays_small(tree: Tree, monkeypatch: pytest.MonkeyPatc
     ):
         with pytest.raises(ops.TooLarge):
             read()
-    assert [e.name for e in ops.list_directory(tree.sandbox, "sub", on_loop=True).entries] == [
-        "inner.txt"
-    ]
+    listing = ops.list_directory(tree.sandbox, "sub", on_loop=True)
+    assert [e["name"] for e in listing["entries"]] == ["inner.txt"]
     assert ops.read_text(tree.sandbox, "big.txt").content == "hello!\n"
 
 

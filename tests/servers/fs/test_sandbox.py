@@ -230,7 +230,7 @@ def test_deny_globs(tree: Tree) -> None:
         with pytest.raises(AccessDenied, match="deny rule"):
             read(sandbox, path)
     listing = ops.list_directory(sandbox, ".")
-    assert ".env" not in [e.name for e in listing.entries]
+    assert ".env" not in [e["name"] for e in listing["entries"]]
     found = walk.search_content(sandbox, ".", "CANARY", exclude=[])
     assert found.matches == []
     with pytest.raises(AccessDenied, match="denied"):

@@ -109,7 +109,7 @@ async def test_tools_work_and_errors_say_what_to_do(tree: Tree) -> None:
         read = await call(client, "read_text_file", path="hello.txt")
         assert read["content"] == "hello\n"
         text = (await client.call_tool("read_file", {"path": "hello.txt"}))["content"][0]["text"]
-        assert '"content":"hello\\n"' in text  # the same JSON as readable text
+        assert text == "hello\n"  # the text itself, as the reference gives it
         edited = await call(
             client, "edit_file", path="hello.txt", edits=[{"oldText": "hello", "newText": "bye"}]
         )
@@ -179,6 +179,36 @@ async def test_a_fifo_read_on_the_event_loop_is_refused_at_once(tree: Tree) -> N
             assert info["type"] == "other"
 
 
+async def test_listings_searches_and_reads_read_as_text(tree: Tree) -> None:
+    # The text block is what a model sees when its host ignores structuredContent.
+    (tree.root / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)))
+    async with connect(server_for(tree.root)) as client:
+
+        async def text_of(tool: str, **arguments: object) -> str:
+            result = await client.call_tool(tool, arguments)
+            assert "structuredContent" in result
+            return result["content"][0]["text"]
+
+        listing = await text_of("list_directory", path=".", limit=2)
+        assert (
+            listing == "[FILE] hello.txt\n[FILE] long.txt\n[2 of 3 entries: continue with offset=2]"
+        )
+        assert await text_of("list_directory", path=".", offset=2) == "[DIR] sub"
+        sized = (await text_of("list_directory_with_sizes", path=".")).splitlines()
+        assert sized[0].split() == ["[FILE]", "hello.txt", "6", "B"]
+        size = (tree.root / "hello.txt").stat().st_size + (tree.root / "long.txt").stat().st_size
+        assert sized[-1] == f"Total: 3 entries, {size} B"
+        found = await text_of("search_files", path=".", pattern="*.txt")
+        names = ("hello.txt", "long.txt", "sub/inner.txt")
+        assert found.splitlines() == [f"{tree.root}/{name}" for name in names]
+        assert (
+            await text_of("search_files", path=".", pattern="*.md")
+            == f"No matches below {tree.root}"
+        )
+        read = await text_of("read_text_file", path="long.txt", limit=2)
+        assert read == "line 1\nline 2\n\n[up to line 2 of 10: continue with offset=3]"
+
+
 async def test_an_undecodable_file_name_is_listed_and_read(tree: Tree) -> None:
     # No codec decoded the name: it reaches Python with a lone surrogate, which UTF-8 cannot
     # hold, so its JSON escapes it.
@@ -187,7 +217,7 @@ async def test_an_undecodable_file_name_is_listed_and_read(tree: Tree) -> None:
         listing = await call(client, "list_directory", path=".")
         assert "bad\udcff.txt" in [entry["name"] for entry in listing["entries"]]
         result = await client.call_tool("list_directory_with_sizes", {"path": "."})
-        assert '"name":"bad\\udcff.txt"' in result["content"][0]["text"]
+        assert "[FILE] bad\udcff.txt" in result["content"][0]["text"]
         read = await call(client, "read_text_file", path="bad\udcff.txt")
         assert (read["path"], read["content"]) == (f"{tree.root}/bad\udcff.txt", "odd\n")
 

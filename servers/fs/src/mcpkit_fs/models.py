@@ -8,6 +8,8 @@ of a thousand entries costs a thousand cheap objects, not a thousand validations
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
+from typing_extensions import TypedDict
+
 from mcpkit import Param
 
 from .text import Eol
@@ -93,15 +95,13 @@ class Created:
     created: Annotated[bool, Param(description="false when the directory already existed")]
 
 
-@dataclass(slots=True)
-class Entry:
+class Entry(TypedDict):
     """One entry of a directory listing."""
 
     name: str
     type: EntryType
 
 
-@dataclass(slots=True)
 class SizedEntry(Entry):
     """One entry of a directory listing, with its size (files only) and modification time."""
 
@@ -109,22 +109,25 @@ class SizedEntry(Entry):
     modified: str | None
 
 
-@dataclass(frozen=True)
-class Listing:
-    """A page of a directory's entries, by name."""
+class Page(TypedDict):
+    """What a listing says of its page: the directory, its size, where the next page starts."""
 
     path: str
-    entries: tuple[Entry, ...]
     total_entries: int
     truncated: bool
     next_offset: NextOffset
 
 
-@dataclass(frozen=True)
-class SizedListing(Listing):
+class Listing(Page):
+    """A page of a directory's entries, by name."""
+
+    entries: list[Entry]
+
+
+class SizedListing(Page):
     """A page of a directory's entries with sizes, and the total size of its files."""
 
-    entries: tuple[SizedEntry, ...]  # in the place of Listing's (frozen: so it may narrow)
+    entries: list[SizedEntry]
     total_size: int
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
-from operator import attrgetter
+from operator import itemgetter
 from typing import BinaryIO, Literal, TypeVar
 
 from .edits import Edit, EditMismatch, apply_edits, unified_diff
@@ -30,6 +30,7 @@ from .models import (
     FileText,
     Listing,
     MultipleFiles,
+    Page,
     SizedEntry,
     SizedListing,
     TextRead,
@@ -533,7 +534,8 @@ def list_directory(
         TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
     """
     shown, entries = _scan(sandbox, path, _plain, on_loop=on_loop)
-    return Listing(shown, *_paginate(entries, offset, limit))
+    page, about = _paginate(shown, entries, offset, limit)
+    return Listing(**about, entries=page)
 
 
 def list_directory_with_sizes(
@@ -553,23 +555,25 @@ def list_directory_with_sizes(
     """
     shown, entries = _scan(sandbox, path, _sized, on_loop=on_loop)
     if sort_by == "size":
-        entries.sort(key=lambda e: e.size or 0, reverse=True)  # stable: ties stay by name
-    total = sum(e.size or 0 for e in entries)
-    return SizedListing(shown, *_paginate(entries, offset, limit), total_size=total)
+        entries.sort(key=lambda e: e["size"] or 0, reverse=True)  # stable: ties stay by name
+    total = sum(e["size"] or 0 for e in entries)
+    page, about = _paginate(shown, entries, offset, limit)
+    return SizedListing(**about, entries=page, total_size=total)
 
 
 def _paginate(
-    entries: list[EntryT], offset: int, limit: int
-) -> tuple[tuple[EntryT, ...], int, bool, int | None]:
-    """Return the page of `entries` that starts at `offset` as a listing's fields after `path`.
-
-    That is the page, the number of entries in all, whether more follow, and if so the offset
-    of the next page.
-    """
-    page = tuple(entries[offset : offset + limit])
+    shown: str, entries: list[EntryT], offset: int, limit: int
+) -> tuple[list[EntryT], Page]:
+    """Return the page of `entries` that starts at `offset`, and what a listing says of it."""
+    page = entries[offset : offset + limit]
     end = offset + len(page)
     more = end < len(entries)
-    return page, len(entries), more, end if more else None
+    return page, {
+        "path": shown,
+        "total_entries": len(entries),
+        "truncated": more,
+        "next_offset": end if more else None,
+    }
 
 
 def _scan(
@@ -607,7 +611,7 @@ def _scan(
         return place.shown, entries
 
 
-_by_name = attrgetter("name")
+_by_name = itemgetter("name")
 
 
 def _child(relative: str, name: str) -> str:
@@ -615,7 +619,9 @@ def _child(relative: str, name: str) -> str:
 
 
 def _plain(item: os.DirEntry[str]) -> Entry:
-    return Entry(item.name, dirent_type(item))
+    if item.is_file(follow_symlinks=False):  # most entries, without a second call
+        return {"name": item.name, "type": "file"}
+    return {"name": item.name, "type": dirent_type(item)}
 
 
 def _sized(item: os.DirEntry[str]) -> SizedEntry:
@@ -624,9 +630,9 @@ def _sized(item: os.DirEntry[str]) -> SizedEntry:
     try:
         status = item.stat(follow_symlinks=False)
     except OSError:  # gone since the listing
-        return SizedEntry(name=item.name, type=kind, size=None, modified=None)
+        return {"name": item.name, "type": kind, "size": None, "modified": None}
     size = status.st_size if kind == "file" else None
-    return SizedEntry(name=item.name, type=kind, size=size, modified=_iso(status.st_mtime))
+    return {"name": item.name, "type": kind, "size": size, "modified": _iso(status.st_mtime)}
 
 
 def dirent_type(item: os.DirEntry[str]) -> EntryType:

@@ -42,9 +42,10 @@ def read_contents(sandbox: Sandbox, path: str) -> Contents:
         fd = None if stat.S_ISDIR(status.st_mode) else open_file(place)
     if fd is None:
         listing = list_directory(sandbox, shown, limit=MAX_COMPLETIONS * 10)
-        lines = [f"{e.name}/" if e.type == "directory" else e.name for e in listing.entries]
-        if listing.truncated:
-            lines.append(f"... {listing.total_entries - len(listing.entries)} more")
+        entries = listing["entries"]
+        lines = [f"{e['name']}/" if e["type"] == "directory" else e["name"] for e in entries]
+        if listing["truncated"]:
+            lines.append(f"... {listing['total_entries'] - len(entries)} more")
         return Contents("text/plain", text="\n".join(lines) + "\n")
     with os.fdopen(fd, "rb") as file:
         data = file.read(MAX_RESOURCE_BYTES + 1)
@@ -133,7 +134,7 @@ def complete_path(sandbox: Sandbox, value: str) -> list[str]:
     except FsError:
         return []
     return [
-        f"{parent}/{e.name}{'/' if e.type == 'directory' else ''}"
-        for e in listing.entries
-        if e.name.startswith(prefix)
+        f"{parent}/{e['name']}{'/' if e['type'] == 'directory' else ''}"
+        for e in listing["entries"]
+        if e["name"].startswith(prefix)
     ][:MAX_COMPLETIONS]

@@ -32,7 +32,7 @@ from mcpkit import (
 )
 from mcpkit.errors import RESOURCE_NOT_FOUND
 
-from . import __version__, ops, resources, transfer, walk
+from . import __version__, ops, render, resources, transfer, walk
 from .access import Access, Progress
 from .edits import Edit
 from .models import (
@@ -146,12 +146,13 @@ def _register_reads(app: Server, access: Access) -> None:
             f"read {path}",
         )
 
-    app.tool(title="Read text file", annotations=READ)(read_text_file)
+    app.tool(title="Read text file", annotations=READ, text=render.text_read)(read_text_file)
     app.tool(
         name="read_file",
         title="Read file (deprecated: use read_text_file)",
         description="Deprecated alias of read_text_file, kept for existing prompts.",
         annotations=READ,
+        text=render.text_read,
     )(read_text_file)
 
     @app.tool(title="Read image, audio or other binary file", annotations=READ)
@@ -190,7 +191,7 @@ def _register_reads(app: Server, access: Access) -> None:
             f"read {len(paths)} files",
         )
 
-    @app.tool(title="List directory", annotations=READ)
+    @app.tool(title="List directory", annotations=READ, text=render.listing)
     async def list_directory(
         ctx: Context,
         path: PathArg,
@@ -206,7 +207,7 @@ def _register_reads(app: Server, access: Access) -> None:
             f"list {path}",
         )
 
-    @app.tool(title="List directory with sizes", annotations=READ)
+    @app.tool(title="List directory with sizes", annotations=READ, text=render.sized_listing)
     async def list_directory_with_sizes(
         ctx: Context,
         path: PathArg,
@@ -282,7 +283,7 @@ def _register_walks(app: Server, access: Access) -> None:
             f"tree {path}",
         )
 
-    @app.tool(title="Search files by name", annotations=READ)
+    @app.tool(title="Search files by name", annotations=READ, text=render.matches)
     async def search_files(
         ctx: Context,
         path: PathArg,

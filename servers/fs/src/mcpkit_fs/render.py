@@ -1,0 +1,69 @@
+"""How results read as text: the block a model sees when its host ignores `structuredContent`.
+
+Listings, searches and reads read better as lines than as JSON, and the lines are the
+reference server's (`[FILE] name`, one path per line, the file's text), so prompts written
+for it keep working. Every rendering ends with where to continue when the result is a page.
+"""
+
+from .models import Listing, Matches, SizedListing, TextRead
+
+_MARKS = {"file": "[FILE] ", "directory": "[DIR] ", "symlink": "[LINK] ", "other": "[OTHER] "}
+
+
+def listing(result: Listing) -> str:
+    """`[FILE] name` / `[DIR] name` lines, then the continuation if the page is not the last."""
+    lines = [_MARKS[entry["type"]] + entry["name"] for entry in result["entries"]]
+    if result["next_offset"] is not None:
+        lines.append(_more(len(result["entries"]), result["total_entries"], result["next_offset"]))
+    return "\n".join(lines) if lines else f"{result['path']} is empty"
+
+
+def sized_listing(result: SizedListing) -> str:
+    """Lines with each file's size, the totals, then the continuation."""
+    entries = result["entries"]
+    width = max((len(entry["name"]) for entry in entries), default=0)
+    lines = [
+        f"{_MARKS[entry['type']]}{entry['name']:<{width}}  {_size(entry['size'])}"
+        for entry in entries
+    ]
+    lines.append(f"Total: {result['total_entries']} entries, {_size(result['total_size'])}")
+    if result["next_offset"] is not None:
+        lines.append(_more(len(entries), result["total_entries"], result["next_offset"]))
+    return "\n".join(lines)
+
+
+def matches(result: Matches) -> str:
+    """One matching path per line, or that none matched."""
+    lines = list(result.matches) or [f"No matches below {result.path}"]
+    if result.next_offset is not None:
+        lines.append(f"[more matches: continue with offset={result.next_offset}]")
+    return "\n".join(lines)
+
+
+def text_read(result: TextRead) -> str:
+    """The text itself, then where to continue when lines were left out."""
+    if result.next_offset is None:
+        return result.content
+    total = "" if result.total_lines is None else f" of {result.total_lines}"
+    return (
+        f"{result.content}\n[up to line {result.end_line}{total}:"
+        f" continue with offset={result.next_offset}]"
+    )
+
+
+def _more(shown: int, total: int, next_offset: int) -> str:
+    return f"[{shown} of {total} entries: continue with offset={next_offset}]"
+
+
+def _size(size: int | None) -> str:
+    """A byte count as people read it: 912 B, 4.2 KiB, 1.5 MiB; blank for no size."""
+    if size is None:
+        return ""
+    if size < 1024:
+        return f"{size} B"
+    amount = size / 1024
+    for unit in ("KiB", "MiB", "GiB"):
+        if amount < 1024:
+            return f"{amount:.1f} {unit}"
+        amount /= 1024
+    return f"{amount:.1f} TiB"
