@@ -24,24 +24,24 @@ def numbered(count: int) -> str:
 def test_read_whole_file(tree: Tree) -> None:
     (tree.root / "f.txt").write_text(numbered(3))
     read = ops.read_text(tree.sandbox, "f.txt")
-    assert read.content == numbered(3)
-    assert (read.start_line, read.end_line, read.total_lines) == (1, 3, 3)
-    assert not read.truncated
-    assert read.next_offset is None
-    assert read.sha256 == hashlib.sha256(numbered(3).encode()).hexdigest()
+    assert read["content"] == numbered(3)
+    assert (read["start_line"], read["end_line"], read["total_lines"]) == (1, 3, 3)
+    assert not read["truncated"]
+    assert read["next_offset"] is None
+    assert read["sha256"] == hashlib.sha256(numbered(3).encode()).hexdigest()
 
 
 def test_head_tail_offset_limit(tree: Tree) -> None:
     (tree.root / "f.txt").write_text(numbered(10))
     head = ops.read_text(tree.sandbox, "f.txt", head=2)
-    assert head.content == "line 1\nline 2\n"
-    assert head.next_offset == 3
+    assert head["content"] == "line 1\nline 2\n"
+    assert head["next_offset"] == 3
     tail = ops.read_text(tree.sandbox, "f.txt", tail=2)
-    assert tail.content == "line 9\nline 10\n"
-    assert (tail.start_line, tail.next_offset) == (9, None)
+    assert tail["content"] == "line 9\nline 10\n"
+    assert (tail["start_line"], tail["next_offset"]) == (9, None)
     page = ops.read_text(tree.sandbox, "f.txt", offset=4, limit=3, line_numbers=True)
-    assert page.content == "     4\tline 4\n     5\tline 5\n     6\tline 6\n"
-    assert (page.start_line, page.end_line, page.next_offset) == (4, 6, 7)
+    assert page["content"] == "     4\tline 4\n     5\tline 5\n     6\tline 6\n"
+    assert (page["start_line"], page["end_line"], page["next_offset"]) == (4, 6, 7)
     with pytest.raises(FsError, match="head or tail"):
         ops.read_text(tree.sandbox, "f.txt", head=1, tail=1)
 
@@ -49,32 +49,36 @@ def test_head_tail_offset_limit(tree: Tree) -> None:
 def test_byte_cap_truncates_with_a_continuation(tree: Tree) -> None:
     (tree.root / "f.txt").write_text(numbered(100))
     first = ops.read_text(tree.sandbox, "f.txt", max_bytes=30)
-    assert first.content == "line 1\nline 2\nline 3\nline 4\n"
-    assert first.truncated
-    assert first.next_offset == 5
-    rest = ops.read_text(tree.sandbox, "f.txt", offset=first.next_offset, max_bytes=10_000)
-    assert rest.content == numbered(100)[len(first.content) :]
+    assert first["content"] == "line 1\nline 2\nline 3\nline 4\n"
+    assert first["truncated"]
+    assert first["next_offset"] == 5
+    rest = ops.read_text(tree.sandbox, "f.txt", offset=first["next_offset"], max_bytes=10_000)
+    assert rest["content"] == numbered(100)[len(first["content"]) :]
     (tree.root / "long.txt").write_text("x" * 100)
     cut = ops.read_text(tree.sandbox, "long.txt", max_bytes=10)
-    assert cut.content == "x" * 10
-    assert cut.truncated
+    assert cut["content"] == "x" * 10
+    assert cut["truncated"]
 
 
 def test_large_file_is_read_in_parts(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ops, "WHOLE_FILE_BYTES", 100)
     (tree.root / "big.log").write_text(numbered(1000))
     head = ops.read_text(tree.sandbox, "big.log", head=2)
-    assert head.content == "line 1\nline 2\n"
-    assert head.total_lines is None
-    assert head.next_offset == 3
+    assert head["content"] == "line 1\nline 2\n"
+    assert head["total_lines"] is None
+    assert head["next_offset"] == 3
     tail = ops.read_text(tree.sandbox, "big.log", tail=2)
-    assert tail.content == "line 999\nline 1000\n"
-    assert tail.start_line is None
+    assert tail["content"] == "line 999\nline 1000\n"
+    assert tail["start_line"] is None
     page = ops.read_text(tree.sandbox, "big.log", offset=500, max_bytes=20, line_numbers=True)
-    assert page.content.startswith("   500\tline 500\n")
-    assert page.truncated
-    lines = page.content.count("\n")
-    assert (page.start_line, page.end_line, page.next_offset) == (500, 499 + lines, 500 + lines)
+    assert page["content"].startswith("   500\tline 500\n")
+    assert page["truncated"]
+    lines = page["content"].count("\n")
+    assert (page["start_line"], page["end_line"], page["next_offset"]) == (
+        500,
+        499 + lines,
+        500 + lines,
+    )
 
 
 def test_a_file_that_grows_after_its_fstat_is_read_on_up_to_the_cap(
@@ -88,7 +92,7 @@ def test_a_file_that_grows_after_its_fstat_is_read_on_up_to_the_cap(
 
     (tree.root / "f.txt").write_text(numbered(3))
     monkeypatch.setattr(os, "fstat", stale)
-    assert ops.read_text(tree.sandbox, "f.txt").content == numbered(3)
+    assert ops.read_text(tree.sandbox, "f.txt")["content"] == numbered(3)
     assert ops.read_bytes(tree.sandbox, "f.txt", max_bytes=100)[0] == numbered(3).encode()
     with pytest.raises(FsError, match="larger than 10 bytes"):
         ops.read_bytes(tree.sandbox, "f.txt", max_bytes=10)
@@ -100,20 +104,20 @@ def test_a_file_that_grows_after_its_fstat_is_read_on_up_to_the_cap(
 def test_only_cr_and_lf_end_lines(tree: Tree) -> None:
     (tree.root / "f.txt").write_text("a\x0cb\nc\u2028d\n\ne", newline="")
     read = ops.read_text(tree.sandbox, "f.txt", offset=2, limit=1)
-    assert (read.content, read.total_lines) == ("c\u2028d\n", 4)
+    assert (read["content"], read["total_lines"]) == ("c\u2028d\n", 4)
     (tree.root / "mac.txt").write_text("one\rtwo\r", newline="")
-    assert ops.read_text(tree.sandbox, "mac.txt", tail=1).content == "two\r"
+    assert ops.read_text(tree.sandbox, "mac.txt", tail=1)["content"] == "two\r"
 
 
 def test_encodings_are_detected(tree: Tree) -> None:
     (tree.root / "bom.txt").write_bytes(codecs.BOM_UTF8 + "é\n".encode())
     (tree.root / "u16.txt").write_bytes(codecs.BOM_UTF16_LE + "ü\r\n".encode("utf-16-le"))
     (tree.root / "latin.txt").write_bytes("café\n".encode("latin-1"))
-    assert ops.read_text(tree.sandbox, "bom.txt").content == "é\n"
+    assert ops.read_text(tree.sandbox, "bom.txt")["content"] == "é\n"
     u16 = ops.read_text(tree.sandbox, "u16.txt")
-    assert (u16.content, u16.encoding, u16.eol) == ("ü\r\n", "utf-16-le (BOM)", "\r\n")
+    assert (u16["content"], u16["encoding"], u16["eol"]) == ("ü\r\n", "utf-16-le (BOM)", "\r\n")
     latin = ops.read_text(tree.sandbox, "latin.txt")
-    assert (latin.content, latin.encoding) == ("café\n", "latin-1")
+    assert (latin["content"], latin["encoding"]) == ("café\n", "latin-1")
 
 
 def test_binary_files_point_to_read_media(tree: Tree) -> None:
@@ -138,13 +142,13 @@ def test_read_many_reports_errors_per_file(tree: Tree) -> None:
         max_bytes_per_file=100,
         max_total_bytes=1000,
     )
-    assert result.files[0].content == "hello\n"
-    assert "does not exist" in (result.files[1].error or "")
-    assert "outside" in (result.files[2].error or "")
+    assert result["files"][0]["content"] == "hello\n"
+    assert "does not exist" in (result["files"][1]["error"] or "")
+    assert "outside" in (result["files"][2]["error"] or "")
     capped = ops.read_many(
         tree.sandbox, ["hello.txt", "hello.txt"], max_bytes_per_file=100, max_total_bytes=6
     )
-    assert capped.files[1].error == "Not read: max_total_bytes was reached."
+    assert capped["files"][1]["error"] == "Not read: max_total_bytes was reached."
 
 
 # Writing ------------------------------------------------------------------------------------
@@ -152,15 +156,15 @@ def test_read_many_reports_errors_per_file(tree: Tree) -> None:
 
 def test_write_modes(tree: Tree) -> None:
     created = ops.write(tree.sandbox, "new.txt", "one\n", mode="create")
-    assert created.created
+    assert created["created"]
     with pytest.raises(FsError, match="already exists"):
         ops.write(tree.sandbox, "new.txt", "two\n", mode="create")
     ops.write(tree.sandbox, "new.txt", "two\n", mode="append")
     assert (tree.root / "new.txt").read_text() == "one\ntwo\n"
     replaced = ops.write(tree.sandbox, "new.txt", "three\n")
     assert (tree.root / "new.txt").read_text() == "three\n"
-    assert replaced.sha256 == hashlib.sha256(b"three\n").hexdigest()
-    assert not replaced.created
+    assert replaced["sha256"] == hashlib.sha256(b"three\n").hexdigest()
+    assert not replaced["created"]
 
 
 def test_write_keeps_permissions_and_leaves_no_temporary_file(tree: Tree) -> None:
@@ -173,7 +177,7 @@ def test_write_keeps_permissions_and_leaves_no_temporary_file(tree: Tree) -> Non
 
 
 def test_expected_sha256_guards_concurrent_changes(tree: Tree) -> None:
-    digest = ops.read_text(tree.sandbox, "hello.txt").sha256
+    digest = ops.read_text(tree.sandbox, "hello.txt")["sha256"]
     assert digest is not None
     (tree.root / "hello.txt").write_text("changed by someone else\n")
     with pytest.raises(FsError, match="changed since it was read"):
@@ -192,8 +196,8 @@ def test_write_creates_parents_only_when_asked(tree: Tree) -> None:
 
 
 def test_create_directory(tree: Tree) -> None:
-    assert ops.create_directory(tree.sandbox, "x/y/z").created
-    assert not ops.create_directory(tree.sandbox, "x/y/z").created
+    assert ops.create_directory(tree.sandbox, "x/y/z")["created"]
+    assert not ops.create_directory(tree.sandbox, "x/y/z")["created"]
     with pytest.raises(FsError, match="not a directory"):
         ops.create_directory(tree.sandbox, "hello.txt")
 
@@ -207,9 +211,9 @@ def test_edit_must_match_once(tree: Tree) -> None:
         ops.edit(tree.sandbox, "f.py", [Edit("= 1", "= 3")])
     assert (tree.root / "f.py").read_text() == "a = 1\nb = 1\nc = 2\n"
     done = ops.edit(tree.sandbox, "f.py", [Edit("= 1", "= 3", replace_all=True)])
-    assert done.replacements == 2
+    assert done["replacements"] == 2
     assert (tree.root / "f.py").read_text() == "a = 3\nb = 3\nc = 2\n"
-    assert "-a = 1\n-b = 1\n+a = 3\n+b = 3\n" in done.diff
+    assert "-a = 1\n-b = 1\n+a = 3\n+b = 3\n" in done["diff"]
 
 
 def test_edit_reports_the_near_miss(tree: Tree) -> None:
@@ -253,8 +257,8 @@ def test_edit_replacement_is_literal(tree: Tree) -> None:
 def test_edit_dry_run_and_sequence(tree: Tree) -> None:
     (tree.root / "f.txt").write_text("a\nb\n")
     dry = ops.edit(tree.sandbox, "f.txt", [Edit("a", "x"), Edit("x\nb", "y")], dry_run=True)
-    assert not dry.applied
-    assert dry.diff.endswith("-a\n-b\n+y\n")
+    assert not dry["applied"]
+    assert dry["diff"].endswith("-a\n-b\n+y\n")
     assert (tree.root / "f.txt").read_text() == "a\nb\n"
     with pytest.raises(FsError, match="Edit 2: oldText was not found"):
         ops.edit(tree.sandbox, "f.txt", [Edit("a", "x"), Edit("a", "y")])
@@ -288,20 +292,25 @@ def test_list_directory_pages_and_sizes(tree: Tree) -> None:
 def test_file_info(tree: Tree) -> None:
     (tree.root / "link").symlink_to("hello.txt")
     info = ops.file_info(tree.sandbox, "hello.txt", with_hash=True)
-    assert (info.size, info.isFile, info.isDirectory, info.type) == (6, True, False, "file")
-    assert info.mime_type == "text/plain"
-    assert info.sha256 == hashlib.sha256(b"hello\n").hexdigest()
+    assert (info["size"], info["isFile"], info["isDirectory"], info["type"]) == (
+        6,
+        True,
+        False,
+        "file",
+    )
+    assert info["mime_type"] == "text/plain"
+    assert info["sha256"] == hashlib.sha256(b"hello\n").hexdigest()
     link = ops.file_info(tree.sandbox, "link")
-    assert (link.type, link.symlink_target) == ("symlink", f"{tree.root}/hello.txt")
+    assert (link["type"], link["symlink_target"]) == ("symlink", f"{tree.root}/hello.txt")
     (tree.root / "out").symlink_to(tree.out / "secret.txt")
     outside = ops.file_info(tree.sandbox, "out")
-    assert outside.symlink_target == "(outside the allowed directories, or missing)"
+    assert outside["symlink_target"] == "(outside the allowed directories, or missing)"
 
 
 def test_work_on_the_loop_stays_small(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ops, "LOOP_FILE_BYTES", 6)
     monkeypatch.setattr(ops, "LOOP_ENTRIES", 2)
-    assert ops.read_text(tree.sandbox, "hello.txt", on_loop=True).content == "hello\n"
+    assert ops.read_text(tree.sandbox, "hello.txt", on_loop=True)["content"] == "hello\n"
     (tree.root / "big.txt").write_text("hello!\n")
     for read in (
         lambda: ops.read_text(tree.sandbox, "big.txt", on_loop=True),
@@ -314,22 +323,22 @@ def test_work_on_the_loop_stays_small(tree: Tree, monkeypatch: pytest.MonkeyPatc
             read()
     listing = ops.list_directory(tree.sandbox, "sub", on_loop=True)
     assert [e["name"] for e in listing["entries"]] == ["inner.txt"]
-    assert ops.read_text(tree.sandbox, "big.txt").content == "hello!\n"
+    assert ops.read_text(tree.sandbox, "big.txt")["content"] == "hello!\n"
 
 
 def test_compare_files(tree: Tree) -> None:
     (tree.root / "a.txt").write_text("one\ntwo\n")
     (tree.root / "b.txt").write_text("one\n2\n")
     result = ops.compare(tree.sandbox, "a.txt", "b.txt")
-    assert not result.identical
-    assert "-two\n+2\n" in result.diff
-    assert ops.compare(tree.sandbox, "a.txt", "a.txt").identical
+    assert not result["identical"]
+    assert "-two\n+2\n" in result["diff"]
+    assert ops.compare(tree.sandbox, "a.txt", "a.txt")["identical"]
 
 
 def test_allowed_directories(tree: Tree) -> None:
     sandbox = tree.sandbox_with(str(tree.root), f"{tree.out}:ro")
-    found = ops.allowed_directories(sandbox).directories
-    assert [(d.path, d.read_only) for d in found] == [
+    found = ops.allowed_directories(sandbox)["directories"]
+    assert [(d["path"], d["read_only"]) for d in found] == [
         (str(tree.root), False),
         (str(tree.out), True),
     ]
@@ -345,7 +354,7 @@ def test_move_refuses_to_overwrite_unless_asked(tree: Tree) -> None:
         transfer.move(tree.sandbox, "a.txt", "b.txt")
     assert (tree.root / "b.txt").read_text() == "b"
     moved = transfer.move(tree.sandbox, "a.txt", "b.txt", overwrite=True)
-    assert moved.overwritten
+    assert moved["overwritten"]
     assert (tree.root / "b.txt").read_text() == "a"
     with pytest.raises(FsError, match="is a directory"):
         transfer.move(tree.sandbox, "b.txt", "sub", overwrite=True)
@@ -393,7 +402,7 @@ def test_delete(tree: Tree) -> None:
     with pytest.raises(FsError, match="not empty"):
         transfer.delete(tree.sandbox, "sub")
     deleted = transfer.delete(tree.sandbox, "sub", recursive=True)
-    assert (deleted.type, deleted.entries_removed) == ("directory", 2)
+    assert (deleted["type"], deleted["entries_removed"]) == ("directory", 2)
     assert not (tree.root / "sub").exists()
     (tree.root / "link").symlink_to(tree.out)
     transfer.delete(tree.sandbox, "link")
@@ -429,13 +438,13 @@ def make_project(root: Path) -> None:
 def test_directory_tree_limits(tree: Tree) -> None:
     make_project(tree.root)
     shallow = walk.directory_tree(tree.sandbox, "src", exclude=[], max_depth=1, max_entries=100)
-    assert [(n.name, n.truncated) for n in shallow.tree] == [
+    assert [(n["name"], n["truncated"]) for n in shallow["tree"]] == [
         ("app.py", False),
         ("deep", True),
         ("util.py", False),
     ]
     capped = walk.directory_tree(tree.sandbox, ".", exclude=[], max_depth=10, max_entries=3)
-    assert (capped.entries, capped.truncated) == (3, True)
+    assert (capped["entries"], capped["truncated"]) == (3, True)
     excluded = walk.directory_tree(
         tree.sandbox, ".", exclude=["node_modules", "*.py"], max_depth=10, max_entries=100
     )
@@ -458,27 +467,27 @@ def test_directory_tree_reports_progress(tree: Tree) -> None:
 def test_search_files(tree: Tree) -> None:
     make_project(tree.root)
     found = walk.search_files(tree.sandbox, ".", "*.py", exclude=[], max_results=100)
-    assert [Path(p).name for p in found.matches] == ["app.py", "y.py", "util.py"]
+    assert [Path(p).name for p in found["matches"]] == ["app.py", "y.py", "util.py"]
     scoped = walk.search_files(tree.sandbox, ".", "src/*.py", exclude=[], max_results=100)
-    assert [Path(p).name for p in scoped.matches] == ["app.py", "util.py"]
+    assert [Path(p).name for p in scoped["matches"]] == ["app.py", "util.py"]
     substring = walk.search_files(tree.sandbox, ".", "UTIL", exclude=[], max_results=100)
-    assert [Path(p).name for p in substring.matches] == ["util.py"]
+    assert [Path(p).name for p in substring["matches"]] == ["util.py"]
     capped = walk.search_files(tree.sandbox, ".", "*.py", exclude=["deep"], max_results=1)
-    assert (len(capped.matches), capped.truncated, capped.next_offset) == (1, True, 1)
+    assert (len(capped["matches"]), capped["truncated"], capped["next_offset"]) == (1, True, 1)
     rest = walk.search_files(tree.sandbox, ".", "*.py", exclude=["deep"], max_results=1, offset=1)
-    assert ([Path(p).name for p in rest.matches], rest.truncated) == (["util.py"], False)
+    assert ([Path(p).name for p in rest["matches"]], rest["truncated"]) == (["util.py"], False)
 
 
 def test_search_content(tree: Tree) -> None:
     make_project(tree.root)
     found = walk.search_content(tree.sandbox, ".", "todo", exclude=[])
-    assert [(Path(m.path).name, m.line, m.column) for m in found.matches] == [
+    assert [(Path(m["path"]).name, m["line"], m["column"]) for m in found["matches"]] == [
         ("app.py", 2, 8),
         ("y.py", 1, 3),
         ("util.py", 2, 18),
     ]
     everything = walk.search_content(tree.sandbox, ".", "TODO", exclude=[], gitignore=False)
-    names = {Path(m.path).name for m in everything.matches}
+    names = {Path(m["path"]).name for m in everything["matches"]}
     assert {"index.js", "out.txt", "debug.log"} <= names
     assert "bin.dat" not in names
     exact = walk.search_content(
@@ -490,18 +499,21 @@ def test_search_content(tree: Tree) -> None:
         exclude=[],
         context_lines=1,
     )
-    (match,) = exact.matches
-    assert (match.text, match.before, match.after) == (
+    (match,) = exact["matches"]
+    assert (match["text"], match["before"], match["after"]) == (
         "    return 42  # todo",
         ["def helper():"],
         [],
     )
     only = walk.search_content(tree.sandbox, ".", "todo", include="*/deep/**", exclude=[])
-    assert [Path(m.path).name for m in only.matches] == ["y.py"]
+    assert [Path(m["path"]).name for m in only["matches"]] == ["y.py"]
     capped = walk.search_content(tree.sandbox, ".", "todo", exclude=[], max_results=2)
-    assert (len(capped.matches), capped.truncated, capped.next_offset) == (2, True, 2)
+    assert (len(capped["matches"]), capped["truncated"], capped["next_offset"]) == (2, True, 2)
     last = walk.search_content(tree.sandbox, ".", "todo", exclude=[], max_results=2, offset=2)
-    assert ([Path(m.path).name for m in last.matches], last.next_offset) == (["util.py"], None)
+    assert ([Path(m["path"]).name for m in last["matches"]], last["next_offset"]) == (
+        ["util.py"],
+        None,
+    )
     with pytest.raises(FsError, match="Invalid regular expression"):
         walk.search_content(tree.sandbox, ".", "(", is_regex=True, exclude=[])
 
@@ -512,11 +524,11 @@ def test_search_content_matches_a_regex_line_by_line(tree: Tree) -> None:
     (tree.root / "cr.txt").write_bytes(b"z\rfoo\r")
     starts = walk.search_content(tree.sandbox, ".", "^foo", is_regex=True, exclude=[])
     ends = walk.search_content(tree.sandbox, ".", "foo$", is_regex=True, exclude=[])
-    assert sorted((Path(m.path).name, m.line) for m in starts.matches) == [
+    assert sorted((Path(m["path"]).name, m["line"]) for m in starts["matches"]) == [
         ("cr.txt", 2),
         ("lf.txt", 2),
     ]
-    assert sorted((Path(m.path).name, m.line) for m in ends.matches) == [
+    assert sorted((Path(m["path"]).name, m["line"]) for m in ends["matches"]) == [
         ("cr.txt", 2),
         ("crlf.txt", 1),
     ]
@@ -530,7 +542,7 @@ def test_search_content_reads_files_in_blocks_up_to_the_cap(
     (tree.root / "at-cap.txt").write_text("x" * 32 + " needle\n")  # 40 bytes: read in 5 blocks
     (tree.root / "over-cap.txt").write_text("x" * 33 + " needle\n")  # 41 bytes: skipped
     found = walk.search_content(tree.sandbox, ".", "needle", exclude=[])
-    assert [Path(m.path).name for m in found.matches] == ["at-cap.txt"]
+    assert [Path(m["path"]).name for m in found["matches"]] == ["at-cap.txt"]
 
 
 def test_search_content_reads_a_fifo_swapped_in_after_the_listing_without_blocking(
@@ -551,9 +563,9 @@ def test_search_content_finds_text_in_every_encoding(tree: Tree) -> None:
     (tree.root / "latin.txt").write_bytes("café needle\n".encode("latin-1"))
     (tree.root / "accent.txt").write_text("naïve\n")
     found = walk.search_content(tree.sandbox, ".", "needle", exclude=[])
-    assert sorted((Path(m.path).name, m.text) for m in found.matches) == [
+    assert sorted((Path(m["path"]).name, m["text"]) for m in found["matches"]) == [
         ("latin.txt", "café needle"),
         ("u16.txt", "a Needle"),
     ]
     accented = walk.search_content(tree.sandbox, ".", "NAÏVE", exclude=[])
-    assert [m.text for m in accented.matches] == ["naïve"]
+    assert [m["text"] for m in accented["matches"]] == ["naïve"]

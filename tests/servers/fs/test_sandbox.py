@@ -31,7 +31,7 @@ from servers.fs.conftest import CANARY, Tree
 
 
 def read(sandbox: Sandbox, path: str) -> str:
-    return ops.read_text(sandbox, path).content
+    return ops.read_text(sandbox, path)["content"]
 
 
 def test_errors_are_tool_errors() -> None:
@@ -205,19 +205,19 @@ def test_size_cap_is_enforced_by_bytes_read(tree: Tree) -> None:
 
 def test_search_patterns_cannot_escape(tree: Tree) -> None:
     found = walk.search_files(tree.sandbox, ".", "../../**", exclude=[], max_results=100)
-    assert found.matches == []
+    assert found["matches"] == []
     found = walk.search_files(tree.sandbox, ".", "**/secret.txt", exclude=[], max_results=100)
-    assert found.matches == []
+    assert found["matches"] == []
 
 
 def test_walks_do_not_follow_links_out(tree: Tree) -> None:
     (tree.root / "d").symlink_to(tree.out)
     result = walk.search_content(tree.sandbox, ".", "CANARY", exclude=[])
-    assert result.matches == []
+    assert result["matches"] == []
     tree_result = walk.directory_tree(tree.sandbox, ".", exclude=[], max_depth=5, max_entries=99)
-    link = next(node for node in tree_result.tree if node.name == "d")
-    assert link.type == "symlink"
-    assert link.children is None
+    link = next(node for node in tree_result["tree"] if node["name"] == "d")
+    assert link["type"] == "symlink"
+    assert link["children"] is None
 
 
 def test_deny_globs(tree: Tree) -> None:
@@ -232,7 +232,7 @@ def test_deny_globs(tree: Tree) -> None:
     listing = ops.list_directory(sandbox, ".")
     assert ".env" not in [e["name"] for e in listing["entries"]]
     found = walk.search_content(sandbox, ".", "CANARY", exclude=[])
-    assert found.matches == []
+    assert found["matches"] == []
     with pytest.raises(AccessDenied, match="denied"):
         transfer.delete(sandbox, ".ssh", recursive=True)
     with pytest.raises(AccessDenied, match="denied"):
@@ -267,7 +267,7 @@ def test_read_only_directory(tree: Tree) -> None:
         with pytest.raises(AccessDenied, match="read-only"):
             attempt()
     assert sorted(p.name for p in tree.root.iterdir()) == ["hello.txt", "sub"]
-    assert ops.edit(sandbox, "hello.txt", [Edit("hello", "bye")], dry_run=True).applied is False
+    assert ops.edit(sandbox, "hello.txt", [Edit("hello", "bye")], dry_run=True)["applied"] is False
 
 
 def test_allowed_roots_are_never_deleted_or_moved(tree: Tree) -> None:

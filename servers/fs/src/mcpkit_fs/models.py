@@ -1,11 +1,12 @@
 """The typed results of the tools: what `structuredContent` holds and `outputSchema` says.
 
-Dataclasses, described with `Param`, not pydantic models: pydantic is then imported on the
-first listing or call, not at start-up (a host starts every server at launch), and a result
-of a thousand entries costs a thousand cheap objects, not a thousand validations.
+TypedDicts, described with `Param`, not pydantic models or dataclasses: a TypedDict costs a
+tenth of a dataclass to define, which counts at start-up (a host starts every server at
+launch); a result of a thousand entries is a thousand plain dicts, cheap to build; and a
+result made only of JSON types is sent as it is, without a copy or a serialization pass
+(see `mcpkit.tools`). Fields are all required, so every key is always present.
 """
 
-from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from typing_extensions import TypedDict
@@ -19,8 +20,7 @@ NextOffset = Annotated[int | None, Param(description="the offset of the next pag
 NextMatches = Annotated[int | None, Param(description="the offset of the next page of matches")]
 
 
-@dataclass
-class TextRead:
+class TextRead(TypedDict):
     """Lines of a text file, and where to continue when there are more."""
 
     path: str
@@ -44,25 +44,22 @@ class TextRead:
     sha256: Annotated[str | None, Param(description="of the whole file, when it was read whole")]
 
 
-@dataclass
-class FileText:
+class FileText(TypedDict):
     """One file of read_multiple_files: its content or why it could not be read."""
 
     path: str
-    content: str | None = None
-    truncated: bool = False
-    error: str | None = None
+    content: str | None
+    truncated: bool
+    error: str | None
 
 
-@dataclass
-class MultipleFiles:
+class MultipleFiles(TypedDict):
     """The files of read_multiple_files, in the order asked."""
 
     files: list[FileText]
 
 
-@dataclass
-class Written:
+class Written(TypedDict):
     """What write_file did."""
 
     path: str
@@ -74,8 +71,7 @@ class Written:
     ]
 
 
-@dataclass
-class Edited:
+class Edited(TypedDict):
     """What edit_file did (or would do, on a dry run)."""
 
     path: str
@@ -87,8 +83,7 @@ class Edited:
     ]
 
 
-@dataclass
-class Created:
+class Created(TypedDict):
     """What create_directory did."""
 
     path: str
@@ -131,18 +126,16 @@ class SizedListing(Page):
     total_size: int
 
 
-@dataclass
-class TreeNode:
+class TreeNode(TypedDict):
     """An entry of directory_tree; directories have children unless cut off."""
 
     name: str
     type: EntryType
-    children: list["TreeNode"] | None = None
-    truncated: Annotated[bool, Param(description="children left out (depth or entries)")] = False
+    children: list["TreeNode"] | None
+    truncated: Annotated[bool, Param(description="children left out (depth or entries)")]
 
 
-@dataclass
-class Tree:
+class Tree(TypedDict):
     """directory_tree's result."""
 
     path: str
@@ -151,8 +144,7 @@ class Tree:
     truncated: bool
 
 
-@dataclass
-class Moved:
+class Moved(TypedDict):
     """What move_file or copy_file did."""
 
     source: str
@@ -160,8 +152,7 @@ class Moved:
     overwritten: bool
 
 
-@dataclass
-class Deleted:
+class Deleted(TypedDict):
     """What delete_path did."""
 
     path: str
@@ -169,8 +160,7 @@ class Deleted:
     entries_removed: int
 
 
-@dataclass
-class Matches:
+class Matches(TypedDict):
     """search_files' result: paths that match."""
 
     path: str
@@ -179,20 +169,18 @@ class Matches:
     next_offset: NextMatches
 
 
-@dataclass(slots=True)
-class ContentMatch:
+class ContentMatch(TypedDict):
     """One matching line of search_content, with its context."""
 
     path: str
     line: int
     column: int
     text: str
-    before: list[str] = field(default_factory=list[str])
-    after: list[str] = field(default_factory=list[str])
+    before: list[str]
+    after: list[str]
 
 
-@dataclass
-class ContentMatches:
+class ContentMatches(TypedDict):
     """search_content's result."""
 
     path: str
@@ -202,8 +190,7 @@ class ContentMatches:
     next_offset: NextMatches
 
 
-@dataclass
-class Comparison:
+class Comparison(TypedDict):
     """compare_files' result."""
 
     path_a: str
@@ -212,8 +199,7 @@ class Comparison:
     diff: str
 
 
-@dataclass
-class FileInfo:
+class FileInfo(TypedDict):
     """get_file_info's result (the reference's fields, then ours)."""
 
     path: str
@@ -225,13 +211,12 @@ class FileInfo:
     isFile: bool
     permissions: str
     type: EntryType
-    symlink_target: str | None = None
-    mime_type: str | None = None
-    sha256: str | None = None
+    symlink_target: str | None
+    mime_type: str | None
+    sha256: str | None
 
 
-@dataclass
-class AllowedDirectory:
+class AllowedDirectory(TypedDict):
     """One allowed directory."""
 
     path: str
@@ -239,8 +224,7 @@ class AllowedDirectory:
     source: Literal["command line", "client roots"]
 
 
-@dataclass
-class AllowedDirectories:
+class AllowedDirectories(TypedDict):
     """list_allowed_directories' result."""
 
     directories: list[AllowedDirectory]

@@ -330,15 +330,19 @@ def read_many(
     budget = max_total_bytes
     for path in paths:
         if budget <= 0:
-            files.append(FileText(path=path, error="Not read: max_total_bytes was reached."))
+            error = "Not read: max_total_bytes was reached."
+            files.append(FileText(path=path, content=None, truncated=False, error=error))
             continue
         try:
             read = read_text(sandbox, path, max_bytes=min(max_bytes_per_file, budget))
         except FsError as exc:
-            files.append(FileText(path=path, error=str(exc)))
+            files.append(FileText(path=path, content=None, truncated=False, error=str(exc)))
             continue
-        budget -= len(read.content.encode("utf-8"))
-        files.append(FileText(path=read.path, content=read.content, truncated=read.truncated))
+        content = read["content"]
+        budget -= len(content.encode("utf-8"))
+        files.append(
+            FileText(path=read["path"], content=content, truncated=read["truncated"], error=None)
+        )
     return MultipleFiles(files=files)
 
 

@@ -34,20 +34,20 @@ def sized_listing(result: SizedListing) -> str:
 
 def matches(result: Matches) -> str:
     """One matching path per line, or that none matched."""
-    lines = list(result.matches) or [f"No matches below {result.path}"]
-    if result.next_offset is not None:
-        lines.append(f"[more matches: continue with offset={result.next_offset}]")
+    lines = list(result["matches"]) or [f"No matches below {result['path']}"]
+    if result["next_offset"] is not None:
+        lines.append(f"[more matches: continue with offset={result['next_offset']}]")
     return "\n".join(lines)
 
 
 def text_read(result: TextRead) -> str:
     """The text itself, then where to continue when lines were left out."""
-    if result.next_offset is None:
-        return result.content
-    total = "" if result.total_lines is None else f" of {result.total_lines}"
+    if result["next_offset"] is None:
+        return result["content"]
+    total = "" if result["total_lines"] is None else f" of {result['total_lines']}"
     return (
-        f"{result.content}\n[up to line {result.end_line}{total}:"
-        f" continue with offset={result.next_offset}]"
+        f"{result['content']}\n[up to line {result['end_line']}{total}:"
+        f" continue with offset={result['next_offset']}]"
     )
 
 

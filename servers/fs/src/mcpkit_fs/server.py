@@ -31,6 +31,7 @@ from mcpkit import (
     ToolAnnotations,
 )
 from mcpkit.errors import RESOURCE_NOT_FOUND
+from mcpkit.jsonrpc import encode
 
 from . import __version__, ops, render, resources, transfer, walk
 from .access import Access, Progress
@@ -50,6 +51,7 @@ from .models import (
     SizedListing,
     TextRead,
     Tree,
+    TreeNode,
     Written,
 )
 from .sandbox import FsError, Policy
@@ -520,6 +522,19 @@ async def _complete(ctx: Context, access: Access, value: str) -> list[str]:
     return await anyio.to_thread.run_sync(resources.complete_path, sandbox, value)
 
 
+def _without_defaults(nodes: list[TreeNode]) -> list[dict[str, Any]]:
+    """The nodes without `children: null` and `truncated: false`, as a prompt shows them."""
+    brief: list[dict[str, Any]] = []
+    for node in nodes:
+        item: dict[str, Any] = {"name": node["name"], "type": node["type"]}
+        if node["children"] is not None:
+            item["children"] = _without_defaults(node["children"])
+        if node["truncated"]:
+            item["truncated"] = True
+        brief.append(item)
+    return brief
+
+
 def _register_prompts(app: Server, access: Access) -> None:
     @app.prompt(title="Review a file")
     async def review_file(
@@ -532,9 +547,11 @@ def _register_prompts(app: Server, access: Access) -> None:
             read = await access.run(ctx, lambda s: ops.read_text(s, path), f"read {path}")
         except FsError as exc:
             raise InvalidParams(str(exc)) from None
-        text = TextResourceContents(uri=_uri(read.path), mime_type="text/plain", text=read.content)
+        text = TextResourceContents(
+            uri=_uri(read["path"]), mime_type="text/plain", text=read["content"]
+        )
         ask = (
-            f"Review {read.path}, focusing on {focus}. Point to lines, say why each finding"
+            f"Review {read['path']}, focusing on {focus}. Point to lines, say why each finding"
             " matters, and propose edits as edit_file calls."
         )
         return [
@@ -555,11 +572,9 @@ def _register_prompts(app: Server, access: Access) -> None:
             )
         except FsError as exc:
             raise InvalidParams(str(exc)) from None
-        from pydantic import TypeAdapter  # not at import: see mcpkit.signature
-
-        tree_json = TypeAdapter(Tree).dump_json(tree, exclude_defaults=True).decode()
+        tree_json = encode({**tree, "tree": _without_defaults(tree["tree"])}).decode()
         return (
-            f"Summarise the directory {tree.path}: its purpose, its main parts and how they"
+            f"Summarise the directory {tree['path']}: its purpose, its main parts and how they"
             f" relate. Its tree (JSON, depth 3):\n{tree_json}"
         )
 
