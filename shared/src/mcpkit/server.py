@@ -115,8 +115,7 @@ class Server:
         Parameters become the input schema (a `Context` parameter is injected instead);
         the docstring becomes the description. `input_schema` replaces the derived schema
         in the listing only (arguments are still validated against the signature). `text`
-        turns a structured result into the text block a model reads when its host ignores
-        `structuredContent` (default: the same JSON).
+        renders a structured result as the text block (default: the same JSON).
         """
 
         def register(fn: F) -> F:
