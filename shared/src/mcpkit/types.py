@@ -33,7 +33,11 @@ class WireName:
 
 
 class WireModel:
-    """Base of the wire types."""
+    """Base of the wire types.
+
+    They are dataclasses without `==` and `repr`: a wire value is built, dumped and dropped,
+    and each generated method is compiled at import, a start-up cost (9 ms for all of them).
+    """
 
     __slots__ = ()
 
@@ -48,7 +52,7 @@ class WireModel:
 Meta = Annotated[dict[str, Any] | None, Since(V2025_06_18), WireName("_meta")]
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class Annotations(WireModel):
     """Hints about who a piece of content is for and how much it matters."""
 
@@ -57,7 +61,7 @@ class Annotations(WireModel):
     last_modified: Annotated[str | None, Since(V2025_06_18)] = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class Icon(WireModel):
     """An icon a client may show beside a tool, resource, prompt or the server."""
 
@@ -71,7 +75,7 @@ Icons = Annotated[list[Icon] | None, Since(V2025_11_25)]
 Title = Annotated[str | None, Since(V2025_06_18)]
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TextContent(WireModel):
     """Text for the model or the user."""
 
@@ -81,7 +85,7 @@ class TextContent(WireModel):
     meta: Meta = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ImageContent(WireModel):
     """An image, base64-encoded."""
 
@@ -92,7 +96,7 @@ class ImageContent(WireModel):
     meta: Meta = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class AudioContent(WireModel):
     """Audio, base64-encoded."""
 
@@ -110,7 +114,7 @@ class AudioContent(WireModel):
         )
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TextResourceContents(WireModel):
     """The text of a resource."""
 
@@ -120,7 +124,7 @@ class TextResourceContents(WireModel):
     meta: Meta = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class BlobResourceContents(WireModel):
     """The bytes of a resource, base64-encoded."""
 
@@ -133,7 +137,7 @@ class BlobResourceContents(WireModel):
 ResourceContents = TextResourceContents | BlobResourceContents
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class EmbeddedResource(WireModel):
     """A resource's contents inside a tool result or prompt message."""
 
@@ -143,7 +147,7 @@ class EmbeddedResource(WireModel):
     meta: Meta = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ResourceLink(WireModel):
     """A pointer to a resource the client may read."""
 
@@ -167,7 +171,7 @@ class ResourceLink(WireModel):
 ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ToolAnnotations(WireModel):
     """Hints about a tool's behaviour. Unset fields take the spec's defaults."""
 
@@ -179,7 +183,7 @@ class ToolAnnotations(WireModel):
     open_world_hint: bool | None = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ToolResult(WireModel):
     """A tool result with full control over every field."""
 
@@ -189,7 +193,7 @@ class ToolResult(WireModel):
     meta: Meta = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class Message(WireModel):
     """One message of a prompt."""
 
@@ -197,7 +201,7 @@ class Message(WireModel):
     content: ContentBlock
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class SamplingMessage(WireModel):
     """One message of a sampling request."""
 
@@ -205,7 +209,7 @@ class SamplingMessage(WireModel):
     content: TextContent | ImageContent | AudioContent
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ModelPreferences(WireModel):
     """What the server would like the client's model to favour when sampling."""
 
@@ -215,7 +219,7 @@ class ModelPreferences(WireModel):
     intelligence_priority: float | None = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class SamplingResult(WireModel):
     """The client's answer to `sampling/createMessage`."""
 
@@ -225,7 +229,7 @@ class SamplingResult(WireModel):
     stop_reason: str | None = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ElicitResult(WireModel):
     """The user's answer to `elicitation/create`."""
 
@@ -233,7 +237,7 @@ class ElicitResult(WireModel):
     content: dict[str, str | int | float | bool | list[str] | None] | None = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class Root(WireModel):
     """A directory or file the client says the server may work in."""
 
@@ -241,7 +245,7 @@ class Root(WireModel):
     name: str | None = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class Implementation(WireModel):
     """The name and version of a server (or client)."""
 
@@ -253,7 +257,7 @@ class Implementation(WireModel):
     icons: Icons = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class Tool(WireModel):
     """A tool as listed by `tools/list`."""
 
@@ -267,7 +271,7 @@ class Tool(WireModel):
     meta: Meta = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class Resource(WireModel):
     """A resource as listed by `resources/list`."""
 
@@ -282,7 +286,7 @@ class Resource(WireModel):
     meta: Meta = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ResourceTemplate(WireModel):
     """A family of resources as listed by `resources/templates/list`."""
 
@@ -296,7 +300,7 @@ class ResourceTemplate(WireModel):
     meta: Meta = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class PromptArgument(WireModel):
     """One argument of a prompt (prompt arguments are strings)."""
 
@@ -306,7 +310,7 @@ class PromptArgument(WireModel):
     required: bool | None = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False, repr=False)
 class Prompt(WireModel):
     """A prompt as listed by `prompts/list`."""
 
