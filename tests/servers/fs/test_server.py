@@ -207,6 +207,21 @@ async def test_listings_searches_and_reads_read_as_text(tree: Tree) -> None:
         )
         read = await text_of("read_text_file", path="long.txt", limit=2)
         assert read == "line 1\nline 2\n\n[up to line 2 of 10: continue with offset=3]"
+        grep = await text_of("search_content", path=".", query="line 1", context_lines=1)
+        long = f"{tree.root}/long.txt"
+        assert grep.splitlines() == [
+            f"{long}:1:line 1",
+            f"{long}-2-line 2",
+            "--",
+            f"{long}-9-line 9",
+            f"{long}:10:line 10",
+        ]
+        none = await text_of("search_content", path=".", query="absent")
+        assert none == f"No matches in 3 files below {tree.root}"
+        many = await text_of("read_multiple_files", paths=["hello.txt", "nope.txt"])
+        first, second = many.split("\n---\n")
+        assert first == f"{tree.root}/hello.txt:\nhello\n"
+        assert second.startswith("nope.txt: Error - ")
 
 
 async def test_an_undecodable_file_name_is_listed_and_read(tree: Tree) -> None:

@@ -1,11 +1,12 @@
 """How results read as text: the block a model sees when its host ignores `structuredContent`.
 
 Listings, searches and reads read better as lines than as JSON, and the lines are the
-reference server's (`[FILE] name`, one path per line, the file's text), so prompts written
-for it keep working. Every rendering ends with where to continue when the result is a page.
+reference server's (`[FILE] name`, one path per line, the file's text) or grep's for content
+search, so prompts written for them keep working. Every rendering ends with where to
+continue when the result is a page.
 """
 
-from .models import Listing, Matches, SizedListing, TextRead
+from .models import ContentMatches, Listing, Matches, MultipleFiles, SizedListing, TextRead
 
 _MARKS = {"file": "[FILE] ", "directory": "[DIR] ", "symlink": "[LINK] ", "other": "[OTHER] "}
 
@@ -38,6 +39,36 @@ def matches(result: Matches) -> str:
     if result["next_offset"] is not None:
         lines.append(f"[more matches: continue with offset={result['next_offset']}]")
     return "\n".join(lines)
+
+
+def content_matches(result: ContentMatches) -> str:
+    """Lines as `grep -n` writes them: `path:line:text`, context `path-line-text`, `--` between."""
+    lines: list[str] = []
+    for match in result["matches"]:
+        path, number, before, after = match["path"], match["line"], match["before"], match["after"]
+        if (before or after) and lines:
+            lines.append("--")
+        first = number - len(before)
+        lines += [f"{path}-{first + i}-{text}" for i, text in enumerate(before)]
+        lines.append(f"{path}:{number}:{match['text']}")
+        lines += [f"{path}-{number + 1 + i}-{text}" for i, text in enumerate(after)]
+    if not lines:
+        lines.append(f"No matches in {result['files_searched']} files below {result['path']}")
+    if result["next_offset"] is not None:
+        lines.append(f"[more matches: continue with offset={result['next_offset']}]")
+    return "\n".join(lines)
+
+
+def multiple_files(result: MultipleFiles) -> str:
+    """Each file as `path:` and its text, or `path: Error - why`, split by `---` lines."""
+    parts: list[str] = []
+    for file in result["files"]:
+        if file["content"] is None:
+            parts.append(f"{file['path']}: Error - {file['error']}")
+        else:
+            cut = "\n[cut short: read_text_file with offset reads on]" if file["truncated"] else ""
+            parts.append(f"{file['path']}:\n{file['content']}{cut}")
+    return "\n---\n".join(parts)
 
 
 def text_read(result: TextRead) -> str:

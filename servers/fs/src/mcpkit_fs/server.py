@@ -177,7 +177,7 @@ def _register_reads(app: Server, access: Access) -> None:
         blob = BlobResourceContents(uri=_uri(media.path), mime_type=media.mime_type, blob=data)
         return EmbeddedResource(resource=blob)
 
-    @app.tool(title="Read several text files", annotations=READ)
+    @app.tool(title="Read several text files", annotations=READ, text=render.multiple_files)
     async def read_multiple_files(
         ctx: Context,
         paths: Annotated[list[str], Param(min_length=1, max_length=100)],
@@ -312,7 +312,7 @@ def _register_walks(app: Server, access: Access) -> None:
             f"searched {path} for {pattern}",
         )
 
-    @app.tool(title="Search file contents", annotations=READ)
+    @app.tool(title="Search file contents", annotations=READ, text=render.content_matches)
     async def search_content(
         ctx: Context,
         path: PathArg,
