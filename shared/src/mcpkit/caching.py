@@ -1,11 +1,9 @@
 """Cache hints of the 2026-07-28 era: how long a result may be reused, and by whom."""
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 
-@dataclass(frozen=True)
-class CacheHint:
+class CacheHint(NamedTuple):
     """How long clients may reuse a result (`ttlMs`), and who may share it (`cacheScope`).
 
     "public" results hold nothing specific to the caller and may be shared across users;

@@ -12,8 +12,7 @@ nothing from earlier requests. What else the era changes lives here too:
 """
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, NoReturn, get_args
+from typing import Any, NamedTuple, NoReturn, get_args
 
 import anyio
 
@@ -71,8 +70,7 @@ def is_modern(params: Mapping[str, Any]) -> bool:
     return isinstance(meta, dict) and VERSION_KEY in meta
 
 
-@dataclass(frozen=True)
-class RequestMeta:
+class RequestMeta(NamedTuple):
     """What a stateless-era request says about its client."""
 
     version: str

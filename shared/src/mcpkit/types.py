@@ -10,7 +10,7 @@ What the client sends is validated where it is parsed.
 """
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 from .versions import V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25
 
@@ -18,15 +18,13 @@ Role = Literal["user", "assistant"]
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 
-@dataclass(frozen=True)
-class Since:
+class Since(NamedTuple):
     """Marks a field as defined only from protocol `version` on."""
 
     version: str
 
 
-@dataclass(frozen=True)
-class WireName:
+class WireName(NamedTuple):
     """Gives a field a wire name other than its camelCase form."""
 
     name: str

@@ -8,7 +8,7 @@ are, so the next attempt can copy them exactly. Replacement text is literal: `$&
 backreferences mean nothing special.
 """
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .text import bare_lines
 
@@ -20,8 +20,7 @@ class EditMismatch(ValueError):
     """An edit did not match exactly once; the message says where it came closest."""
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(NamedTuple):
     """Replace `old` with `new`, once (or everywhere with `replace_all`)."""
 
     old: str

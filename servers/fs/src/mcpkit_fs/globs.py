@@ -8,7 +8,7 @@ a `/` matches a name at any depth (`*.py`, `.env`); one with a `/` matches the w
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 def _translate(pattern: str) -> str:
@@ -79,8 +79,7 @@ class GlobSet:
         return any(glob.match(path) for glob in self.globs)
 
 
-@dataclass(frozen=True)
-class IgnoreRule:
+class IgnoreRule(NamedTuple):
     """One line of a `.gitignore`, relative to the directory that holds the file."""
 
     base: str  # the directory of the .gitignore, relative to the walk's start ("" = start)

@@ -11,11 +11,10 @@ import mimetypes
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 from operator import itemgetter
-from typing import BinaryIO, Literal, TypeVar
+from typing import BinaryIO, Literal, NamedTuple, TypeVar
 
 from .edits import Edit, EditMismatch, apply_edits, unified_diff
 from .models import (
@@ -257,8 +256,7 @@ def _sniff(head: bytes, shown: str) -> Codec:
         raise FsError(f"{shown} is a binary file: use read_media_file.") from None
 
 
-@dataclass(frozen=True)
-class Media:
+class Media(NamedTuple):
     """The bytes of a file and their MIME type."""
 
     path: str

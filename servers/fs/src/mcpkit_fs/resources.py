@@ -8,7 +8,7 @@ listing as text. Subscriptions compare fingerprints, so a notification means the
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .ops import guess_mime, list_directory
 from .sandbox import FsError, Sandbox, open_directory, open_file
@@ -19,8 +19,7 @@ MAX_COMPLETIONS = 100
 UNKNOWN = "application/octet-stream"
 
 
-@dataclass(frozen=True)
-class Contents:
+class Contents(NamedTuple):
     """A resource's contents: `text` or `data`, and the MIME type."""
 
     mime_type: str

@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Literal, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from mcpkit import ToolError
@@ -51,8 +51,7 @@ class AccessDenied(FsError):
     """The policy forbids the access (outside the allowed directories, denied, read-only)."""
 
 
-@dataclass(frozen=True)
-class AllowedDir:
+class AllowedDir(NamedTuple):
     """A directory the server may use: its real path, how it was named, and its mode."""
 
     path: str  # real path: no symbolic link in it
@@ -102,8 +101,7 @@ def root_path(uri: str) -> str | None:
     return unquote(parts.path) or None
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(NamedTuple):
     """The operator's configuration: directories, deny globs, and how client roots count."""
 
     directories: tuple[AllowedDir, ...]

@@ -7,8 +7,7 @@ a BOM) are read as Latin-1, which maps every byte to a character and back unchan
 
 import codecs
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Eol = Literal["\n", "\r\n", "\r"]
 
@@ -19,8 +18,7 @@ class BinaryFile(ValueError):
     """The bytes are not text (a NUL byte in a file without a UTF-16 BOM)."""
 
 
-@dataclass(frozen=True)
-class Codec:
+class Codec(NamedTuple):
     """How a file's text is stored: encoding, byte order mark, dominant line ending."""
 
     encoding: str
@@ -41,7 +39,7 @@ class Codec:
         return self.bom + text.encode(self.encoding)
 
 
-# Made once: a search sniffs thousands of files, and a frozen dataclass is slow to make.
+# Made once, not per file: a search sniffs thousands of files.
 _BOM_CODECS = (
     Codec("utf-8", codecs.BOM_UTF8),
     Codec("utf-16-le", codecs.BOM_UTF16_LE),
