@@ -7,7 +7,7 @@ import anyio
 import pytest
 
 from checked import connect
-from mcpkit import Changed, ResourceNotFound, Server, TextResourceContents
+from mcpkit import Changed, ResourceNotFound, Server, TextResourceContents, ToolError
 from mcpkit.testing import RPCError
 
 
@@ -198,3 +198,23 @@ def test_template_variables_must_match_parameters() -> None:
 
     with pytest.raises(TypeError, match="template"):
         app.resource("mem://{id}")(wrong)
+
+
+async def test_a_tool_error_outside_a_tool_is_invalid_params_with_its_message() -> None:
+    app = Server("errors", "1")
+
+    @app.resource("notes://{name}")
+    async def note(name: str) -> str:
+        raise ToolError(f"No note {name}: list_notes shows them")
+
+    @app.prompt()
+    async def ask(name: str) -> str:
+        raise ToolError(f"No note {name} to ask about")
+
+    async with connect(app) as client:
+        with pytest.raises(RPCError) as read:
+            await client.request("resources/read", {"uri": "notes://x"})
+        with pytest.raises(RPCError) as get:
+            await client.request("prompts/get", {"name": "ask", "arguments": {"name": "x"}})
+    assert (read.value.code, read.value.message) == (-32602, "No note x: list_notes shows them")
+    assert (get.value.code, get.value.message) == (-32602, "No note x to ask about")

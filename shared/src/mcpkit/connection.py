@@ -26,6 +26,7 @@ from .errors import (
     InvalidRequest,
     MethodNotFound,
     ProtocolError,
+    ToolError,
 )
 from .jsonrpc import JSON, RequestId
 from .runtime import Runtime
@@ -335,6 +336,8 @@ class Connection:
                     return jsonrpc.error(request_id, exc.to_wire())
                 except ClientRequestError as exc:
                     return jsonrpc.error(request_id, InternalError(str(exc)).to_wire())
+                except ToolError as exc:  # in a resource or prompt: its message is for the client
+                    return jsonrpc.error(request_id, InvalidParams(str(exc)).to_wire())
                 except Exception:
                     logger.exception("Request %r failed", request_id)
                     return jsonrpc.error(request_id, InternalError("Internal error").to_wire())

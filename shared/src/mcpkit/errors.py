@@ -22,8 +22,8 @@ MCPError
 
 Inside a tool, `ToolError` and `ClientRequestError` become an `isError` result the model can
 read; any other exception there becomes an `isError` result without details (the traceback
-goes to stderr). Outside tools, a `ProtocolError` is answered as itself and anything else as
-`InternalError`.
+goes to stderr). Outside tools, a `ProtocolError` is answered as itself, a `ToolError` as
+`InvalidParams` with its message, and anything else as `InternalError`.
 """
 
 from typing import TYPE_CHECKING, Any
