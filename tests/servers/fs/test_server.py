@@ -3,6 +3,7 @@
 Every message the server sends is validated against the official schema (`checked`).
 """
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any, cast
@@ -222,6 +223,43 @@ async def test_listings_searches_and_reads_read_as_text(tree: Tree) -> None:
         first, second = many.split("\n---\n")
         assert first == f"{tree.root}/hello.txt:\nhello\n"
         assert second.startswith("nope.txt: Error - ")
+
+
+async def test_changes_and_information_read_as_text(tree: Tree) -> None:
+    async with connect(server_for(tree.root)) as client:
+
+        async def text_of(tool: str, **arguments: object) -> str:
+            result = await client.call_tool(tool, arguments)
+            assert "isError" not in result, result
+            return result["content"][0]["text"]
+
+        root = tree.root
+        wrote = await text_of("write_file", path="new.txt", content="one\n")
+        sha = hashlib.sha256(b"one\n").hexdigest()
+        assert wrote == f"Wrote 4 bytes to {root}/new.txt (new file)\nsha256: {sha}"
+        dry = await text_of(
+            "edit_file", path="new.txt", edits=[{"oldText": "one", "newText": "two"}], dryRun=True
+        )
+        assert dry.startswith(f"Dry run, nothing written: 1 replacement in {root}/new.txt\n")
+        assert "-one\n+two" in dry
+        assert await text_of("compare_files", path_a="new.txt", path_b="new.txt") == (
+            f"{root}/new.txt and {root}/new.txt are identical"
+        )
+        made = await text_of("create_directory", path="made")
+        assert made == f"Successfully created directory {root}/made"
+        assert await text_of("create_directory", path="made") == f"{root}/made already existed"
+        copied = await text_of("copy_file", source="new.txt", destination="made/copy.txt")
+        assert copied == f"Successfully copied {root}/new.txt to {root}/made/copy.txt"
+        moved = await text_of("move_file", source="made/copy.txt", destination="moved.txt")
+        assert moved == f"Successfully moved {root}/made/copy.txt to {root}/moved.txt"
+        deleted = await text_of("delete_path", path="made", recursive=True)
+        assert deleted == f"Deleted directory {root}/made (1 entry)"
+        info = (await text_of("get_file_info", path="new.txt")).splitlines()
+        assert info[:2] == [f"path: {root}/new.txt", "size: 4"]
+        assert "isFile: true" in info
+        assert "sha256: None" not in info  # fields without a value are left out
+        allowed = await text_of("list_allowed_directories")
+        assert allowed == f"Allowed directories:\n{root}"
 
 
 async def test_an_undecodable_file_name_is_listed_and_read(tree: Tree) -> None:

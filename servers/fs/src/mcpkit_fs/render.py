@@ -1,12 +1,28 @@
 """How results read as text: the block a model sees when its host ignores `structuredContent`.
 
-Listings, searches and reads read better as lines than as JSON, and the lines are the
-reference server's (`[FILE] name`, one path per line, the file's text) or grep's for content
-search, so prompts written for them keep working. Every rendering ends with where to
-continue when the result is a page.
+Listings, searches, reads and changes read better as lines than as JSON, and the lines are
+the reference server's (`[FILE] name`, one path per line, the file's text, `key: value`, a
+diff, a sentence saying what was done) or grep's for content search, so prompts written for
+them keep working. Every rendering of a page ends with where to continue. directory_tree
+keeps JSON, as the reference's does.
 """
 
-from .models import ContentMatches, Listing, Matches, MultipleFiles, SizedListing, TextRead
+from .models import (
+    AllowedDirectories,
+    Comparison,
+    ContentMatches,
+    Created,
+    Deleted,
+    Edited,
+    FileInfo,
+    Listing,
+    Matches,
+    Moved,
+    MultipleFiles,
+    SizedListing,
+    TextRead,
+    Written,
+)
 
 _MARKS = {"file": "[FILE] ", "directory": "[DIR] ", "symlink": "[LINK] ", "other": "[OTHER] "}
 
@@ -80,6 +96,79 @@ def text_read(result: TextRead) -> str:
         f"{result['content']}\n[up to line {result['end_line']}{total}:"
         f" continue with offset={result['next_offset']}]"
     )
+
+
+def file_info(result: FileInfo) -> str:
+    """`key: value` lines (booleans as JSON writes them), the fields without a value left out."""
+    return "\n".join(
+        f"{key}: {str(value).lower() if isinstance(value, bool) else value}"
+        for key, value in result.items()
+        if value is not None
+    )
+
+
+def allowed_directories(result: AllowedDirectories) -> str:
+    """The directories, one per line, marked when read-only or from the client's roots."""
+    lines = ["Allowed directories:"]
+    for directory in result["directories"]:
+        marks = ["read-only"] if directory["read_only"] else []
+        if directory["source"] == "client roots":
+            marks.append("from the client's roots")
+        lines.append(directory["path"] + (f" ({', '.join(marks)})" if marks else ""))
+    return "\n".join(lines)
+
+
+def comparison(result: Comparison) -> str:
+    """The unified diff, or that the files are identical."""
+    if result["identical"]:
+        return f"{result['path_a']} and {result['path_b']} are identical"
+    return result["diff"]
+
+
+def written(result: Written) -> str:
+    """What write_file did, and the hash to pass as expected_sha256 next time."""
+    verb = "Appended" if result["mode"] == "append" else "Wrote"
+    made = " (new file)" if result["created"] else ""
+    return (
+        f"{verb} {result['bytes_written']} bytes to {result['path']}{made}\n"
+        f"sha256: {result['sha256']}"
+    )
+
+
+def edited(result: Edited) -> str:
+    """The diff of the edit, saying whether it was applied (not on a dry run)."""
+    done = "Applied" if result["applied"] else "Dry run, nothing written:"
+    count = result["replacements"]
+    head = f"{done} {count} replacement{'s' if count != 1 else ''} in {result['path']}"
+    return f"{head}\n{result['diff']}\nsha256: {result['sha256']}"
+
+
+def created(result: Created) -> str:
+    """That the directory was created, or already existed."""
+    if result["created"]:
+        return f"Successfully created directory {result['path']}"
+    return f"{result['path']} already existed"
+
+
+def moved(result: Moved) -> str:
+    """That the source was moved, and whether it replaced something."""
+    return _transfer("moved", result)
+
+
+def copied(result: Moved) -> str:
+    """That the source was copied, and whether it replaced something."""
+    return _transfer("copied", result)
+
+
+def deleted(result: Deleted) -> str:
+    """What delete_path removed."""
+    count = result["entries_removed"]
+    return f"Deleted {result['type']} {result['path']} ({count} entr{'ies' if count != 1 else 'y'})"
+
+
+def _transfer(verb: str, result: Moved) -> str:
+    replaced = ", replacing what was there" if result["overwritten"] else ""
+    return f"Successfully {verb} {result['source']} to {result['destination']}{replaced}"
 
 
 def _more(shown: int, total: int, next_offset: int) -> str:

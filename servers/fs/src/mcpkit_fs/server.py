@@ -226,7 +226,7 @@ def _register_reads(app: Server, access: Access) -> None:
             f"list {path}",
         )
 
-    @app.tool(title="Get file information", annotations=READ)
+    @app.tool(title="Get file information", annotations=READ, text=render.file_info)
     async def get_file_info(
         ctx: Context,
         path: PathArg,
@@ -239,7 +239,7 @@ def _register_reads(app: Server, access: Access) -> None:
             f"info {path}",
         )
 
-    @app.tool(title="Compare two text files", annotations=READ)
+    @app.tool(title="Compare two text files", annotations=READ, text=render.comparison)
     async def compare_files(
         ctx: Context,
         path_a: PathArg,
@@ -253,7 +253,7 @@ def _register_reads(app: Server, access: Access) -> None:
             f"compared {path_a} and {path_b}",
         )
 
-    @app.tool(title="List allowed directories", annotations=READ)
+    @app.tool(title="List allowed directories", annotations=READ, text=render.allowed_directories)
     async def list_allowed_directories(ctx: Context) -> AllowedDirectories:
         """List the directories this server may use, and which are read-only."""
         return await access.run_bounded(
@@ -349,7 +349,7 @@ def _register_walks(app: Server, access: Access) -> None:
 
 
 def _register_writes(app: Server, access: Access) -> None:
-    @app.tool(title="Write file", annotations=CHANGE)
+    @app.tool(title="Write file", annotations=CHANGE, text=render.written)
     async def write_file(
         ctx: Context,
         path: PathArg,
@@ -378,7 +378,7 @@ def _register_writes(app: Server, access: Access) -> None:
             level="info",
         )
 
-    @app.tool(title="Edit file", annotations=CHANGE)
+    @app.tool(title="Edit file", annotations=CHANGE, text=render.edited)
     async def edit_file(
         ctx: Context,
         path: PathArg,
@@ -399,14 +399,14 @@ def _register_writes(app: Server, access: Access) -> None:
             level="info",
         )
 
-    @app.tool(title="Create directory", annotations=CREATE)
+    @app.tool(title="Create directory", annotations=CREATE, text=render.created)
     async def create_directory(ctx: Context, path: PathArg) -> Created:
         """Create a directory with any missing parents; an existing one is fine."""
         return await access.run(
             ctx, lambda s: ops.create_directory(s, path), f"mkdir {path}", level="info"
         )
 
-    @app.tool(title="Move or rename", annotations=CHANGE)
+    @app.tool(title="Move or rename", annotations=CHANGE, text=render.moved)
     async def move_file(
         ctx: Context, source: PathArg, destination: PathArg, overwrite: bool = False
     ) -> Moved:
@@ -421,7 +421,7 @@ def _register_writes(app: Server, access: Access) -> None:
             level="info",
         )
 
-    @app.tool(title="Copy", annotations=REPLACE)
+    @app.tool(title="Copy", annotations=REPLACE, text=render.copied)
     async def copy_file(
         ctx: Context,
         source: PathArg,
@@ -439,7 +439,7 @@ def _register_writes(app: Server, access: Access) -> None:
             level="info",
         )
 
-    @app.tool(title="Delete", annotations=REPLACE)
+    @app.tool(title="Delete", annotations=REPLACE, text=render.deleted)
     async def delete_path(ctx: Context, path: PathArg, recursive: bool = False) -> Deleted:
         """Delete a file, link or empty directory; a whole tree only with recursive.
 
