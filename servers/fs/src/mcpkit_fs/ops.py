@@ -223,6 +223,8 @@ def _page(lines: list[str], max_bytes: int, *, from_end: bool) -> tuple[list[str
 
     A single line longer than the budget is cut to it, so a read always makes progress.
     """
+    if 4 * sum(map(len, lines)) <= max_bytes:  # a character is at most 4 bytes of UTF-8
+        return lines, False
     budget = max_bytes
     kept: list[str] = []
     for line in reversed(lines) if from_end else lines:
