@@ -384,7 +384,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the mcp-fs script (default: beside this Python)",
     )
     p.add_argument("--word", default="latency", help="what to search file contents for")
-    p.add_argument("--rounds", type=int, default=3, help="sessions per server (default 3)")
+    p.add_argument("--rounds", type=int, default=5, help="sessions per server (default 5)")
     p.add_argument("--cold", type=int, default=10, help="cold starts per server (default 10)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds any one wait may take")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of the table")
