@@ -64,7 +64,7 @@ class Access:
         self.watchable = Sandbox([*operators, *from_roots], self.policy.deny)
 
     async def _root_uris(self, ctx: Context) -> tuple[str, ...] | None:
-        if self.policy.roots_mode == "ignore":
+        if self.policy.roots_mode == "ignore" or not ctx.client_supports("roots"):
             return None
         try:
             roots = await ctx.roots()
