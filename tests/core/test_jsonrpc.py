@@ -1,5 +1,7 @@
 """Framing of single messages: decode, classify, encode."""
 
+import dataclasses
+import datetime
 import json
 
 import pytest
@@ -74,3 +76,14 @@ def test_values_orjson_refuses_are_still_encoded() -> None:
     # orjson takes neither integers over 64 bits nor lone surrogates; `json` writes both.
     message = {"jsonrpc": "2.0", "id": 2**70, "result": {"name": "bad\udcff"}}
     assert jsonrpc.decode(jsonrpc.encode(message)) == message
+
+
+def test_encode_refuses_dataclasses_and_datetimes() -> None:
+    # They are not JSON: a handler that returns one has a bug the client should not paper over.
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    for value in (Point(1), datetime.datetime(2026, 1, 1)):
+        with pytest.raises(TypeError):
+            jsonrpc.encode(jsonrpc.result(1, {"value": value}))

@@ -17,6 +17,8 @@ Kind = Literal["request", "notification", "response"]
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _ascii_encoder = json.JSONEncoder(separators=(",", ":"))
+# orjson would write dataclasses and datetimes; left to `json`, they are refused as not JSON.
+_NOT_JSON = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
 def encode(message: JSON | list[JSON]) -> bytes:
@@ -28,7 +30,7 @@ def encode(message: JSON | list[JSON]) -> bytes:
     try:
         # orjson writes JSON three times faster than `json` (a 1,000-entry listing in
         # 0.15 ms instead of 0.5): every answer goes through here.
-        return orjson.dumps(message)
+        return orjson.dumps(message, option=_NOT_JSON)
     except TypeError:
         pass  # a lone surrogate, an integer over 64 bits, or not JSON: `json` sorts them out
     try:
