@@ -31,7 +31,8 @@ def listing(result: Listing) -> str:
     """`[FILE] name` / `[DIR] name` lines, then the continuation if the page is not the last."""
     lines = [_MARKS[entry["type"]] + entry["name"] for entry in result["entries"]]
     if result["next_offset"] is not None:
-        lines.append(_more(len(result["entries"]), result["total_entries"], result["next_offset"]))
+        shown = f"{len(result['entries'])} of {result['total_entries']} entries"
+        lines.append(_next_page(shown, result["next_offset"]))
     return "\n".join(lines) if lines else f"{result['path']} is empty"
 
 
@@ -45,7 +46,8 @@ def sized_listing(result: SizedListing) -> str:
     ]
     lines.append(f"Total: {result['total_entries']} entries, {_size(result['total_size'])}")
     if result["next_offset"] is not None:
-        lines.append(_more(len(entries), result["total_entries"], result["next_offset"]))
+        shown = f"{len(entries)} of {result['total_entries']} entries"
+        lines.append(_next_page(shown, result["next_offset"]))
     return "\n".join(lines)
 
 
@@ -53,7 +55,7 @@ def matches(result: Matches) -> str:
     """One matching path per line, or that none matched."""
     lines = list(result["matches"]) or [f"No matches below {result['path']}"]
     if result["next_offset"] is not None:
-        lines.append(f"[more matches: continue with offset={result['next_offset']}]")
+        lines.append(_next_page("more matches", result["next_offset"]))
     return "\n".join(lines)
 
 
@@ -71,7 +73,7 @@ def content_matches(result: ContentMatches) -> str:
     if not lines:
         lines.append(f"No matches in {result['files_searched']} files below {result['path']}")
     if result["next_offset"] is not None:
-        lines.append(f"[more matches: continue with offset={result['next_offset']}]")
+        lines.append(_next_page("more matches", result["next_offset"]))
     return "\n".join(lines)
 
 
@@ -92,10 +94,8 @@ def text_read(result: TextRead) -> str:
     if result["next_offset"] is None:
         return result["content"]
     total = "" if result["total_lines"] is None else f" of {result['total_lines']}"
-    return (
-        f"{result['content']}\n[up to line {result['end_line']}{total}:"
-        f" continue with offset={result['next_offset']}]"
-    )
+    shown = f"up to line {result['end_line']}{total}"
+    return f"{result['content']}\n{_next_page(shown, result['next_offset'])}"
 
 
 def file_info(result: FileInfo) -> str:
@@ -171,8 +171,9 @@ def _transfer(verb: str, result: Moved) -> str:
     return f"Successfully {verb} {result['source']} to {result['destination']}{replaced}"
 
 
-def _more(shown: int, total: int, next_offset: int) -> str:
-    return f"[{shown} of {total} entries: continue with offset={next_offset}]"
+def _next_page(what: str, next_offset: int) -> str:
+    """The last line of a page that is not the last: what it holds, and where to go on."""
+    return f"[{what}: continue with offset={next_offset}]"
 
 
 def _size(size: int | None) -> str:
