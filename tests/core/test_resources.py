@@ -1,14 +1,19 @@
 """Resources, templates, subscriptions with watches and file watching."""
 
 import base64
+from collections.abc import Callable, Coroutine
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from checked import connect
-from mcpkit import Changed, ResourceNotFound, Server, TextResourceContents, ToolError
+from mcpkit import Changed, ResourceNotFound, Server, TextResourceContents, ToolError, runtime
 from mcpkit.testing import RPCError
+from mcpkit.watch import FileWatcher
 
 
 def make_server(watched: Path | None = None) -> tuple[Server, list[str]]:
@@ -48,6 +53,7 @@ def make_server(watched: Path | None = None) -> tuple[Server, list[str]]:
     @app.watch("mem://items/{item}")
     async def watch_item(item: str, changed: Changed) -> None:
         watching.append(item)
+        changed.in_place()
         try:
             while True:
                 await anyio.sleep(0.05)
@@ -152,7 +158,6 @@ async def test_file_changes_are_coalesced_into_one_update_per_burst(tmp_path: Pa
     app, _ = make_server()
     async with connect(app) as client:
         await client.request("resources/subscribe", {"uri": uri})
-        await anyio.sleep(0.3)  # let the watcher start
         for n in range(5):
             watched.write_text(str(n))
         update = await client.wait_for_notification("notifications/resources/updated", timeout=5)
@@ -218,3 +223,96 @@ async def test_a_tool_error_outside_a_tool_is_invalid_params_with_its_message() 
             await client.request("prompts/get", {"name": "ask", "arguments": {"name": "x"}})
     assert (read.value.code, read.value.message) == (-32602, "No note x: list_notes shows them")
     assert (get.value.code, get.value.message) == (-32602, "No note x to ask about")
+
+
+async def test_a_change_right_after_subscribing_is_heard(tmp_path: Path) -> None:
+    first, second = tmp_path / "a" / "first.txt", tmp_path / "b" / "second.txt"
+    for path in (first, second):
+        path.parent.mkdir()
+        path.write_text("0")
+    app, _ = make_server()
+    async with connect(app) as client:
+        await client.request("resources/subscribe", {"uri": f"file://{first}"})
+        first.write_text("1")  # at once: subscribing was answered once the watch was in place
+        update = await client.wait_for_notification("notifications/resources/updated", 5)
+        assert update["params"] == {"uri": f"file://{first}"}
+        # A second directory replaces the watcher: the first file is still followed.
+        await client.request("resources/subscribe", {"uri": f"file://{second}"})
+        second.write_text("1")
+        first.write_text("2")
+        both = {f"file://{first}", f"file://{second}"}
+        # Wait for a message after which both were heard (the swap may tell one twice).
+        await client.wait_for(lambda _: set(_updated(client.notifications)[1:]) == both)
+
+
+async def test_a_change_while_the_watcher_is_replaced_is_heard(tmp_path: Path) -> None:
+    files = FileWatcher()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    heard = anyio.Event()
+    in_place = {"a": anyio.Event(), "b": anyio.Event()}
+
+    def follow(name: str) -> Callable[[], Coroutine[Any, Any, None]]:
+        async def callback() -> None:
+            assert name == "a"
+            heard.set()
+
+        return partial(files.watch, [tmp_path / name], callback, in_place[name].set)
+
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(files.run)
+        task_group.start_soon(follow("a"))
+        with anyio.fail_after(5):
+            await in_place["a"].wait()
+        task_group.start_soon(follow("b"))
+        await anyio.lowlevel.checkpoint()  # the watch of b asked for a new watcher...
+        (tmp_path / "a" / "new.txt").write_text("...and a changes before it is in place")
+        with anyio.fail_after(5):
+            await in_place["b"].wait()
+            await heard.wait()
+        task_group.cancel_scope.cancel()
+
+
+async def test_a_watch_that_never_says_it_is_in_place_is_answered_after_a_while(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(runtime, "WATCH_START_TIMEOUT", 0.2)
+    app = Server("silent", "1")
+
+    @app.resource("mem://silent")
+    async def silent() -> str:
+        return "quiet"
+
+    @app.watch("mem://silent")
+    async def watch_silent(changed: Changed) -> None:
+        await anyio.sleep_forever()
+
+    async with connect(app) as client:
+        with anyio.fail_after(5):
+            assert await client.request("resources/subscribe", {"uri": "mem://silent"}) == {}
+    assert "did not call changed.in_place()" in caplog.text
+
+
+async def test_a_watch_that_ends_is_answered_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime, "WATCH_START_TIMEOUT", 60)
+    app = Server("brief", "1")
+
+    @app.resource("mem://brief")
+    async def brief() -> str:
+        return "gone"
+
+    @app.watch("mem://brief")
+    async def watch_brief(changed: Changed) -> None:
+        return  # nothing to watch
+
+    async with connect(app) as client:
+        with anyio.fail_after(5):
+            assert await client.request("resources/subscribe", {"uri": "mem://brief"}) == {}
+
+
+def _updated(notifications: list[dict[str, Any]]) -> list[str]:
+    return [
+        n["params"]["uri"]
+        for n in notifications
+        if n["method"] == "notifications/resources/updated"
+    ]

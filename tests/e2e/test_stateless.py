@@ -129,7 +129,6 @@ async def drive_fs(fs: Everything, tree: FsTree, command: list[str] | None) -> N
         completion = await client.complete(review, {"name": "path", "value": f"{app.parent}/a"})
         async with client.listen(resource_subscriptions=[uri]) as subscription:
             assert subscription.honored.resource_subscriptions == [uri]
-            await anyio.sleep(0.5)  # let the watcher start
             another_process_writes(readme, "# Changed\n")
             with anyio.fail_after(10):
                 event = await anext(aiter(subscription))

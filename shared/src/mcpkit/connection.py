@@ -1,9 +1,9 @@
 """One handshake-era connection: read frames, answer them, talk back to the client.
 
 This is the only module that runs handlers, and the one exception-to-wire boundary. Rules:
-- Cheap methods (`ping`, `initialize`, `logging/setLevel`, subscriptions) are answered by
-  the reader at once; every other request runs in its own task and cancel scope, so a
-  `ping` is answered while a long tool call runs.
+- Cheap methods (`ping`, `initialize`, `logging/setLevel`) are answered by the reader at
+  once; every other request runs in its own task and cancel scope, so a `ping` is
+  answered while a long tool call runs.
 - `notifications/cancelled` cancels the request's scope, and no response is sent.
 - Notifications are never answered; a request id already in flight is refused.
 - A batch (2025-03-26 sessions only) is answered with one array of responses.
@@ -12,6 +12,7 @@ This is the only module that runs handlers, and the one exception-to-wire bounda
 
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from typing import Any
 
 import anyio
@@ -213,16 +214,14 @@ class Connection:
     def _receive_batch(self, batch: list[Any]) -> None:
         """Handle a batch: allowed in 2025-03-26 sessions only, answered with one array."""
         if not self.session.accepts_batches:
-            version = self.session.version
-            problem = InvalidRequest(f"Invalid Request: protocol {version} does not allow batches")
-            self._send(jsonrpc.error(None, problem.to_wire()), None)
-            return
-        if not batch:
+            problem = InvalidRequest(f"Invalid Request: no batches in {self.session.version}")
+        elif not batch:
             problem = InvalidRequest("Invalid Request: empty batch")
-            self._send(jsonrpc.error(None, problem.to_wire()), None)
+        else:
+            answers = [self._dispatch(message, in_batch=True) for message in batch]
+            self._spawn(self._reply_batch, answers, jsonrpc.request_ids(batch))
             return
-        answers = [self._dispatch(message, in_batch=True) for message in batch]
-        self._spawn(self._reply_batch, answers, jsonrpc.request_ids(batch))
+        self._send(jsonrpc.error(None, problem.to_wire()), None)
 
     async def _reply_batch(self, answers: list[Answer], request_ids: list[RequestId]) -> None:
         """Wait for every answer of a batch, then send the responses as one array."""
@@ -294,9 +293,9 @@ class Connection:
             self.session.set_log_level(params.get("level"))
             return jsonrpc.result(request_id, {})
         if method in ("resources/subscribe", "resources/unsubscribe"):
-            self._subscription(method, params)
-            return jsonrpc.result(request_id, {})
-        handler = self.server.handler(method)
+            handler = partial(self._subscription, method)
+        else:
+            handler = self.server.handler(method)
         scope = self._in_flight[request_id] = anyio.CancelScope()
         context = Context(self, request_id, jsonrpc.as_object(params.get("_meta")) or {})
         return self._run(request_id, handler(context, params), scope)
@@ -358,11 +357,11 @@ class Connection:
             result["instructions"] = self.server.instructions
         return result
 
-    def _subscription(self, method: str, params: dict[str, Any]) -> None:
-        """Subscribe to or unsubscribe from a resource.
+    async def _subscription(self, method: str, context: Context, params: JSON) -> JSON:
+        """Subscribe to or unsubscribe from a resource: answered once its watch sees changes.
 
         Raises:
-            ProtocolError: no resources capability, or no such resource.
+            ProtocolError: no resources capability, a stateless server, or no such resource.
         """
         if not self.server.offers("resources"):
             raise MethodNotFound(f"Method not found: {method} (this server has no resources)")
@@ -374,8 +373,9 @@ class Connection:
         if method == "resources/unsubscribe":
             self.runtime.unsubscribe(self, uri)
         else:
-            self.server.find_resource(uri)
             self.runtime.subscribe(self, uri)
+            await self.runtime.watching(uri)
+        return {}
 
     def _on_notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":

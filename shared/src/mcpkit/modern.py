@@ -279,12 +279,24 @@ class Listener:
         self._send = send
         self.subscription_id = subscription_id
         self.kinds = kinds
+        self._held: list[JSON] | None = []  # until acknowledged, which comes first
 
     def notify_nowait(self, method: str, params: dict[str, Any] | None) -> None:
         """Send a notification on the stream, tagged with the subscription's id."""
         tagged = dict(params or {})
         tagged["_meta"] = {SUBSCRIPTION_KEY: self.subscription_id}
-        self._send(jsonrpc.notification(method, tagged), self.subscription_id)
+        message = jsonrpc.notification(method, tagged)
+        if self._held is None:
+            self._send(message, self.subscription_id)
+        else:
+            self._held.append(message)
+
+    def acknowledge(self, honoured: dict[str, Any]) -> None:
+        """Send the acknowledgement, then the notifications held until it."""
+        held, self._held = self._held or [], None
+        self.notify_nowait("notifications/subscriptions/acknowledged", {"notifications": honoured})
+        for message in held:
+            self._send(message, self.subscription_id)
 
     def wants_list_changed(self, kind: ListKind) -> bool:
         """Whether the client asked for changes of the `kind` list."""
@@ -296,8 +308,9 @@ async def listen(
 ) -> NoReturn:
     """Serve a `subscriptions/listen` stream until the client cancels it.
 
-    It is acknowledged first with what the server honours; then only the requested
-    notifications follow. Cancellation (or a closed HTTP stream) ends it, with no response.
+    It is acknowledged with what the server honours, once the watches of its resources
+    are in place; then only the requested notifications follow. Cancellation (or a closed
+    HTTP stream) ends it, with no response.
 
     Raises:
         InvalidParams: `notifications` is not an object.
@@ -318,11 +331,13 @@ async def listen(
         uris = [uri for uri in requested if isinstance(uri, str) and _served(server, uri)]
         honoured["resourceSubscriptions"] = uris
     listener = Listener(send, request_id, kinds)
-    listener.notify_nowait("notifications/subscriptions/acknowledged", {"notifications": honoured})
     runtime.connections.add(listener)
-    for uri in uris:
-        runtime.subscribe(listener, uri)
     try:
+        for uri in uris:
+            runtime.subscribe(listener, uri)
+        for uri in uris:  # acknowledged once every watch sees changes
+            await runtime.watching(uri)
+        listener.acknowledge(honoured)
         await anyio.sleep_forever()
     finally:
         runtime.disconnect(listener)

@@ -19,6 +19,8 @@ from .watch import Changed, FileWatcher
 
 logger = logging.getLogger("mcpkit.runtime")
 
+WATCH_START_TIMEOUT = 5.0  # seconds subscribing waits for a watch to be in place
+
 
 class Subscriber(Protocol):
     """A connection, as the runtime sees it: something that can be sent notifications."""
@@ -42,6 +44,7 @@ class Runtime:
         self.states = RequestStates()
         self._subscribers: dict[str, set[Subscriber]] = {}
         self._watch_scopes: dict[str, anyio.CancelScope] = {}
+        self._in_place: dict[str, anyio.Event] = {}  # set once the URI's watch sees changes
         self._task_group: anyio.abc.TaskGroup | None = None
 
     async def __aenter__(self) -> Self:
@@ -74,11 +77,30 @@ class Runtime:
             connection.notify_nowait("notifications/resources/updated", {"uri": uri})
 
     def subscribe(self, connection: Subscriber, uri: str) -> None:
-        """Subscribe `connection` to `uri`; the first subscriber starts the URI's watch."""
+        """Subscribe `connection` to `uri`; the first subscriber starts the URI's watch.
+
+        Raises:
+            ResourceNotFound: no resource has the URI.
+        """
+        self.server.find_resource(uri)
         subscribers = self._subscribers.setdefault(uri, set())
         subscribers.add(connection)
         if len(subscribers) == 1:
             self._start_watch(uri)
+
+    async def watching(self, uri: str) -> None:
+        """Wait until the watch of `uri` is in place (see `Changed.in_place`), for a while."""
+        in_place = self._in_place.get(uri)
+        if in_place is None:
+            return
+        with anyio.move_on_after(WATCH_START_TIMEOUT) as waited:
+            await in_place.wait()
+        if waited.cancelled_caught:
+            logger.warning(
+                "The watch of %s did not call changed.in_place() within %g s: answered anyway",
+                uri,
+                WATCH_START_TIMEOUT,
+            )
 
     def unsubscribe(self, connection: Subscriber, uri: str) -> None:
         """Unsubscribe `connection` from `uri`; the last one leaving stops the watch."""
@@ -88,6 +110,7 @@ class Runtime:
         subscribers.discard(connection)
         if not subscribers:
             del self._subscribers[uri]
+            self._in_place.pop(uri, None)
             scope = self._watch_scopes.pop(uri, None)
             if scope is not None:
                 scope.cancel()
@@ -106,17 +129,25 @@ class Runtime:
                 assert self._task_group is not None
                 scope = anyio.CancelScope()
                 self._watch_scopes[uri] = scope
-                self._task_group.start_soon(self._run_watch, scope, uri, fn, variables)
+                in_place = self._in_place[uri] = anyio.Event()
+                self._task_group.start_soon(self._run_watch, scope, in_place, uri, fn, variables)
                 return
 
     async def _run_watch(
-        self, scope: anyio.CancelScope, uri: str, fn: Any, variables: dict[str, str]
+        self,
+        scope: anyio.CancelScope,
+        in_place: anyio.Event,
+        uri: str,
+        fn: Any,
+        variables: dict[str, str],
     ) -> None:
         async def notify() -> None:
             self.notify_resource_updated(uri)
 
         with scope:
             try:
-                await fn(changed=Changed(notify, self.files), **variables)
+                await fn(changed=Changed(notify, self.files, in_place.set), **variables)
             except Exception:  # a broken watch must not take the server down
                 logger.exception("Watch for %s failed", uri)
+            finally:
+                in_place.set()  # it watches nothing more: nobody need wait for it

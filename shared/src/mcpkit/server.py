@@ -245,9 +245,9 @@ class Server:
     def watch(self, uri: str) -> Callable[[WatchFunction], WatchFunction]:
         """Register an async function that watches the resources matching `uri`.
 
-        It runs while at least one client is subscribed to a matching URI, receives the
-        template variables and a `Changed` to await on each change, and is cancelled
-        when the last subscriber leaves.
+        It runs while a client is subscribed to a matching URI, gets the template variables
+        and a `Changed` (see there: subscribing waits for `changed.in_place()`), and is
+        cancelled when the last subscriber leaves.
         """
 
         def register(fn: WatchFunction) -> WatchFunction:

@@ -3,19 +3,23 @@
 A watch function (`@app.watch(uri)`) runs while someone is subscribed to a matching URI. It
 gets a `Changed`: awaiting `changed()` tells the subscribers; `await changed.follow_files(
 paths)` does that on every change to those files or directories, through the shared
-watcher, until the subscription ends.
+watcher, until the subscription ends. A subscription is answered once its watch is in
+place (see `Changed.in_place`), so a change made right after the answer is not missed.
 
 The file watcher runs one `watchfiles` watch for the whole process, over the directories
-that current subscriptions need (not recursive). It is started by the first subscription
-and stopped by the last; a burst of changes (debounced by watchfiles) gives each callback
-one call.
+that current subscriptions need (not recursive). It is started by the first subscription;
+a new set of directories gets a new watch, and the old one stops once the new one is in
+place and the old has delivered the burst it was gathering (a change at that moment may be
+told twice). A burst of changes (debounced by watchfiles) gives each callback one call.
 """
 
 import logging
+import math
 import os
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 
@@ -26,19 +30,66 @@ WatchFunction = Callable[..., Coroutine[Any, Any, None]]
 
 DEBOUNCE_MS = 300  # longest a burst of changes is gathered before subscribers hear of it
 STEP_MS = 50  # quiet time that ends a burst
+RETIRE_AFTER = (DEBOUNCE_MS + 2 * STEP_MS) / 1000  # a replaced watch delivers what it began
+
+
+class _Watch(NamedTuple):
+    directories: frozenset[Path]  # where changes to `paths` show up
+    paths: frozenset[Path]
+    callback: Callback
+    in_place: Callable[[], None]
+
+
+class _Watcher:
+    """One watchfiles watch over a set of directories, and whether it is in place yet.
+
+    It is the stop event given to watchfiles, which checks it on every step of its loop, in
+    the worker thread. The first check means the watch is in place: watchfiles watches from
+    the moment its watcher is created, before the loop starts.
+    """
+
+    def __init__(self, directories: frozenset[Path], arrived: Callable[[], None]) -> None:
+        self.directories = directories
+        self.in_place = False
+        self._arrived = arrived
+        self._stop_at = math.inf  # time.monotonic() from which watchfiles should stop
+
+    def is_set(self) -> bool:
+        """Whether watchfiles should stop (called in its worker thread)."""
+        if not self.in_place:
+            anyio.from_thread.run_sync(self.arrive)
+        return time.monotonic() >= self._stop_at
+
+    def stop(self, after: float = 0.0) -> None:
+        """Stop the watch within a step once `after` seconds have passed."""
+        self._stop_at = min(self._stop_at, time.monotonic() + after)
+
+    def arrive(self) -> None:
+        """Note that the watch is in place (or failed: waiting longer would help nobody)."""
+        self.in_place = True
+        self._arrived()
 
 
 class FileWatcher:
     """One watcher for every file subscription of the process. Run `run()` in a task."""
 
     def __init__(self) -> None:
-        self._watches: dict[object, tuple[frozenset[Path], Callback]] = {}
+        self._watches: dict[object, _Watch] = {}
         self._changed = anyio.Event()
+        self._current: _Watcher | None = None
+        self._retiring: list[_Watcher] = []  # replaced, stopped once the current one is in place
 
-    async def watch(self, paths: Iterable[Path], callback: Callback) -> None:
-        """Call `callback` after each burst of changes to `paths`; runs until cancelled."""
+    async def watch(
+        self, paths: Iterable[Path], callback: Callback, in_place: Callable[[], None]
+    ) -> None:
+        """Call `callback` after each burst of changes to `paths`; runs until cancelled.
+
+        `in_place` is called once changes to `paths` are seen (maybe more than once).
+        """
         key = object()
-        self._watches[key] = (_absolute(paths), callback)
+        absolute = _absolute(paths)
+        directories = frozenset(p if p.is_dir() else p.parent for p in absolute)
+        self._watches[key] = _Watch(directories, absolute, callback, in_place)
         self._changed.set()
         try:
             await anyio.sleep_forever()
@@ -47,42 +98,67 @@ class FileWatcher:
             self._changed.set()
 
     async def run(self) -> None:
-        """Watch what is asked for, restarting whenever the set of paths changes."""
-        while True:
-            self._changed = anyio.Event()
-            directories = self._directories()
-            if not directories:
-                await self._changed.wait()
-                continue
-            # watchfiles watches in a thread that cancellation cannot reach: the stop event
-            # ends it within a step instead of its 5 s timeout, so the process exits promptly.
-            stop = anyio.Event()
-            async with anyio.create_task_group() as task_group:
-                task_group.start_soon(self._follow, directories, stop)
-                try:
+        """Watch what is asked for, with a new watch whenever the directories change."""
+        async with anyio.create_task_group() as task_group:
+            try:
+                while True:
+                    self._changed = anyio.Event()
+                    directories = frozenset(
+                        d for w in self._watches.values() for d in w.directories if d.is_dir()
+                    )
+                    current = self._current
+                    if current is None or directories != current.directories:
+                        if current is not None:
+                            self._retiring.append(current)
+                        self._current = None
+                        if directories:
+                            self._current = _Watcher(directories, self._arrived)
+                            task_group.start_soon(self._follow, self._current)
+                    self._arrived()
                     await self._changed.wait()
-                finally:
-                    stop.set()
-                    task_group.cancel_scope.cancel()
+            finally:
+                # watchfiles watches in a thread that cancellation cannot reach: stopping
+                # ends it within a step instead of its 5 s timeout.
+                for watcher in [*self._retiring, *filter(None, [self._current])]:
+                    watcher.stop()
 
-    def _directories(self) -> list[Path]:
-        """Return the directories to watch: each path if a directory, else its parent."""
-        wanted = {
-            p if p.is_dir() else p.parent for paths, _ in self._watches.values() for p in paths
-        }
-        return sorted(d for d in wanted if d.is_dir())
+    def _arrived(self) -> None:
+        """Once the current watcher is in place: retire the old ones, tell the watches."""
+        current = self._current
+        if current is not None and not current.in_place:
+            return
+        for watcher in self._retiring:
+            watcher.stop(after=RETIRE_AFTER)
+        self._retiring.clear()
+        covered = current.directories if current is not None else frozenset[Path]()
+        for watch in self._watches.values():
+            if {d for d in watch.directories if d.is_dir()} <= covered:
+                watch.in_place()
 
-    async def _follow(self, directories: list[Path], stop: anyio.Event) -> None:
-        from watchfiles import awatch  # imported on first subscription: it costs start-up time
+    async def _follow(self, watcher: _Watcher) -> None:
+        """Run `watcher` until it is stopped, calling back the watches whose paths changed."""
+        from watchfiles import watch  # imported on first subscription: it costs start-up time
 
-        async for changes in awatch(
-            *directories, recursive=False, debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=stop
-        ):
-            touched = {Path(path) for _, path in changes}
-            touched |= {path.parent for path in touched}
-            callbacks = {cb for paths, cb in list(self._watches.values()) if paths & touched}
-            for callback in callbacks:
-                await callback()
+        bursts = watch(
+            *sorted(watcher.directories),
+            recursive=False,
+            debounce=DEBOUNCE_MS,
+            step=STEP_MS,
+            stop_event=watcher,
+        )
+        try:
+            # Each wait for a burst runs in a worker thread; the watcher stops within a step.
+            while (changes := await anyio.to_thread.run_sync(next, bursts, None)) is not None:
+                touched = {Path(path) for _, path in changes}
+                touched |= {path.parent for path in touched}
+                callbacks = {w.callback for w in list(self._watches.values()) if w.paths & touched}
+                for callback in callbacks:
+                    await callback()
+        except OSError:  # a directory went away as the watch started, or inotify ran out
+            logger.exception("Cannot watch %s", ", ".join(map(str, sorted(watcher.directories))))
+            watcher.arrive()
+        finally:
+            bursts.close()
 
 
 def _absolute(paths: Iterable[Path]) -> frozenset[Path]:
@@ -93,9 +169,18 @@ def _absolute(paths: Iterable[Path]) -> frozenset[Path]:
 class Changed:
     """Given to a watch function: call it to tell the subscribers their resource changed."""
 
-    def __init__(self, notify: Callback, files: FileWatcher) -> None:
+    def __init__(self, notify: Callback, files: FileWatcher, in_place: Callable[[], None]) -> None:
         self._notify = notify
         self._files = files
+        self._in_place = in_place
+
+    def in_place(self) -> None:
+        """Say that changes are seen from now on: subscribing is answered then.
+
+        `follow_files` says it itself; a watch function that does not follow files calls
+        this once it is watching. A watch function that ends is in place too.
+        """
+        self._in_place()
 
     async def __call__(self) -> None:
         """Send `notifications/resources/updated` to every subscriber of the URI."""
@@ -114,4 +199,4 @@ class Changed:
             if when is None or await when():
                 await self._notify()
 
-        await self._files.watch(paths, notify)
+        await self._files.watch(paths, notify, self._in_place)

@@ -53,7 +53,6 @@ async def test_subscription_hears_another_process(everything: Everything, fs: Fs
         with anyio.fail_after(10):
             await session.subscribe_resource(file_uri)  # pyright: ignore[reportDeprecated]
             await session.subscribe_resource(dir_uri)  # pyright: ignore[reportDeprecated]
-            await anyio.sleep(0.5)  # let the watcher start
             another_process_writes(app, "def main():\n    return 2\n")
             update = await inbox.wait_for(types.ResourceUpdatedNotification, timeout=5)
             assert str(update.params.uri) == file_uri
@@ -114,7 +113,6 @@ async def test_client_roots_scope_completions_and_subscriptions(
             inside = await session.complete(review, {"name": "path", "value": f"{fs.root}/src/a"})
             outside = await session.complete(review, {"name": "path", "value": f"{fs.root}/R"})
             await session.subscribe_resource(f"file://{app}")  # pyright: ignore[reportDeprecated]
-            await anyio.sleep(0.5)  # let the watcher start
             another_process_writes(app, "def main():\n    return 3\n")
             update = await inbox.wait_for(types.ResourceUpdatedNotification, timeout=5)
     assert inside.completion.values == [str(app)]

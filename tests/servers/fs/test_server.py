@@ -460,7 +460,6 @@ async def test_subscription_notifies_only_real_changes(tree: Tree) -> None:
     uri = f"file://{watched}"
     async with connect(server_for(tree.root)) as client:
         await client.request("resources/subscribe", {"uri": uri})
-        await anyio.sleep(0.3)  # let the watcher start
         watched.write_text("hello\n")  # written, but the same content
         await anyio.sleep(0.6)
         assert not [n for n in client.notifications if "updated" in n["method"]]
@@ -473,7 +472,6 @@ async def test_directory_subscription_sees_entries_come_and_go(tree: Tree) -> No
     uri = f"file://{tree.root}/sub"
     async with connect(server_for(tree.root)) as client:
         await client.request("resources/subscribe", {"uri": uri})
-        await anyio.sleep(0.3)
         (tree.root / "sub" / "inner.txt").write_text("edited, not added\n")
         await anyio.sleep(0.6)
         assert not [n for n in client.notifications if "updated" in n["method"]]
