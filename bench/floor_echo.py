@@ -9,6 +9,7 @@ any other method gets -32601. stdio_bench.py reports every server relative to th
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, cast
 
 Json = dict[str, Any]
@@ -45,7 +46,7 @@ def error(rid: object, code: int, message: str) -> Json:
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
 
 
-def respond(line: bytes) -> Json | None:
+def respond(line: bytes, result_for: Callable[[str, Json], Json] = result_for) -> Json | None:
     """The response to one input line, or None when it is a notification."""
     try:
         msg: object = json.loads(line)
@@ -66,15 +67,23 @@ def respond(line: bytes) -> Json | None:
     return {"jsonrpc": "2.0", "id": req["id"], "result": result}
 
 
-async def serve() -> None:
+def encode(response: Json) -> bytes:
+    """One response as compact UTF-8 JSON."""
+    return json.dumps(response, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+async def serve(
+    result_for: Callable[[str, Json], Json] = result_for,
+    encode: Callable[[Json], bytes] = encode,
+) -> None:
     """Answer stdin line by line until EOF (a blocking write+flush is the cheapest output)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 24)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     out = sys.stdout.buffer
     while line := await reader.readline():
-        if line.strip() and (resp := respond(line)) is not None:
-            out.write(json.dumps(resp, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+        if line.strip() and (resp := respond(line, result_for)) is not None:
+            out.write(encode(resp) + b"\n")
             out.flush()
 
 

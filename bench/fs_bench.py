@@ -23,6 +23,9 @@ Figures (x = mcp-fs's value / the other's):
   content search  mcp-fs's search_content WORD (case-sensitive, every hit in one page), p50,
                   beside `grep -r -l WORD tree` timed as a subprocess; the reference has no
                   content search
+The floor (floor_fs.py) answers the listing too: a bare Python loop that lists, sorts and
+writes the same result, with no framework and no containment. Beside it, mcp-fs's listing
+shows what mcpkit and the sandbox cost, and the reference's what Python itself does.
 Every result is checked against the fixtures (the lines of small.txt, the 1,000 names, the 200
 needles, the files that hold WORD), the first call of each kind in every session and every grep.
 The bars of issue 4 are printed as met or MISSED; they do not set the exit status.
@@ -56,7 +59,7 @@ import stdio_bench
 from report import Json, ratio
 from stdio_bench import BenchError, Samples, Server, pct, tree_rss_mib
 
-OURS, REFERENCE, GREP = "mcp-fs", "reference", "grep -r"
+OURS, REFERENCE, FLOOR, GREP = "mcp-fs", "reference", "floor", "grep -r"
 REFERENCE_PACKAGE = "@modelcontextprotocol/server-filesystem"
 REPO = Path(__file__).resolve().parent.parent
 INITIALIZED = stdio_bench.encode({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -239,13 +242,16 @@ def run(
     for i in range(opts.cold):
         stdio_bench.progress(f"cold start {i + 1}/{opts.cold}")
         for name, argv in servers.items():
+            if name == FLOOR:
+                continue  # it only lists
             stdio_bench.cold_start(name, argv, opts, measured[name].start)
             if measured[name].start.bad_lines:
                 raise BenchError(f"{name}: lines on stdout that are not JSON-RPC messages")
     for i in range(opts.rounds):
         stdio_bench.progress(f"round {i + 1}/{opts.rounds}")
         for name, argv in servers.items():
-            mine = [c for c in todo if name == OURS or c.reference]
+            mine = [c for c in todo if name == OURS or (c.reference and name == REFERENCE)]
+            mine += [c for c in todo if name == FLOOR and c.key == "list"]
             session(name, argv, mine, opts.timeout, measured[name])
         grep(grep_argv, content.expect, opts.timeout)  # warm-up, like the servers'
         runs = [grep(grep_argv, content.expect, opts.timeout) for _ in range(content.count)]
@@ -275,6 +281,7 @@ def rows(word: str, cold: int) -> list[Row]:
     timed = [
         ("read", "read_text_file small.txt", REFERENCE, no_slower),
         ("list", "list_directory dir1000", REFERENCE, no_slower),
+        ("list", "  against the floor", FLOOR, None),
         ("name", "search_files **/needle.md", REFERENCE, Bar(0.1, True, "10x faster than ref")),
         ("content", f"search_content {word!r}", GREP, Bar(3, True, "within 3x of grep")),
     ]
@@ -313,7 +320,7 @@ def verdicts(report: Json) -> list[Json]:
 
 def render(report: Json) -> str:
     """The report as a plain-text table."""
-    names = [OURS, REFERENCE, GREP]
+    names = [OURS, REFERENCE, FLOOR, GREP]
     table = [["", *names, f"x = {OURS} / other", "bar", ""]]
     for v in report["rows"]:
         cells = ["-" if v[n] is None else f"{v[n]:,.{1 if v[n] >= 10 else 2}f}" for n in names]
@@ -323,7 +330,7 @@ def render(report: Json) -> str:
     widths = [max(map(len, col)) for col in zip(*table, strict=True)]
     lines = [
         "  ".join(
-            c.ljust(w) if i in (0, 5, 6) else c.rjust(w)
+            c.ljust(w) if i in (0, 6, 7) else c.rjust(w)
             for i, (c, w) in enumerate(zip(r, widths, strict=True))
         )
         for r in table
@@ -364,7 +371,9 @@ def commands(opts: argparse.Namespace) -> tuple[dict[str, list[str]], dict[str, 
         "grep": version(["grep", "--version"], opts.timeout),
         "python": sys.version.split()[0],
     }
-    return {OURS: [str(opts.mcp_fs), *dirs], REFERENCE: [node, str(script), *dirs]}, versions
+    floor = [sys.executable, str(Path(__file__).with_name("floor_fs.py"))]
+    servers = {OURS: [str(opts.mcp_fs), *dirs], REFERENCE: [node, str(script), *dirs], FLOOR: floor}
+    return servers, versions
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
