@@ -273,6 +273,27 @@ async def test_a_change_while_the_watcher_is_replaced_is_heard(tmp_path: Path) -
         task_group.cancel_scope.cancel()
 
 
+async def test_a_burst_of_watches_in_many_directories_all_come_in_place(tmp_path: Path) -> None:
+    # More directories than worker threads (40): each new directory replaces the watcher,
+    # and one replaced before it was in place must not keep its thread.
+    files = FileWatcher()
+    in_place = [anyio.Event() for _ in range(60)]
+
+    async def never() -> None:
+        raise AssertionError("nothing changes")
+
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(files.run)
+        for n, event in enumerate(in_place):
+            (tmp_path / str(n)).mkdir()
+            task_group.start_soon(files.watch, [tmp_path / str(n)], never, event.set)
+            await anyio.sleep(0.005)
+        with anyio.fail_after(10):
+            for event in in_place:
+                await event.wait()
+        task_group.cancel_scope.cancel()
+
+
 async def test_a_watch_that_never_says_it_is_in_place_is_answered_after_a_while(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

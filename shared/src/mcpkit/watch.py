@@ -76,8 +76,9 @@ class FileWatcher:
     def __init__(self) -> None:
         self._watches: dict[object, _Watch] = {}
         self._changed = anyio.Event()
-        self._current: _Watcher | None = None
-        self._retiring: list[_Watcher] = []  # replaced, stopped once the current one is in place
+        self._current: _Watcher | None = None  # the newest
+        self._serving: _Watcher | None = None  # the one before, in place, until the newest is
+        self._running: set[_Watcher] = set()  # all with a thread, to stop them at the end
 
     async def watch(
         self, paths: Iterable[Path], callback: Callback, in_place: Callable[[], None]
@@ -98,7 +99,7 @@ class FileWatcher:
             self._changed.set()
 
     async def run(self) -> None:
-        """Watch what is asked for, with a new watch whenever the directories change."""
+        """Watch what is asked for, with a new watcher whenever the directories change."""
         async with anyio.create_task_group() as task_group:
             try:
                 while True:
@@ -106,30 +107,44 @@ class FileWatcher:
                     directories = frozenset(
                         d for w in self._watches.values() for d in w.directories if d.is_dir()
                     )
-                    current = self._current
-                    if current is None or directories != current.directories:
-                        if current is not None:
-                            self._retiring.append(current)
-                        self._current = None
-                        if directories:
-                            self._current = _Watcher(directories, self._arrived)
+                    previous = self._current
+                    if previous is None or directories != previous.directories:
+                        self._replace(previous)
+                        self._current = (
+                            _Watcher(directories, self._arrived) if directories else None
+                        )
+                        if self._current is not None:
+                            self._running.add(self._current)
                             task_group.start_soon(self._follow, self._current)
                     self._arrived()
                     await self._changed.wait()
             finally:
                 # watchfiles watches in a thread that cancellation cannot reach: stopping
                 # ends it within a step instead of its 5 s timeout.
-                for watcher in [*self._retiring, *filter(None, [self._current])]:
+                for watcher in self._running:
                     watcher.stop()
 
+    def _replace(self, previous: _Watcher | None) -> None:
+        """Let `previous` serve until its successor is in place, if it is in place itself.
+
+        One that is not has been seen to watch nothing yet: it stops at once, so a burst of
+        subscriptions does not leave a thread per subscription running.
+        """
+        if previous is None:
+            return
+        if previous.in_place:
+            self._serving = previous
+        else:
+            previous.stop()
+
     def _arrived(self) -> None:
-        """Once the current watcher is in place: retire the old ones, tell the watches."""
+        """Once the current watcher is in place: retire the one before, tell the watches."""
         current = self._current
         if current is not None and not current.in_place:
             return
-        for watcher in self._retiring:
-            watcher.stop(after=RETIRE_AFTER)
-        self._retiring.clear()
+        if self._serving is not None:
+            self._serving.stop(after=RETIRE_AFTER)
+            self._serving = None
         covered = current.directories if current is not None else frozenset[Path]()
         for watch in self._watches.values():
             if {d for d in watch.directories if d.is_dir()} <= covered:
@@ -159,6 +174,7 @@ class FileWatcher:
             watcher.arrive()
         finally:
             bursts.close()
+            self._running.discard(watcher)
 
 
 def _absolute(paths: Iterable[Path]) -> frozenset[Path]:
