@@ -294,41 +294,31 @@ async def test_a_burst_of_watches_in_many_directories_all_come_in_place(tmp_path
         task_group.cancel_scope.cancel()
 
 
-async def test_a_watch_that_never_says_it_is_in_place_is_answered_after_a_while(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(("ends", "timeout", "warned"), [(False, 0.2, True), (True, 60, False)])
+async def test_subscribing_waits_for_the_watch_only_a_while(
+    ends: bool,
+    timeout: float,
+    warned: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.setattr(runtime, "WATCH_START_TIMEOUT", 0.2)
-    app = Server("silent", "1")
+    # A watch that never says it is in place is waited for `timeout`; one that ends, not at all.
+    monkeypatch.setattr(runtime, "WATCH_START_TIMEOUT", timeout)
+    app = Server("watched", "1")
 
-    @app.resource("mem://silent")
-    async def silent() -> str:
-        return "quiet"
+    @app.resource("mem://thing")
+    async def thing() -> str:
+        return "thing"
 
-    @app.watch("mem://silent")
-    async def watch_silent(changed: Changed) -> None:
-        await anyio.sleep_forever()
-
-    async with connect(app) as client:
-        with anyio.fail_after(5):
-            assert await client.request("resources/subscribe", {"uri": "mem://silent"}) == {}
-    assert "did not call changed.in_place()" in caplog.text
-
-
-async def test_a_watch_that_ends_is_answered_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runtime, "WATCH_START_TIMEOUT", 60)
-    app = Server("brief", "1")
-
-    @app.resource("mem://brief")
-    async def brief() -> str:
-        return "gone"
-
-    @app.watch("mem://brief")
-    async def watch_brief(changed: Changed) -> None:
-        return  # nothing to watch
+    @app.watch("mem://thing")
+    async def watch_thing(changed: Changed) -> None:
+        if not ends:
+            await anyio.sleep_forever()
 
     async with connect(app) as client:
         with anyio.fail_after(5):
-            assert await client.request("resources/subscribe", {"uri": "mem://brief"}) == {}
+            assert await client.request("resources/subscribe", {"uri": "mem://thing"}) == {}
+    assert ("did not call changed.in_place()" in caplog.text) == warned
 
 
 def _updated(notifications: list[dict[str, Any]]) -> list[str]:

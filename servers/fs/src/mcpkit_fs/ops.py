@@ -10,7 +10,8 @@ import hashlib
 import mimetypes
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from itertools import islice
 from operator import itemgetter
@@ -94,13 +95,7 @@ def read_text(
         raise FsError("Give head or tail, not both.")
     if tail is not None and offset is not None:
         raise FsError("Give tail or offset, not both.")
-    with sandbox.place(path) as place:
-        fd = open_file(place)
-        shown = place.shown
-    with os.fdopen(fd, "rb") as file:
-        size = os.fstat(fd).st_size
-        if on_loop and size > LOOP_FILE_BYTES:
-            raise TooLarge(shown)
+    with _reading(sandbox, path, on_loop=on_loop) as (file, size, shown):
         if size > WHOLE_FILE_BYTES:
             return _read_large(
                 file, shown, size, head, tail, offset, limit, max_bytes, line_numbers
@@ -130,6 +125,24 @@ def read_text(
         size=size,
         sha256=hashlib.sha256(data).hexdigest(),
     )
+
+
+@contextmanager
+def _reading(sandbox: Sandbox, path: str, *, on_loop: bool) -> Generator[tuple[BinaryIO, int, str]]:
+    """Open the regular file at `path`; yield it, its size and its shown path.
+
+    Raises:
+        FsError: the path is not a regular file that may be read.
+        TooLarge: `on_loop`, and the file is over `LOOP_FILE_BYTES`.
+    """
+    with sandbox.place(path) as place:
+        fd = open_file(place)
+        shown = place.shown
+    with os.fdopen(fd, "rb") as file:
+        size = os.fstat(fd).st_size
+        if on_loop and size > LOOP_FILE_BYTES:
+            raise TooLarge(shown)
+        yield file, size, shown
 
 
 def _read_up_to(file: BinaryIO, size: int, cap: int) -> bytes:
@@ -286,13 +299,7 @@ def read_bytes(
         FsError: the file cannot be read or is larger than `max_bytes`.
         TooLarge: `on_loop`, and the file is over `LOOP_FILE_BYTES`.
     """
-    with sandbox.place(path) as place:
-        fd = open_file(place)
-        shown = place.shown
-    with os.fdopen(fd, "rb") as file:
-        size = os.fstat(fd).st_size
-        if on_loop and size > LOOP_FILE_BYTES:
-            raise TooLarge(shown)
+    with _reading(sandbox, path, on_loop=on_loop) as (file, size, shown):
         data = _read_up_to(file, size, max_bytes)
     if len(data) > max_bytes:
         raise FsError(f"{shown} is larger than {max_bytes} bytes: too large to read whole.")
