@@ -1,7 +1,7 @@
 """Resources, templates, subscriptions with watches and file watching."""
 
 import base64
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -9,6 +9,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+import watchfiles
+from watchfiles.main import FileChange
 
 from checked import connect
 from mcpkit import Changed, ResourceNotFound, Server, TextResourceContents, ToolError, runtime
@@ -292,6 +294,73 @@ async def test_a_burst_of_watches_in_many_directories_all_come_in_place(tmp_path
             for event in in_place:
                 await event.wait()
         task_group.cancel_scope.cancel()
+
+
+async def test_a_watcher_that_fails_to_start_is_logged_and_the_next_one_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    real_watch = watchfiles.watch
+    calls: list[object] = []
+
+    def failing_once(*paths: Path, **options: Any) -> Iterator[set[FileChange]]:
+        calls.append(paths)
+        if len(calls) == 1:  # on the first step, as watchfiles raises it
+            raise RuntimeError("Error creating the watcher: inotify watch limit reached")
+        yield from real_watch(*paths, **options)
+
+    monkeypatch.setattr(watchfiles, "watch", failing_once)
+    files = FileWatcher()
+    heard = anyio.Event()
+
+    async def callback() -> None:
+        heard.set()
+
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(files.run)
+        first, second = anyio.Event(), anyio.Event()
+        (tmp_path / "a").mkdir()
+        (tmp_path / "b").mkdir()
+        task_group.start_soon(files.watch, [tmp_path / "a"], callback, first.set)
+        with anyio.fail_after(5):
+            await first.wait()  # failed: as in place as it will get, nobody waits for ever
+        task_group.start_soon(files.watch, [tmp_path / "b"], callback, second.set)
+        with anyio.fail_after(5):
+            await second.wait()
+            (tmp_path / "b" / "new.txt").write_text("seen")
+            await heard.wait()
+        task_group.cancel_scope.cancel()
+    assert "Cannot watch" in caplog.text
+    assert "inotify watch limit reached" in caplog.text
+
+
+async def test_a_failing_callback_does_not_stop_the_others(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    files = FileWatcher()
+    heard = anyio.Event()
+    in_place = [anyio.Event(), anyio.Event()]
+
+    async def failing() -> None:
+        raise OSError(5, "Input/output error")
+
+    async def working() -> None:
+        heard.set()
+
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(files.run)
+        task_group.start_soon(files.watch, [tmp_path], failing, in_place[0].set)
+        task_group.start_soon(files.watch, [tmp_path], working, in_place[1].set)
+        with anyio.fail_after(5):
+            for event in in_place:
+                await event.wait()
+            (tmp_path / "new.txt").write_text("twice")
+            await heard.wait()
+            heard = anyio.Event()
+            await anyio.sleep(0.5)  # the next burst
+            (tmp_path / "new.txt").write_text("thrice")
+            await heard.wait()
+        task_group.cancel_scope.cancel()
+    assert "Telling the subscribers of a change failed" in caplog.text
 
 
 @pytest.mark.parametrize(("ends", "timeout", "warned"), [(False, 0.2, True), (True, 60, False)])

@@ -168,8 +168,11 @@ class FileWatcher:
                 touched |= {path.parent for path in touched}
                 callbacks = {w.callback for w in list(self._watches.values()) if w.paths & touched}
                 for callback in callbacks:
-                    await callback()
-        except OSError:  # a directory went away as the watch started, or inotify ran out
+                    try:
+                        await callback()
+                    except Exception:  # one subscription's trouble must not stop the others
+                        logger.exception("Telling the subscribers of a change failed")
+        except Exception:  # a directory went away, inotify ran out: not the server's end
             logger.exception("Cannot watch %s", ", ".join(map(str, sorted(watcher.directories))))
             watcher.arrive()
         finally:
