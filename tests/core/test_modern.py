@@ -14,6 +14,7 @@ from mcpkit import (
     Changed,
     ClientRequestError,
     Context,
+    ResourceNotFound,
     SamplingMessage,
     Server,
     TextContent,
@@ -285,9 +286,17 @@ async def test_logs_only_when_the_request_asks(server: Server) -> None:
 async def test_listen_acknowledges_then_sends_only_what_was_asked(
     server: Server, tmp_path: Path
 ) -> None:
+    @server.resource("file:///gone")
+    async def gone_file() -> str:
+        raise ResourceNotFound("file:///gone")
+
+    @server.watch("file:///gone")
+    async def watch_gone(changed: Changed) -> None:
+        raise ResourceNotFound("file:///gone")  # refused: not honoured
+
     filters = {
         "toolsListChanged": True,
-        "resourceSubscriptions": ["file:///watched", "file:///nope"],
+        "resourceSubscriptions": ["file:///watched", "file:///nope", "file:///gone"],
     }
     async with connect(server, initialize=False, wire_version=MODERN) as client:
         client.send(

@@ -145,6 +145,17 @@ async def test_the_last_subscriber_leaving_stops_the_watch() -> None:
         assert watching == []  # the second disconnected without unsubscribing
 
 
+async def test_subscribing_twice_runs_one_watch() -> None:
+    app, watching = make_server()
+    async with connect(app) as client:
+        await client.request("resources/subscribe", {"uri": "mem://items/3"})
+        await client.request("resources/subscribe", {"uri": "mem://items/3"})
+        assert watching == ["3"]
+        await client.request("resources/unsubscribe", {"uri": "mem://items/3"})
+        await anyio.sleep(0.01)
+        assert watching == []
+
+
 async def test_subscribing_to_an_unknown_resource_is_refused() -> None:
     app, _ = make_server()
     async with connect(app) as client:
@@ -396,3 +407,44 @@ def _updated(notifications: list[dict[str, Any]]) -> list[str]:
         for n in notifications
         if n["method"] == "notifications/resources/updated"
     ]
+
+
+async def test_a_watch_that_refuses_its_uri_refuses_the_subscription(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Refusing before it is in place answers every waiting subscribe with the error and
+    # drops the subscription; after it is in place, the error is only logged.
+    app = Server("refusing", "1")
+    runs: list[str] = []
+    gate = anyio.Event()  # the first refusal waits until both subscribers wait
+
+    @app.resource("mem://doc/{name}")
+    async def doc(name: str) -> str:
+        return name
+
+    @app.watch("mem://doc/{name}")
+    async def watch_doc(name: str, changed: Changed) -> None:
+        runs.append(name)
+        await gate.wait()
+        if name == "late":
+            changed.in_place()
+        raise ResourceNotFound(f"mem://doc/{name}")
+
+    async with connect(app) as client:
+        refusals: list[int] = []
+
+        async def subscribe() -> None:
+            with pytest.raises(RPCError) as refused:
+                await client.request("resources/subscribe", {"uri": "mem://doc/gone"})
+            refusals.append(refused.value.code)
+
+        async with anyio.create_task_group() as task_group:  # two requests wait for one watch
+            task_group.start_soon(subscribe)
+            task_group.start_soon(subscribe)
+            await anyio.wait_all_tasks_blocked()
+            gate.set()
+        await subscribe()  # dropped the first time: the watch runs again
+        assert await client.request("resources/subscribe", {"uri": "mem://doc/late"}) == {}
+    assert refusals == [-32002, -32002, -32002]
+    assert runs == ["gone", "gone", "late"]
+    assert "Watch for mem://doc/late failed" in caplog.text

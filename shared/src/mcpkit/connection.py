@@ -361,7 +361,8 @@ class Connection:
         """Subscribe to or unsubscribe from a resource: answered once its watch sees changes.
 
         Raises:
-            ProtocolError: no resources capability, a stateless server, or no such resource.
+            ProtocolError: no resources capability, a stateless server, no such resource, or
+                its watch refused it.
         """
         if not self.server.offers("resources"):
             raise MethodNotFound(f"Method not found: {method} (this server has no resources)")
@@ -373,8 +374,7 @@ class Connection:
         if method == "resources/unsubscribe":
             self.runtime.unsubscribe(self, uri)
         else:
-            self.runtime.subscribe(self, uri)
-            await self.runtime.watching(uri)
+            await self.runtime.subscribe(self, uri).wait()
         return {}
 
     def _on_notification(self, method: str, params: Any) -> None:

@@ -23,6 +23,7 @@ from .errors import (
     InputRequired,
     InvalidParams,
     MissingClientCapability,
+    ProtocolError,
     ResourceNotFound,
     UnsupportedVersion,
 )
@@ -325,18 +326,23 @@ async def listen(
         if wanted.get(flag) is True and kind in capabilities:
             honoured[flag] = True
             kinds.add(kind)
-    uris: list[str] = []
     requested = jsonrpc.as_list(wanted.get("resourceSubscriptions"))
-    if requested is not None and "resources" in capabilities:
-        uris = [uri for uri in requested if isinstance(uri, str) and _served(server, uri)]
-        honoured["resourceSubscriptions"] = uris
+    subscribing = requested is not None and "resources" in capabilities
+    served = [uri for uri in requested or () if isinstance(uri, str) and _served(server, uri)]
+    uris = served if subscribing else []
     listener = Listener(send, request_id, kinds)
     runtime.connections.add(listener)
     try:
-        for uri in uris:
-            runtime.subscribe(listener, uri)
-        for uri in uris:  # acknowledged once every watch sees changes
-            await runtime.watching(uri)
+        starts = [runtime.subscribe(listener, uri) for uri in uris]
+        watched: list[str] = []
+        for start in starts:  # acknowledged once every watch sees changes
+            try:
+                await start.wait()
+                watched.append(start.uri)
+            except ProtocolError:  # the watch refused the URI: not honoured
+                pass
+        if subscribing:
+            honoured["resourceSubscriptions"] = watched
         listener.acknowledge(honoured)
         await anyio.sleep_forever()
     finally:

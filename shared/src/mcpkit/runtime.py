@@ -13,6 +13,7 @@ import anyio
 import anyio.abc
 
 from .context import ListKind
+from .errors import ProtocolError
 from .requeststate import RequestStates
 from .server import Server
 from .watch import Changed, FileWatcher
@@ -34,6 +35,39 @@ class Subscriber(Protocol):
         ...
 
 
+class WatchStart:
+    """A subscription's watch on its way: in place, or refusing the URI."""
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+        self.event = anyio.Event()  # set once the watch is in place, refused or ended
+        self.refusal: ProtocolError | None = None
+
+    async def wait(self) -> None:
+        """Wait until the watch is in place (see `Changed.in_place`), for a while.
+
+        Raises:
+            ProtocolError: the watch refused the URI (its subscribers are dropped).
+        """
+        with anyio.move_on_after(WATCH_START_TIMEOUT) as waited:
+            await self.event.wait()
+        if self.refusal is not None:
+            raise self.refusal
+        if waited.cancelled_caught:
+            logger.warning(
+                "The watch of %s did not call changed.in_place() within %g s: answered anyway",
+                self.uri,
+                WATCH_START_TIMEOUT,
+            )
+
+
+def _started(uri: str) -> WatchStart:
+    """A start with nothing to wait for: the URI has no watch function."""
+    start = WatchStart(uri)
+    start.event.set()
+    return start
+
+
 class Runtime:
     """Connections, subscriptions and watches of a running server."""
 
@@ -44,7 +78,7 @@ class Runtime:
         self.states = RequestStates()
         self._subscribers: dict[str, set[Subscriber]] = {}
         self._watch_scopes: dict[str, anyio.CancelScope] = {}
-        self._in_place: dict[str, anyio.Event] = {}  # set once the URI's watch sees changes
+        self._starts: dict[str, WatchStart] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
 
     async def __aenter__(self) -> Self:
@@ -76,31 +110,20 @@ class Runtime:
         for connection in list(self._subscribers.get(uri, ())):
             connection.notify_nowait("notifications/resources/updated", {"uri": uri})
 
-    def subscribe(self, connection: Subscriber, uri: str) -> None:
+    def subscribe(self, connection: Subscriber, uri: str) -> WatchStart:
         """Subscribe `connection` to `uri`; the first subscriber starts the URI's watch.
+
+        Subscribing is answered once the returned start's `wait()` returns.
 
         Raises:
             ResourceNotFound: no resource has the URI.
         """
         self.server.find_resource(uri)
         subscribers = self._subscribers.setdefault(uri, set())
-        subscribers.add(connection)
-        if len(subscribers) == 1:
+        if not subscribers:  # not again when a subscriber subscribes twice
             self._start_watch(uri)
-
-    async def watching(self, uri: str) -> None:
-        """Wait until the watch of `uri` is in place (see `Changed.in_place`), for a while."""
-        in_place = self._in_place.get(uri)
-        if in_place is None:
-            return
-        with anyio.move_on_after(WATCH_START_TIMEOUT) as waited:
-            await in_place.wait()
-        if waited.cancelled_caught:
-            logger.warning(
-                "The watch of %s did not call changed.in_place() within %g s: answered anyway",
-                uri,
-                WATCH_START_TIMEOUT,
-            )
+        subscribers.add(connection)
+        return self._starts.get(uri) or _started(uri)
 
     def unsubscribe(self, connection: Subscriber, uri: str) -> None:
         """Unsubscribe `connection` from `uri`; the last one leaving stops the watch."""
@@ -109,11 +132,15 @@ class Runtime:
             return
         subscribers.discard(connection)
         if not subscribers:
-            del self._subscribers[uri]
-            self._in_place.pop(uri, None)
-            scope = self._watch_scopes.pop(uri, None)
-            if scope is not None:
-                scope.cancel()
+            self._forget(uri)
+
+    def _forget(self, uri: str) -> None:
+        """Drop the subscribers of `uri` and stop its watch."""
+        self._subscribers.pop(uri, None)
+        self._starts.pop(uri, None)
+        scope = self._watch_scopes.pop(uri, None)
+        if scope is not None:
+            scope.cancel()
 
     def disconnect(self, connection: Subscriber) -> None:
         """Forget a connection that has ended, with all its subscriptions."""
@@ -129,14 +156,14 @@ class Runtime:
                 assert self._task_group is not None
                 scope = anyio.CancelScope()
                 self._watch_scopes[uri] = scope
-                in_place = self._in_place[uri] = anyio.Event()
-                self._task_group.start_soon(self._run_watch, scope, in_place, uri, fn, variables)
+                start = self._starts[uri] = WatchStart(uri)
+                self._task_group.start_soon(self._run_watch, scope, start, uri, fn, variables)
                 return
 
     async def _run_watch(
         self,
         scope: anyio.CancelScope,
-        in_place: anyio.Event,
+        start: WatchStart,
         uri: str,
         fn: Any,
         variables: dict[str, str],
@@ -146,8 +173,15 @@ class Runtime:
 
         with scope:
             try:
-                await fn(changed=Changed(notify, self.files, in_place.set), **variables)
+                await fn(changed=Changed(notify, self.files, start.event.set), **variables)
+            except ProtocolError as exc:
+                if start.event.is_set():
+                    logger.exception("Watch for %s failed", uri)
+                else:  # refused before it was in place: its subscribers hear why
+                    start.refusal = exc
+                    if self._starts.get(uri) is start:
+                        self._forget(uri)
             except Exception:  # a broken watch must not take the server down
                 logger.exception("Watch for %s failed", uri)
             finally:
-                in_place.set()  # it watches nothing more: nobody need wait for it
+                start.event.set()  # it watches nothing more: nobody need wait for it

@@ -1,11 +1,9 @@
 """`Server`: what a server offers, and the handlers of the methods that use it.
 
-A server offers tools, resources, prompts, completions and watches.
-
-Declare once: each tool, resource, prompt or completion is one async function and one
-decorator; its schema, validation, listing and the server's capabilities derive from it.
-Registrations may change while clients are connected: they are told through
-`notifications/*/list_changed`.
+A server offers tools, resources, prompts, completions and watches. Declare once: each is one
+async function and one decorator; its schema, validation, listing and the server's
+capabilities derive from it. Registrations may change while clients are connected: they are
+told through `notifications/*/list_changed`.
 """
 
 from collections.abc import Callable, Coroutine, Mapping
@@ -247,7 +245,8 @@ class Server:
 
         It runs while a client is subscribed to a matching URI, gets the template variables
         and a `Changed` (see there: subscribing waits for `changed.in_place()`), and is
-        cancelled when the last subscriber leaves.
+        cancelled when the last subscriber leaves. A `ProtocolError` it raises before it is
+        in place refuses the subscription with that error.
         """
 
         def register(fn: WatchFunction) -> WatchFunction:

@@ -66,6 +66,31 @@ async def test_subscription_hears_another_process(everything: Everything, fs: Fs
     assert [n["params"]["uri"] for n in updates] == [file_uri, dir_uri]
 
 
+@IGNORE_SUBSCRIBE_DEPRECATION
+async def test_subscribing_outside_or_to_nothing_is_refused(
+    everything: Everything, fs: FsTree
+) -> None:
+    (fs.root / "escape").symlink_to(fs.out)
+    refused = [
+        f"file://{fs.out}/secret.txt",
+        f"file://{fs.root}/../out/secret.txt",
+        f"file://{fs.root}/escape/secret.txt",
+        f"file://{fs.root}/missing.txt",
+    ]
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        codes: list[int] = []
+        with anyio.fail_after(10):
+            for uri in refused:
+                with pytest.raises(MCPError) as error:
+                    await conn.session.subscribe_resource(uri)  # pyright: ignore[reportDeprecated]
+                codes.append(error.value.error.code)
+            another_process_writes(fs.out / "secret.txt", "changed outside")
+            await anyio.sleep(0.5)  # no update may follow for a refused subscription
+        never_leaked(conn)
+    assert codes == [-32002] * len(refused)
+    assert conn.record.notifications("notifications/resources/updated") == []
+
+
 async def test_completions_and_prompts(everything: Everything, fs: FsTree) -> None:
     async with everything.connect(LATEST, command=fs.command()) as conn:
         session = conn.session

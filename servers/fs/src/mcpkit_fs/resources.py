@@ -69,14 +69,6 @@ def _may_be_text(mime: str) -> bool:
     )
 
 
-def real_path(sandbox: Sandbox, path: str) -> str | None:
-    """Return the real path to watch for `path`, or None if it may not be read."""
-    try:
-        return sandbox.resolve(path)
-    except FsError:
-        return None
-
-
 def fingerprint(sandbox: Sandbox, path: str) -> str | None:
     """Return what identifies the state of `path`: a file's hash, a directory's names.
 

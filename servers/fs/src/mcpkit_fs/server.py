@@ -489,11 +489,13 @@ def _register_resources(app: Server, access: Access) -> None:
 
     @app.watch(TEMPLATE)
     async def watch(path: str, changed: Changed) -> None:
+        """Follow a file or directory that may be read; refuse any other as not found."""
         target = "/" + path
         sandbox = access.watchable
-        real = await anyio.to_thread.run_sync(resources.real_path, sandbox, target)
-        if real is None:  # not readable: nothing to watch
-            return
+        try:
+            real = await anyio.to_thread.run_sync(sandbox.resolve, target)
+        except FsError as exc:
+            raise _not_found(_uri(target), exc) from None
         state = await anyio.to_thread.run_sync(resources.State, sandbox, target)
         await changed.follow_files(
             [Path(real)], when=lambda: anyio.to_thread.run_sync(state.changed)
