@@ -20,6 +20,7 @@ import anyio
 
 from mcpkit import ClientRequestError, Context
 
+from .mounts import LocalMounts
 from .ops import TooLarge
 from .sandbox import AllowedDir, Policy, Sandbox, resolve_directory, root_path
 
@@ -39,6 +40,7 @@ class Access:
         self.watchable = Sandbox(policy.directories, policy.deny)
         """Every directory some client may use: for watches, which serve all subscribers."""
         self._sandboxes: dict[tuple[str, ...] | None, Sandbox] = {}
+        self._mounts = LocalMounts()
 
     async def sandbox(self, ctx: Context) -> Sandbox:
         """Return the sandbox for the client of `ctx`."""
@@ -116,13 +118,16 @@ class Access:
         thread (some 0.35 ms a call) costs more than reading a small file or directory. If it
         raises `TooLarge` it runs again, with `on_loop` false, in a worker thread. Only
         reads of one file or directory that open without blocking (`O_NONBLOCK`, checked
-        with `fstat`) qualify; walks, searches, hashes and writes use `run`.
+        with `fstat`) qualify, in a sandbox on local filesystems alone (see `mounts`: a
+        network or cloud drive may hang); walks, searches, hashes and writes use `run`.
 
         Raises:
             FsError: from `work`.
         """
         sandbox = await self.sandbox(ctx)
         try:
+            if not self._mounts.all_local(d.path for d in sandbox.directories):
+                raise TooLarge("a filesystem that may hang")  # then no work on the loop
             result = work(sandbox, True)
         except TooLarge:
             result = await anyio.to_thread.run_sync(work, sandbox, False)
