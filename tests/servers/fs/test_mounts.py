@@ -1,6 +1,7 @@
-"""Which directories count as local (small reads on the event loop) from the mount table."""
+"""Filesystems that may hang: which count as local (small reads on the loop), hung reads."""
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ TABLE = """\
 33 22 0:41 / /data2 rw - cifs //nas/share rw
 34 22 8:3 / /srv rw - ext4 /dev/sda3 rw
 35 34 0:42 / /srv rw - nfs nas:/srv rw
+36 22 8:4 / /broken rw -
 """
 
 
@@ -82,26 +84,42 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
+class Hang:
+    """ops.read_text as on a hung network filesystem: off the loop, `hello.txt` waits."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.loop_thread = threading.current_thread()
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.threads: list[threading.Thread] = []
+        self._read_text = ops.read_text
+        monkeypatch.setattr(ops, "read_text", self.read_text)
+
+    def read_text(self, sandbox: Any, path: str, **options: Any) -> TextRead:
+        self.threads.append(threading.current_thread())
+        if path == "hello.txt" and self.threads[-1] is not self.loop_thread:
+            self.entered.set()
+            self.release.wait(10)
+        return self._read_text(sandbox, path, **options)
+
+    async def wait_until_hung(self) -> None:
+        own = anyio.CapacityLimiter(1)  # not the server's threads, which a test may limit
+        await anyio.to_thread.run_sync(self.entered.wait, 10, limiter=own)
+
+
+@pytest.fixture
+def hang(monkeypatch: pytest.MonkeyPatch) -> Iterator[Hang]:
+    hang = Hang(monkeypatch)
+    yield hang
+    hang.release.set()  # whatever the test did: no thread is left waiting
+
+
 @pytest.mark.parametrize(("kind", "on_loop"), [("ext4", True), ("nfs4", False)])
 async def test_small_reads_leave_the_loop_on_filesystems_that_may_hang(
-    tree: Tree, monkeypatch: pytest.MonkeyPatch, kind: str, on_loop: bool
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, hang: Hang, kind: str, on_loop: bool
 ) -> None:
     # A read that hangs on a network filesystem holds a worker thread, not the server:
     # pings are answered meanwhile. On a local disk, small reads stay on the loop.
     monkeypatch.setattr(mounts, "MOUNTINFO", _mounted_as(tree.base, kind))
-    loop_thread = threading.current_thread()
-    entered, release = threading.Event(), threading.Event()
-    threads: list[threading.Thread] = []
-    read_text = ops.read_text
-
-    def hanging_read(*args: Any, **kwargs: Any) -> TextRead:
-        threads.append(threading.current_thread())
-        if threads[-1] is not loop_thread:  # a hung network filesystem, as it looks
-            entered.set()
-            release.wait(10)
-        return read_text(*args, **kwargs)
-
-    monkeypatch.setattr(ops, "read_text", hanging_read)
     reads: list[dict[str, Any]] = []
 
     async def read(client: Client) -> None:
@@ -112,9 +130,30 @@ async def test_small_reads_leave_the_loop_on_filesystems_that_may_hang(
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(read, client)
                 if not on_loop:
-                    await anyio.to_thread.run_sync(entered.wait, 10)
+                    await hang.wait_until_hung()
                     assert await client.request("ping", {}) == {}  # while the read hangs
                     assert not reads
-                    release.set()
+                    hang.release.set()
     assert reads[0]["content"] == "hello\n"
-    assert (threads[0] is loop_thread) is on_loop
+    assert (hang.threads[0] is hang.loop_thread) is on_loop
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # trio holds it until the thread ends
+async def test_a_cancelled_read_gives_back_its_thread(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, hang: Hang
+) -> None:
+    # With one worker thread, a read hung on the filesystem and then cancelled leaves the
+    # thread to the next read: the hung one no longer counts.
+    monkeypatch.setattr(mounts, "MOUNTINFO", _mounted_as(tree.base, "nfs4"))
+    anyio.to_thread.current_default_thread_limiter().total_tokens = 1
+    async with connect(server_for(tree.root)) as client:
+        call_hello = {"name": "read_text_file", "arguments": {"path": "hello.txt"}}
+        client.send({"jsonrpc": "2.0", "id": "hung", "method": "tools/call", "params": call_hello})
+        with anyio.fail_after(10):
+            await hang.wait_until_hung()
+            await client.notify("notifications/cancelled", {"requestId": "hung"})
+            inner = await call(client, "read_text_file", path="sub/inner.txt")
+        hang.release.set()
+        await anyio.sleep(0.1)
+    assert inner["content"] == "inner\n"
+    assert not [m for m in client.messages if m.get("id") == "hung"]  # cancelled: no answer

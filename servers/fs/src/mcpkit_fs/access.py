@@ -14,7 +14,7 @@ that a file changed; reading it takes its own sandbox like any request.
 import logging
 import time
 from collections.abc import Callable
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import anyio
 
@@ -97,18 +97,22 @@ class Access:
         work: Callable[[Sandbox], T],
         done: str,
         *,
-        level: Literal["debug", "info"] = "debug",
+        changes: bool = False,
     ) -> T:
         """Run `work` with the request's sandbox in a worker thread, then log `done`.
 
-        Reads log at debug, changes at info (the level clients get by default).
+        A read logs at debug, and a cancelled one ends at once: its thread, which changes
+        nothing, is left to finish (or to hang on a filesystem that does not answer), and
+        on asyncio, which the servers run on, no longer counts against the thread limit. A
+        change logs at info (the level clients get by default) and is finished before a
+        cancellation ends it: all or nothing.
 
         Raises:
             FsError: from `work`.
         """
         sandbox = await self.sandbox(ctx)
-        result = await anyio.to_thread.run_sync(work, sandbox)
-        await ctx.log(level, done, logger="mcp-fs")
+        result = await anyio.to_thread.run_sync(work, sandbox, abandon_on_cancel=not changes)
+        await ctx.log("info" if changes else "debug", done, logger="mcp-fs")
         return result
 
     async def run_bounded(self, ctx: Context, work: Callable[[Sandbox, bool], T], done: str) -> T:
@@ -130,7 +134,7 @@ class Access:
                 raise TooLarge("a filesystem that may hang")  # then no work on the loop
             result = work(sandbox, True)
         except TooLarge:
-            result = await anyio.to_thread.run_sync(work, sandbox, False)
+            result = await anyio.to_thread.run_sync(work, sandbox, False, abandon_on_cancel=True)
         await ctx.log("debug", done, logger="mcp-fs")
         return result
 

@@ -42,7 +42,7 @@ def read_mounts(mountinfo: str) -> list[tuple[str, str]]:
     mounts: list[tuple[str, str]] = []
     for line in lines:
         fields = line.split(" ")
-        if "-" not in fields[6:]:
+        if "-" not in fields[6:-1]:
             continue  # not a mount line: skipped rather than guessed at
         kind = fields[fields.index("-", 6) + 1]
         mounts.append((_ESCAPE.sub(lambda m: chr(int(m[1], 8)), fields[4]), kind))
@@ -51,7 +51,7 @@ def read_mounts(mountinfo: str) -> list[tuple[str, str]]:
 
 def is_local(directory: str, mounts: list[tuple[str, str]]) -> bool:
     """Return whether `directory` (a real path) and all mounted below it are local types."""
-    holder: tuple[str, str] | None = None  # the longest mount point over it; the last one
+    holder: tuple[str, str] | None = None  # the deepest mount over it (the last mounted wins)
     for point, kind in mounts:
         if point != directory and _within(point, directory) and kind not in LOCAL_TYPES:
             return False

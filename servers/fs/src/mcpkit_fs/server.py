@@ -375,7 +375,7 @@ def _register_writes(app: Server, access: Access) -> None:
                 create_parents=create_parents,
             ),
             f"wrote {path} ({mode})",
-            level="info",
+            changes=True,
         )
 
     @app.tool(title="Edit file", annotations=CHANGE, text=render.edited)
@@ -396,14 +396,14 @@ def _register_writes(app: Server, access: Access) -> None:
             ctx,
             lambda s: ops.edit(s, path, changes, dry_run=dryRun, expected_sha256=expected_sha256),
             f"edited {path}" + (" (dry run)" if dryRun else ""),
-            level="info",
+            changes=True,
         )
 
     @app.tool(title="Create directory", annotations=CREATE, text=render.created)
     async def create_directory(ctx: Context, path: PathArg) -> Created:
         """Create a directory with any missing parents; an existing one is fine."""
         return await access.run(
-            ctx, lambda s: ops.create_directory(s, path), f"mkdir {path}", level="info"
+            ctx, lambda s: ops.create_directory(s, path), f"mkdir {path}", changes=True
         )
 
     @app.tool(title="Move or rename", annotations=CHANGE, text=render.moved)
@@ -418,7 +418,7 @@ def _register_writes(app: Server, access: Access) -> None:
             ctx,
             lambda s: transfer.move(s, source, destination, overwrite=overwrite),
             f"moved {source} to {destination}",
-            level="info",
+            changes=True,
         )
 
     @app.tool(title="Copy", annotations=REPLACE, text=render.copied)
@@ -436,7 +436,7 @@ def _register_writes(app: Server, access: Access) -> None:
                 s, source, destination, recursive=recursive, overwrite=overwrite
             ),
             f"copied {source} to {destination}",
-            level="info",
+            changes=True,
         )
 
     @app.tool(title="Delete", annotations=REPLACE, text=render.deleted)
@@ -449,7 +449,7 @@ def _register_writes(app: Server, access: Access) -> None:
             ctx,
             lambda s: transfer.delete(s, path, recursive=recursive),
             f"deleted {path}",
-            level="info",
+            changes=True,
         )
 
 
