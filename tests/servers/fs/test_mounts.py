@@ -26,6 +26,7 @@ TABLE = """\
 34 22 8:3 / /srv rw - ext4 /dev/sda3 rw
 35 34 0:42 / /srv rw - nfs nas:/srv rw
 36 22 8:4 / /broken rw -
+37 22 8:5 / /mnt/back\\134040slash rw - ext4 /dev/sdb1 rw
 """
 
 
@@ -39,8 +40,9 @@ def table(tmp_path: Path) -> list[tuple[str, str]]:
 def test_the_table_gives_each_mount_point_and_type(table: list[tuple[str, str]]) -> None:
     assert table[2] == ("/home/ann/nfs share", "nfs4")  # \040 is a space
     assert table[4] == ("/data/cloud", "fuse.rclone")  # after two optional fields
+    assert table[-1] == ("/mnt/back\\040slash", "ext4")  # a backslash, then 040
     assert [kind for _, kind in table] == [
-        "ext4", "proc", "nfs4", "xfs", "fuse.rclone", "cifs", "ext4", "nfs"
+        "ext4", "proc", "nfs4", "xfs", "fuse.rclone", "cifs", "ext4", "nfs", "ext4"
     ]  # fmt: skip
 
 

@@ -9,7 +9,6 @@ local type. Elsewhere nothing counts as local, and every operation runs in a wor
 """
 
 import logging
-import re
 import time
 from collections.abc import Iterable
 
@@ -28,7 +27,7 @@ LOCAL_TYPES = frozenset(
         "hugetlbfs", "mqueue", "nsfs", "proc", "pstore", "securityfs", "sysfs", "tracefs",
     }
 )  # fmt: skip
-_ESCAPE = re.compile(r"\\([0-7]{3})")  # the table writes space, tab, newline, \ as \ooo
+_ESCAPES = {"\\040": " ", "\\011": "\t", "\\012": "\n", "\\134": "\\"}  # the backslash last
 
 
 def read_mounts(mountinfo: str) -> list[tuple[str, str]]:
@@ -45,8 +44,15 @@ def read_mounts(mountinfo: str) -> list[tuple[str, str]]:
         if "-" not in fields[6:-1]:
             continue  # not a mount line: skipped rather than guessed at
         kind = fields[fields.index("-", 6) + 1]
-        mounts.append((_ESCAPE.sub(lambda m: chr(int(m[1], 8)), fields[4]), kind))
+        mounts.append((_unescape(fields[4]), kind))
     return mounts
+
+
+def _unescape(point: str) -> str:
+    """Return a mount point as it is: the table writes space, tab, newline, backslash in octal."""
+    for escaped, character in _ESCAPES.items():
+        point = point.replace(escaped, character)
+    return point
 
 
 def is_local(directory: str, mounts: list[tuple[str, str]]) -> bool:
