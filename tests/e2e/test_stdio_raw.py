@@ -519,6 +519,31 @@ async def test_stdin_close_exits_promptly(server: RawServer) -> None:
     await server.close()
 
 
+def cpu_seconds(pid: int) -> float:
+    """The user and system CPU time of a process so far, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def test_stdin_close_while_an_answer_waits_for_the_client_costs_no_cpu(
+    server: RawServer,
+) -> None:
+    # The server waits to flush a 1 MB answer the client is not reading yet; end of input,
+    # which stays readable, must not keep its event loop busy meanwhile.
+    await server.initialize()
+    call = {"name": "echo", "arguments": {"text": "x" * (1 << 20)}}
+    await server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    await anyio.sleep(0.3)  # the answer fills the pipe
+    await server.stdin.aclose()
+    before = cpu_seconds(server.process.pid)
+    await anyio.sleep(1)
+    spent = cpu_seconds(server.process.pid) - before
+    answer = await server.receive()
+    assert answer["result"]["content"][0]["text"] == "x" * (1 << 20)
+    assert spent < 0.2, f"{spent:.2f} s of CPU in 1 s of waiting"
+    await server.wait_exit()
+
+
 async def start_long_call(server: RawServer) -> None:
     await server.initialize()
     await server.send(

@@ -5,8 +5,13 @@ and then take whatever is there, so a burst of pipelined requests costs one syst
 Answers given while a chunk of input is handled leave together after it; an answer that
 comes later (a tool's) is written at once, and only what a full pipe does not take waits
 for the writer task: the hop to that task cost a tenth of a small tool call.
+
+On asyncio, stdin stays registered with the event loop while input lasts: registering it
+for every read (as `anyio.wait_readable` does) cost another tenth of a small tool call.
+Other backends (trio) wait with `anyio.wait_readable`.
 """
 
+import asyncio  # noqa: TID251 - only to keep stdin registered with the loop (see above)
 import os
 import stat
 import sys
@@ -25,6 +30,14 @@ _CHUNK = 1 << 16
 _MAX_FRAME = 64 << 20  # a message larger than this is refused, not buffered
 _HIGH_WATER = 4 << 20  # stop reading requests while this much output waits for the client
 _CLOSE_TIMEOUT = 5.0  # seconds to flush the last answers when the connection ends
+
+
+def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """Return the running asyncio event loop, or None under another backend."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _pollable(fd: int) -> bool:
@@ -56,11 +69,20 @@ class StdioTransport(OneStream):
         self._out_pollable = _pollable(self._out)
         self._out_was_blocking = True
         self._task_group: anyio.abc.TaskGroup | None = None
+        self._input_loop: asyncio.AbstractEventLoop | None = None  # stdin registered with it
+        self._in_was_blocking = True
+        self._readable = anyio.Event()
 
     async def __aenter__(self) -> Self:
         if self._out_pollable:
             self._out_was_blocking = os.get_blocking(self._out)
             os.set_blocking(self._out, False)
+        if self._in_pollable:
+            self._input_loop = _running_asyncio_loop()
+            if self._input_loop is not None:
+                self._in_was_blocking = os.get_blocking(self._in)
+                os.set_blocking(self._in, False)
+                self._input_loop.add_reader(self._in, self._on_readable)
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self._write_loop)
@@ -77,6 +99,7 @@ class StdioTransport(OneStream):
             await self._idle.wait()
         self._task_group.cancel_scope.cancel()
         await self._task_group.__aexit__(exc_type, exc, tb)
+        self._stop_reading()
         if self._out_pollable:
             os.set_blocking(self._out, self._out_was_blocking)
 
@@ -115,13 +138,42 @@ class StdioTransport(OneStream):
     async def _read(self) -> bytes:
         """Return the next chunk of stdin, or b"" at end of file or on a read error."""
         try:
+            chunk = await self._next_chunk()
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._stop_reading()  # else the loop would call back for ever: EOF stays readable
+        return chunk
+
+    async def _next_chunk(self) -> bytes:
+        """Wait for stdin to be readable, and read what is there.
+
+        Raises:
+            OSError: the read failed.
+        """
+        if self._input_loop is None:
             if self._in_pollable:
                 await anyio.wait_readable(self._in)
             elif os.name == "nt":
                 return await anyio.to_thread.run_sync(os.read, self._in, _CHUNK)
             return os.read(self._in, _CHUNK)
-        except OSError:
-            return b""
+        while True:  # stdin is non-blocking while it is registered
+            await self._readable.wait()
+            self._readable = anyio.Event()
+            try:
+                return os.read(self._in, _CHUNK)
+            except BlockingIOError:  # a call back for input that was read since
+                continue
+
+    def _on_readable(self) -> None:
+        self._readable.set()
+
+    def _stop_reading(self) -> None:
+        """Unregister stdin from the asyncio event loop, if it is registered."""
+        if self._input_loop is not None:
+            self._input_loop.remove_reader(self._in)
+            self._input_loop = None
+            os.set_blocking(self._in, self._in_was_blocking)
 
     async def _write_loop(self) -> None:
         """Write queued output whenever there is some, waiting while the pipe is full."""
