@@ -71,7 +71,7 @@ class StdioTransport(OneStream):
         self._task_group: anyio.abc.TaskGroup | None = None
         self._input_loop: asyncio.AbstractEventLoop | None = None  # stdin registered with it
         self._in_was_blocking = True
-        self._readable = anyio.Event()
+        self._readable = asyncio.Event()  # set by the loop when stdin is registered
 
     async def __aenter__(self) -> Self:
         if self._out_pollable:
@@ -82,7 +82,7 @@ class StdioTransport(OneStream):
             if self._input_loop is not None:
                 self._in_was_blocking = os.get_blocking(self._in)
                 os.set_blocking(self._in, False)
-                self._input_loop.add_reader(self._in, self._on_readable)
+                self._input_loop.add_reader(self._in, self._readable.set)
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self._write_loop)
@@ -159,14 +159,11 @@ class StdioTransport(OneStream):
             return os.read(self._in, _CHUNK)
         while True:  # stdin is non-blocking while it is registered
             await self._readable.wait()
-            self._readable = anyio.Event()
+            self._readable.clear()
             try:
                 return os.read(self._in, _CHUNK)
             except BlockingIOError:  # a call back for input that was read since
                 continue
-
-    def _on_readable(self) -> None:
-        self._readable.set()
 
     def _stop_reading(self) -> None:
         """Unregister stdin from the asyncio event loop, if it is registered."""
