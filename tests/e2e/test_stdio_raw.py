@@ -544,6 +544,32 @@ async def test_stdin_close_while_an_answer_waits_for_the_client_costs_no_cpu(
     await server.wait_exit()
 
 
+async def test_input_waiting_while_answers_pile_up_costs_no_cpu(server: RawServer) -> None:
+    # 6 MB of answers the client does not read yet: past 4 MiB the server stops reading,
+    # and the requests still coming must wait in the pipe without keeping the loop busy.
+    await server.initialize()
+    text = "y" * (1 << 20)
+    calls = [
+        {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+         "params": {"name": "echo", "arguments": {"text": text}}}
+        for n in range(6)
+    ]  # fmt: skip
+
+    async def write_all() -> None:
+        for call in calls:
+            await server.send(call)
+
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(write_all)
+        await anyio.sleep(1)  # the server has stopped reading; the writer waits
+        before = cpu_seconds(server.process.pid)
+        await anyio.sleep(1)
+        spent = cpu_seconds(server.process.pid) - before
+        answers = [await server.receive(timeout=20) for _ in calls]
+        assert sorted(a["id"] for a in answers) == list(range(6))
+        assert spent < 0.2, f"{spent:.2f} s of CPU in 1 s of waiting"
+
+
 async def start_long_call(server: RawServer) -> None:
     await server.initialize()
     await server.send(

@@ -113,7 +113,7 @@ class StdioTransport(OneStream):
             self._reading = False
             # Answers the reader gave (pings) leave now, without waiting for the writer task.
             self._write_some()
-            await self.drain()
+            await self._wait_for_room()
 
     def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
         """Queue one message; the writer task sends it with whatever else is queued."""
@@ -134,6 +134,22 @@ class StdioTransport(OneStream):
         """Wait for the queued output to be written if it has grown past the limit."""
         if self._pending_bytes > _HIGH_WATER:
             await self._idle.wait()
+
+    async def _wait_for_room(self) -> None:
+        """Stop reading while too much output waits for the client (see `drain`).
+
+        Meanwhile stdin is unregistered: input left unread would make the loop call back
+        at every turn, a busy wait.
+        """
+        if self._pending_bytes <= _HIGH_WATER:
+            return
+        if self._input_loop is not None:
+            self._input_loop.remove_reader(self._in)
+        try:
+            await self._idle.wait()
+        finally:
+            if self._input_loop is not None:
+                self._input_loop.add_reader(self._in, self._readable.set)
 
     async def _read(self) -> bytes:
         """Return the next chunk of stdin, or b"" at end of file or on a read error."""
