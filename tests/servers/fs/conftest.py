@@ -1,4 +1,7 @@
-"""A sandbox over a fresh tree: ROOT (allowed), OUT (outside, with a canary) and ROOT-evil."""
+"""A sandbox over a fresh tree: ROOT (allowed), OUT (outside, with a canary) and ROOT-evil.
+
+The async tests run on both anyio backends, as mcp-fs is built on the anyio-clean core.
+"""
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,3 +42,8 @@ def tree(tmp_path: Path) -> Tree:
     (root / "sub" / "inner.txt").write_text("inner\n")
     sandbox = Sandbox([parse_directory(str(root), read_only=False)], GlobSet(()))
     return Tree(tmp_path, root, out, sandbox)
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return request.param

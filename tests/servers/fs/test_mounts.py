@@ -81,11 +81,6 @@ def _mounted_as(tmp_path: Path, kind: str) -> str:
     return str(path)
 
 
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
 class Hang:
     """ops.read_text as on a hung network filesystem: off the loop, `hello.txt` waits."""
 

@@ -41,11 +41,6 @@ REFERENCE_TOOLS = {
 OUR_TOOLS = {"copy_file", "delete_path", "search_content", "compare_files"}
 
 
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
 def server_for(
     *directories: Path | str,
     read_only: bool = False,
