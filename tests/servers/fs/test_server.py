@@ -5,6 +5,7 @@ Every message the server sends is validated against the official schema (`checke
 
 import hashlib
 import os
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -346,6 +347,35 @@ async def test_a_cancelled_walk_stops(tree: Tree, anyio_backend: str) -> None:
         assert await client.request("ping") == {}
 
 
+async def test_a_cancelled_hash_reads_no_further(tree: Tree, anyio_backend: str) -> None:
+    # The hash runs in a thread that a cancellation abandons; it must stop at its next MiB,
+    # not read on to the end of the file (64 GiB here) with no one waiting for it.
+    with (tree.root / "huge.bin").open("wb") as huge:
+        huge.truncate(64 * 1024**3)  # sparse: reads as zeros and takes no disk
+    async with connect(server_for(tree.root)) as client:
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "hash",
+                "method": "tools/call",
+                "params": {
+                    "name": "get_file_info",
+                    "arguments": {"path": "huge.bin", "hash": True},
+                    "_meta": {"progressToken": "hash"},
+                },
+            }
+        )
+        progress = await client.wait_for_notification("notifications/progress")
+        assert progress["params"]["message"] == f"{progress['params']['progress']} MiB hashed"
+        await client.notify("notifications/cancelled", {"requestId": "hash"})
+        await anyio.sleep(0.2)  # for the thread to reach its next MiB
+        cpu = time.process_time()  # of every thread of this process, the server's included
+        await anyio.sleep(0.5)
+        assert time.process_time() - cpu < 0.1
+        assert not [m for m in client.messages if m.get("id") == "hash"]  # no response
+        assert await client.request("ping") == {}
+
+
 async def test_progress_stops_a_walk_whose_request_is_cancelled(tree: Tree) -> None:
     for n in range(2000):
         (tree.root / f"f{n}").touch()
@@ -355,7 +385,7 @@ async def test_progress_stops_a_walk_whose_request_is_cancelled(tree: Tree) -> N
         async def progress(self, progress: float, total: None, message: str) -> None:
             reports.append(progress)
 
-    tick = Progress(cast(Context, Reporter()))
+    tick = Progress(cast(Context, Reporter()), "entries walked")
     ticks: list[int] = []
     with anyio.CancelScope() as scope:
 

@@ -140,18 +140,19 @@ class Access:
 
 
 class Progress:
-    """A walk's `tick`: stops the walk once its request is cancelled, reports progress.
+    """The `tick` of long work (a walk, a hash): stops it when cancelled, reports progress.
 
-    Progress goes out at most every `PROGRESS_EVERY` seconds: each report waits for the
-    event loop, and reporting every tick would slow a fast walk down several times.
+    Each report says "{count} {unit}", at most every `PROGRESS_EVERY` seconds: a report
+    waits for the event loop, and reporting every tick would slow a fast walk several times.
     """
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, unit: str) -> None:
         self.ctx = ctx
+        self.unit = unit
         self.reported: float | None = None
 
     def __call__(self, count: int) -> None:
-        """Note `count` entries walked (in the walk's worker thread).
+        """Note `count` units done (in the work's worker thread).
 
         Raises:
             anyio.get_cancelled_exc_class(): the request was cancelled.
@@ -160,4 +161,4 @@ class Progress:
         now = time.monotonic()
         if self.reported is None or now - self.reported >= PROGRESS_EVERY:
             self.reported = now
-            anyio.from_thread.run(self.ctx.progress, count, None, f"{count} entries walked")
+            anyio.from_thread.run(self.ctx.progress, count, None, f"{count} {self.unit}")

@@ -59,12 +59,19 @@ LOOP_FILE_BYTES = 256 * KiB
 LOOP_ENTRIES = 2000
 
 EntryT = TypeVar("EntryT", bound=Entry)
+# Called as long work goes on (walks, hashes) with a count so far: the server reports it as
+# progress, and stops the work there once its request is cancelled (see access.Progress).
+Tick = Callable[[int], None]
 WriteMode = Literal["overwrite", "append", "create"]
 SortBy = Literal["name", "size"]
 
 
 class TooLarge(Exception):
     """Work asked to stay small (`on_loop`) is larger: run it again in a worker thread."""
+
+
+def no_tick(count: int) -> None:
+    """Default `tick`: nothing to report."""
 
 
 # Reading ---------------------------------------------------------------------------------
@@ -420,13 +427,22 @@ def open_read(place: Place) -> BinaryIO:
     return os.fdopen(open_file(place), "rb")
 
 
-def _sha256(place: Place) -> str:
-    """Return the SHA-256 of the file at `place`, read in blocks."""
+def hash_file(file: BinaryIO, tick: Tick = no_tick) -> str:
+    """Return the SHA-256 of an open file, read to its end a MiB at a time.
+
+    `tick(n)` follows the n-th MiB, so a hash of a large file can be reported and stopped.
+    """
     digest = hashlib.sha256()
-    with open_read(place) as file:
-        for block in iter(lambda: file.read(MiB), b""):
-            digest.update(block)
+    for done, block in enumerate(iter(lambda: file.read(MiB), b""), start=1):
+        digest.update(block)
+        tick(done)
     return digest.hexdigest()
+
+
+def _sha256(place: Place, tick: Tick = no_tick) -> str:
+    """Return the SHA-256 of the file at `place`."""
+    with open_read(place) as file:
+        return hash_file(file, tick)
 
 
 def _check_hash(place: Place, expected: str) -> None:
@@ -675,9 +691,16 @@ def dirent_type(item: os.DirEntry[str]) -> EntryType:
 
 
 def file_info(
-    sandbox: Sandbox, path: str, *, with_hash: bool = False, on_loop: bool = False
+    sandbox: Sandbox,
+    path: str,
+    *,
+    with_hash: bool = False,
+    tick: Tick = no_tick,
+    on_loop: bool = False,
 ) -> FileInfo:
     """Describe a file, directory or link (a link itself, not what it points to).
+
+    A hash calls `tick` with the MiB hashed so far.
 
     Raises:
         FsError: the path does not exist or may not be read.
@@ -691,7 +714,7 @@ def file_info(
             raise FsError(f"{place.shown} does not exist.")
         kind = entry_type(status.st_mode)
         target = _link_target(sandbox, place) if kind == "symlink" else None
-        digest = _sha256(place) if with_hash and kind == "file" else None
+        digest = _sha256(place, tick) if with_hash and kind == "file" else None
         shown = place.shown
     birth: float | None = getattr(status, "st_birthtime", None)
     return FileInfo(

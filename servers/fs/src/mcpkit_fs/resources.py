@@ -5,12 +5,11 @@ listing as text. Subscriptions compare fingerprints, so a notification means the
 (or, for a directory, the set of entries) really changed.
 """
 
-import hashlib
 import os
 import stat
 from typing import NamedTuple
 
-from .ops import guess_mime, list_directory
+from .ops import guess_mime, hash_file, list_directory
 from .sandbox import FsError, Sandbox, open_directory, open_file
 from .text import BinaryFile, decode
 
@@ -88,11 +87,8 @@ def fingerprint(sandbox: Sandbox, path: str) -> str | None:
             fd = open_file(place)
     except FsError:
         return None
-    digest = hashlib.sha256()
     with os.fdopen(fd, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hash_file(file)
 
 
 class State:

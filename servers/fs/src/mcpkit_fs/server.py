@@ -233,9 +233,10 @@ def _register_reads(app: Server, access: Access) -> None:
         hash: Annotated[bool, Param(description="Also compute the SHA-256")] = False,
     ) -> FileInfo:
         """Describe a file, directory or symbolic link: size, times, permissions, MIME type."""
+        tick = Progress(ctx, "MiB hashed")
         return await access.run_bounded(
             ctx,
-            lambda s, on_loop: ops.file_info(s, path, with_hash=hash, on_loop=on_loop),
+            lambda s, on_loop: ops.file_info(s, path, with_hash=hash, tick=tick, on_loop=on_loop),
             f"info {path}",
         )
 
@@ -271,7 +272,7 @@ def _register_walks(app: Server, access: Access) -> None:
         max_entries: Annotated[int, Param(ge=1, le=50_000)] = 2000,
     ) -> Tree:
         """Return the tree of entries below a directory, bounded in depth and size."""
-        tick = Progress(ctx)
+        tick = Progress(ctx, "entries walked")
         return await access.run(
             ctx,
             lambda s: walk.directory_tree(
@@ -297,7 +298,7 @@ def _register_walks(app: Server, access: Access) -> None:
         offset: Annotated[int, Param(ge=0, description="Matches to skip (next_offset)")] = 0,
     ) -> Matches:
         """Find files and directories below a path whose name or path matches a pattern."""
-        tick = Progress(ctx)
+        tick = Progress(ctx, "entries walked")
         return await access.run(
             ctx,
             lambda s: walk.search_files(
@@ -327,7 +328,7 @@ def _register_walks(app: Server, access: Access) -> None:
         respect_gitignore: bool = True,
     ) -> ContentMatches:
         """Find lines in text files below a path (grep); .gitignore is honoured by default."""
-        tick = Progress(ctx)
+        tick = Progress(ctx, "entries walked")
         return await access.run(
             ctx,
             lambda s: walk.search_content(

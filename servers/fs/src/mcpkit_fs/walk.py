@@ -16,11 +16,10 @@ from operator import attrgetter
 
 from .globs import Glob, GlobSet, IgnoreRule, is_ignored, parse_gitignore
 from .models import ContentMatch, ContentMatches, EntryType, Matches, Tree, TreeNode
-from .ops import dirent_type
+from .ops import Tick, dirent_type, no_tick
 from .sandbox import AllowedDir, FsError, Sandbox, open_directory
 from .text import BinaryFile, bare_lines, sniff
 
-Tick = Callable[[int], None]
 TICK_EVERY = 256
 MAX_SEARCHED_FILE = 8 * 1024 * 1024  # larger files are skipped by search_content
 MAX_MATCH_CHARS = 500  # a longer matching line is cut
@@ -29,10 +28,6 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _SEARCH_FLAGS = _FILE_FLAGS | os.O_NOCTTY  # see _read_small_file
 READ_BLOCK = 64 * 1024
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-
-
-def _no_tick(count: int) -> None:
-    """Default `tick`: nothing to report."""
 
 
 @dataclass(slots=True)
@@ -186,7 +181,7 @@ def directory_tree(
     exclude: list[str],
     max_depth: int,
     max_entries: int,
-    tick: Tick = _no_tick,
+    tick: Tick = no_tick,
 ) -> Tree:
     """Return the tree below a directory, at most `max_depth` levels and `max_entries`.
 
@@ -230,7 +225,7 @@ def search_files(
     exclude: list[str],
     max_results: int,
     offset: int = 0,
-    tick: Tick = _no_tick,
+    tick: Tick = no_tick,
 ) -> Matches:
     """Find entries below a directory whose path matches a glob.
 
@@ -283,7 +278,7 @@ def search_content(
     max_results: int = 200,
     offset: int = 0,
     gitignore: bool = True,
-    tick: Tick = _no_tick,
+    tick: Tick = no_tick,
 ) -> ContentMatches:
     """Find lines matching a text or regular expression in the files below a directory.
 
