@@ -57,10 +57,20 @@ def test_encode_is_one_compact_line_of_utf8() -> None:
     assert frame == expected.encode()
 
 
-def test_encode_escapes_lone_surrogates_instead_of_failing() -> None:
-    frame = jsonrpc.encode(jsonrpc.result(1, {"name": "bad\udcff"}))
-    frame.decode("utf-8")  # valid UTF-8
-    assert json.loads(frame)["result"]["name"] == "bad\udcff"
+def test_encode_replaces_lone_surrogates_instead_of_failing() -> None:
+    # Not an escape: LLM APIs refuse a request that holds `\udcff`, escaped or not.
+    frame = jsonrpc.encode(jsonrpc.result(1, {"name": "bad\udcff", "\ud800key": ["\udfff"]}))
+    assert b"\\u" not in frame
+    assert json.loads(frame.decode("utf-8"))["result"] == {
+        "name": "bad\ufffd",
+        "\ufffdkey": ["\ufffd"],
+    }
+
+
+def test_well_formed_leaves_unicode_alone() -> None:
+    text = "caf\u00e9 \U0001f600 \ufffd \u2028 \\udcff"
+    assert jsonrpc.well_formed(text) == text
+    assert jsonrpc.well_formed("\ud83d\ude00") == "\ufffd\ufffd"  # not a pair in a str
 
 
 def test_encode_refuses_what_is_not_json() -> None:
@@ -75,7 +85,7 @@ def test_error_without_readable_id_leaves_id_out() -> None:
 def test_values_orjson_refuses_are_still_encoded() -> None:
     # orjson takes neither integers over 64 bits nor lone surrogates; `json` writes both.
     message = {"jsonrpc": "2.0", "id": 2**70, "result": {"name": "bad\udcff"}}
-    assert jsonrpc.decode(jsonrpc.encode(message)) == message
+    assert jsonrpc.decode(jsonrpc.encode(message)) == {**message, "result": {"name": "bad\ufffd"}}
 
 
 def test_encode_refuses_dataclasses_and_datetimes() -> None:

@@ -171,8 +171,8 @@ async def test_structured_output_with_text_mirror() -> None:
     assert "isError" not in result
 
 
-async def test_structured_output_with_a_lone_surrogate_is_escaped_in_the_text() -> None:
-    # An undecodable file name reaches Python as a lone surrogate, which UTF-8 cannot hold.
+async def test_structured_output_with_a_lone_surrogate_goes_out_as_replacement() -> None:
+    # An undecodable file name reaches Python as a lone surrogate, which is not Unicode.
     app = Server("tools", "1")
 
     @app.tool()
@@ -182,8 +182,8 @@ async def test_structured_output_with_a_lone_surrogate_is_escaped_in_the_text() 
 
     async with connect(app) as client:
         result = await client.call_tool("name", {})
-    assert result["structuredContent"] == {"name": "bad\udcff"}
-    assert result["content"] == [{"type": "text", "text": '{"name":"bad\\udcff"}'}]
+    assert result["structuredContent"] == {"name": "bad\ufffd"}
+    assert result["content"] == [{"type": "text", "text": '{"name":"bad\ufffd"}'}]
 
 
 class Item(TypedDict):

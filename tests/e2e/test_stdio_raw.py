@@ -388,9 +388,13 @@ async def test_invalid_progress_token_is_not_echoed(server: RawServer) -> None:
 
 async def test_unusual_text_round_trips(server: RawServer) -> None:
     await server.initialize()
-    for text in ["\ud800 lone surrogate", "nul \u0000 and newline \n inside", "x" * (3 << 20)]:
+    for text in ["nul \u0000 and newline \n inside", "\u2028 \U0001f600", "x" * (3 << 20)]:
         response = await server.request("tools/call", {"name": "echo", "arguments": {"text": text}})
         assert response["result"]["content"] == [{"type": "text", "text": text}]
+    # A lone surrogate is not Unicode: it comes back as U+FFFD, which any client can read.
+    params = {"name": "echo", "arguments": {"text": "\ud800 lone surrogate"}}
+    response = await server.request("tools/call", params)
+    assert response["result"]["content"] == [{"type": "text", "text": "\ufffd lone surrogate"}]
 
 
 async def test_large_messages_both_ways_at_once(server: RawServer) -> None:

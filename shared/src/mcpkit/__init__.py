@@ -14,6 +14,7 @@ from .errors import (
     ResourceNotFound,
     ToolError,
 )
+from .jsonrpc import well_formed
 from .server import Server
 from .signature import Param
 from .types import (
@@ -66,4 +67,5 @@ __all__ = (
     "ToolAnnotations",
     "ToolError",
     "ToolResult",
+    "well_formed",
 )

@@ -5,6 +5,7 @@ This is the one encoder: compact, UTF-8, one line, so a message never contains a
 """
 
 import json
+import re
 from typing import Any, Literal, TypeGuard, cast
 
 import orjson
@@ -16,13 +17,25 @@ JSON = dict[str, Any]
 Kind = Literal["request", "notification", "response"]
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_ascii_encoder = json.JSONEncoder(separators=(",", ":"))
+_SURROGATE = re.compile("[\ud800-\udfff]")  # Python pairs no surrogates: each one is lone
 # orjson would write dataclasses and datetimes; left to `json`, they are refused as not JSON.
 _NOT_JSON = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
+def well_formed(text: str) -> str:
+    """Return `text` as messages carry it: each lone surrogate replaced by U+FFFD.
+
+    Bytes no codec decoded, such as a file name that is not UTF-8, reach Python as lone
+    surrogates. They are not Unicode: UTF-8 cannot hold them, and LLM APIs refuse the whole
+    request that carries one, so a host would fail on every turn after a tool result held one.
+    """
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def encode(message: JSON | list[JSON]) -> bytes:
     """Serialize one message (or a batch) to compact UTF-8 JSON, without a newline.
+
+    Lone surrogates go out as U+FFFD (see `well_formed`).
 
     Raises:
         TypeError: the message holds a value that is not JSON.
@@ -33,11 +46,7 @@ def encode(message: JSON | list[JSON]) -> bytes:
         return orjson.dumps(message, option=_NOT_JSON)
     except TypeError:
         pass  # a lone surrogate, an integer over 64 bits, or not JSON: `json` sorts them out
-    try:
-        return _encoder.encode(message).encode()
-    except UnicodeEncodeError:
-        # A lone surrogate (e.g. an undecodable file name) cannot be UTF-8: escape it instead.
-        return _ascii_encoder.encode(message).encode()
+    return well_formed(_encoder.encode(message)).encode()
 
 
 def decode(frame: bytes) -> Any:

@@ -1,6 +1,8 @@
 """mcp-fs as a subprocess, driven by the official SDK client: every tool, and read-only mode."""
 
 import base64
+import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -193,6 +195,30 @@ async def test_progress_on_a_walk(everything: Everything, fs: FsTree) -> None:
             )
     assert len(structured(result)["matches"]) == 301
     assert seen[0] == 256
+
+
+async def test_names_that_are_not_utf8_go_out_as_unicode(
+    everything: Everything, fs: FsTree
+) -> None:
+    # A lone surrogate in a result would make LLM APIs refuse every later turn of the chat.
+    odd = fs.root / os.fsdecode(b"old\xe9")
+    odd.mkdir()
+    (odd / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 days\n")
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(10):
+            results = [
+                await call("list_directory", {"path": "."}),
+                await call("directory_tree", {"path": "."}),
+                await call("search_files", {"path": ".", "pattern": "**/caf*"}),
+                await call("search_content", {"path": ".", "query": "latin"}),
+            ]
+            read = await call("read_text_file", {"path": "old\ufffd/caf\ufffd.txt"})
+    for result in results:
+        text = json.dumps(result.model_dump(), ensure_ascii=False)
+        assert "old\ufffd" in text
+        text.encode("utf-8")  # no lone surrogate
+    assert structured(read)["content"] == "latin-1 days\n"
 
 
 def test_missing_directory_stops_the_server_at_start(tmp_path: Path) -> None:

@@ -258,17 +258,38 @@ async def test_changes_and_information_read_as_text(tree: Tree) -> None:
         assert allowed == f"Allowed directories:\n{root}"
 
 
-async def test_an_undecodable_file_name_is_listed_and_read(tree: Tree) -> None:
-    # No codec decoded the name: it reaches Python with a lone surrogate, which UTF-8 cannot
-    # hold, so its JSON escapes it.
-    (tree.root / os.fsdecode(b"bad\xff.txt")).write_bytes(b"odd\n")
+async def test_an_undecodable_file_name_is_shown_with_replacement_and_found_by_it(
+    tree: Tree,
+) -> None:
+    # No codec decoded the name: Python holds it with a lone surrogate, which messages carry
+    # as U+FFFD. That shown name leads back to the file.
+    bad = tree.root / os.fsdecode(b"bad\xff.txt")
+    bad.write_bytes(b"odd\n")
     async with connect(server_for(tree.root)) as client:
         listing = await call(client, "list_directory", path=".")
-        assert "bad\udcff.txt" in [entry["name"] for entry in listing["entries"]]
+        assert "bad\ufffd.txt" in [entry["name"] for entry in listing["entries"]]
         result = await client.call_tool("list_directory_with_sizes", {"path": "."})
-        assert "[FILE] bad\udcff.txt" in result["content"][0]["text"]
-        read = await call(client, "read_text_file", path="bad\udcff.txt")
-        assert (read["path"], read["content"]) == (f"{tree.root}/bad\udcff.txt", "odd\n")
+        assert "[FILE] bad\ufffd.txt" in result["content"][0]["text"]
+        read = await call(client, "read_text_file", path="bad\ufffd.txt")
+        assert (read["path"], read["content"]) == (f"{tree.root}/bad\ufffd.txt", "odd\n")
+        await call(client, "write_file", path="bad\ufffd.txt", content="even\n")
+        assert bad.read_bytes() == b"even\n"  # the file itself, not a new name beside it
+        assert sorted(os.listdir(tree.root)) == [bad.name, "hello.txt", "sub"]
+
+
+async def test_a_name_shown_alike_for_several_files_is_refused(tree: Tree) -> None:
+    for raw in (b"bad\xfe.txt", b"bad\xff.txt"):
+        (tree.root / os.fsdecode(raw)).write_bytes(raw)
+    async with connect(server_for(tree.root)) as client:
+        error = await error_of(client, "read_text_file", path="bad\ufffd.txt")
+        assert "matches 2 entries whose names are not valid UTF-8" in error
+        await error_of(client, "write_file", path="bad\ufffd.txt", content="lost?")
+        (tree.root / "bad\ufffd.txt").write_text("a real U+FFFD in the name\n")
+        read = await call(client, "read_text_file", path="bad\ufffd.txt")  # an exact name wins
+        assert read["content"] == "a real U+FFFD in the name\n"
+    assert [
+        (tree.root / os.fsdecode(raw)).read_bytes() for raw in (b"bad\xfe.txt", b"bad\xff.txt")
+    ] == [b"bad\xfe.txt", b"bad\xff.txt"]
 
 
 async def test_client_roots_narrow_the_configured_directories(tree: Tree) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Literal, NamedTuple
 from urllib.parse import unquote, urlsplit
 
-from mcpkit import ToolError
+from mcpkit import ToolError, well_formed
 
 from .globs import GlobSet
 
@@ -41,6 +41,7 @@ MAX_SYMLINKS = 40  # hops in one walk, as Linux allows
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LIST_HINT = "Call list_allowed_directories to see where access is allowed."
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+_REPLACEMENT = "\ufffd"  # how messages carry bytes of a name that are not UTF-8
 
 
 class FsError(ToolError):
@@ -295,6 +296,7 @@ class _Walk:
             if part == "..":  # only from a link's target: the path itself was normalised
                 self.ascend()
                 continue
+            part = self.entry_named(part)
             self.sandbox.check_denied(self.root, [*self.names, part])
             last = not pending
             status = self.status(part, create=make_parents and not last)
@@ -313,6 +315,33 @@ class _Walk:
             return Place(self.fds[-1], None, self.root, "")
         os.close(self.fds.pop())
         return Place(self.fds[-1], self.names[-1], self.root, "/".join(self.names))
+
+    def entry_named(self, part: str) -> str:
+        """Return the name of the entry of the current directory that `part` stands for.
+
+        That is `part` itself, unless it holds U+FFFD and is missing: then it is the entry
+        whose name goes out as `part`. Such a name has bytes that are not UTF-8, which
+        messages carry as U+FFFD (`mcpkit.well_formed`): the name a client was shown leads
+        back to its file.
+
+        Raises:
+            FsError: several entries go out as `part`.
+        """
+        if _REPLACEMENT not in part:
+            return part
+        try:
+            os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)
+        except FileNotFoundError:
+            names = [name for name in os.listdir(self.fds[-1]) if well_formed(name) == part]
+            if len(names) > 1:
+                raise FsError(
+                    f"{self.shown(part)} matches {len(names)} entries whose names are not"
+                    " valid UTF-8 and look alike here: rename them to tell them apart."
+                ) from None
+            return names[0] if names else part
+        except OSError:
+            pass  # the walk's own stat says what is wrong
+        return part
 
     def status(self, part: str, *, create: bool) -> os.stat_result | None:
         """Return the status of `part` (not following a link); None if missing and last.
