@@ -110,6 +110,34 @@ async def test_writes_that_try_to_leave_the_root(everything: Everything, fs: FsT
     assert (fs.root / "README.md").exists()
 
 
+async def test_links_into_a_read_only_directory_meet_its_rules(
+    everything: Everything, fs: FsTree
+) -> None:
+    # ROOT writable, ROOT/src read-only: a link in ROOT that leads into src is no way around.
+    (fs.root / "srclink").symlink_to("src")
+    (fs.root / "here").symlink_to(".")
+    app = fs.root / "src" / "app.py"
+    before = app.read_bytes()
+    async with everything.connect(LATEST, command=fs.command(f"{fs.root}/src:ro")) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(20):
+            for tool, arguments in [
+                ("write_file", {"path": "srclink/app.py", "content": "pwned"}),
+                (
+                    "edit_file",
+                    {"path": "here/src/app.py", "edits": [{"oldText": "1", "newText": "2"}]},
+                ),
+                ("delete_path", {"path": "srclink/app.py"}),
+                ("delete_path", {"path": "here/src", "recursive": True}),
+                ("move_file", {"source": "README.md", "destination": "here/srclink/x.md"}),
+            ]:
+                assert (await call(tool, arguments)).is_error, (tool, arguments)
+            read = await call("read_text_file", {"path": "srclink/app.py"})
+            assert structured(read)["content"] == before.decode()
+    assert app.read_bytes() == before
+    assert sorted(p.name for p in app.parent.iterdir()) == ["app.py"]
+
+
 @IGNORE_ROOTS_DEPRECATION
 async def test_client_roots_only_narrow(everything: Everything, fs: FsTree) -> None:
     async def list_roots(context: ClientRequestContext) -> types.ListRootsResult:

@@ -283,6 +283,51 @@ def test_allowed_roots_are_never_deleted_or_moved(tree: Tree) -> None:
     assert (inner / "inner.txt").exists()
 
 
+def test_a_nested_read_only_directory_holds_whatever_the_way_in(tree: Tree) -> None:
+    # ROOT is writable, ROOT/sub is allowed read-only: links that lead into sub from ROOT
+    # must meet sub's rules, as its own path does.
+    (tree.root / "sublink").symlink_to("sub")
+    (tree.root / "here").symlink_to(".")
+    (tree.root / "abs").symlink_to(tree.root / "sub")
+    sandbox = tree.sandbox_with(str(tree.root), f"{tree.root}/sub:ro")
+    for way_in in ("sub", "sublink", "here/sub", "abs", "here/here/sublink"):
+        assert read(sandbox, f"{way_in}/inner.txt") == "inner\n"
+        attempts = [
+            lambda w=way_in: ops.write(sandbox, f"{w}/inner.txt", "pwned"),
+            lambda w=way_in: ops.write(sandbox, f"{w}/new/x.txt", "x", create_parents=True),
+            lambda w=way_in: ops.edit(sandbox, f"{w}/inner.txt", [Edit("inner", "pwned")]),
+            lambda w=way_in: ops.create_directory(sandbox, f"{w}/newdir"),
+            lambda w=way_in: transfer.delete(sandbox, f"{w}/inner.txt"),
+            lambda w=way_in: transfer.move(sandbox, "hello.txt", f"{w}/moved.txt"),
+        ]
+        for attempt in attempts:
+            with pytest.raises(AccessDenied, match="read-only"):
+                attempt()
+    for way_to_sub in ("here/sub", "here/here/sub"):
+        with pytest.raises(AccessDenied, match="allowed directory"):
+            transfer.delete(sandbox, way_to_sub, recursive=True)
+    assert sorted(p.name for p in (tree.root / "sub").iterdir()) == ["inner.txt"]
+    assert (tree.root / "sub" / "inner.txt").read_text() == "inner\n"
+    ops.write(sandbox, "here/hello.txt", "still writable\n")  # ROOT's own rules in ROOT
+    assert read(sandbox, "hello.txt") == "still writable\n"
+
+
+def test_a_relative_link_to_a_sibling_allowed_directory_is_followed(tree: Tree) -> None:
+    other = tree.base / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("sibling\n")
+    (tree.root / "rel").symlink_to("../other")
+    (tree.root / "around").symlink_to("../out/../other/notes.txt")
+    (tree.root / "out-link").symlink_to("../out")
+    (tree.root / "sneak").symlink_to("../other/../out/secret.txt")
+    sandbox = tree.sandbox_with(str(tree.root), str(other))
+    assert read(sandbox, "rel/notes.txt") == "sibling\n"
+    assert read(sandbox, "around") == "sibling\n"  # by name alone: out itself is not looked at
+    for path in ("out-link/secret.txt", "sneak"):
+        with pytest.raises(AccessDenied, match="outside"):
+            read(sandbox, path)
+
+
 def test_missing_directory_is_an_error_at_start(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not an existing directory"):
         parse_directory(str(tmp_path / "missing"), read_only=False)

@@ -10,7 +10,9 @@ collapsed here, never by the kernel), then walked from that directory one compon
 time through directory file descriptors opened with `O_NOFOLLOW`. A symbolic link met on
 the way is resolved by the walk itself and must stay inside the allowed directories; a link
 swapped in after a component was checked makes the next open fail instead of being
-followed. Files are opened `O_NOFOLLOW | O_NONBLOCK` and checked with `fstat`, so a FIFO or
+followed. An allowed directory inside another is a root of its own: a walk that enters it,
+by whatever link, takes on its rules (read-only). A link's `..` above a root is followed by
+name alone, to a sibling allowed directory or to an error. Files are opened `O_NOFOLLOW | O_NONBLOCK` and checked with `fstat`, so a FIFO or
 device is refused instead of blocking; writes go to a temporary file in the same directory,
 then `os.replace`, which replaces a name and never writes through a link.
 """
@@ -181,6 +183,12 @@ class Sandbox:
         self.directories = tuple(directories)
         # The longest first: a path in nested directories belongs to the inner one.
         self._by_length = sorted(directories, key=lambda d: -len(d.path))
+        # Allowed directories inside others: a walk that enters one takes it as its root.
+        self.nested = {
+            d.path: d
+            for d in self._by_length
+            if any(o.path != d.path and o.contains(d.path) for o in directories)
+        }
         self.deny = deny
 
     # Walking -------------------------------------------------------------------------------
@@ -294,7 +302,7 @@ class _Walk:
             if part in ("", "."):
                 continue
             if part == "..":  # only from a link's target: the path itself was normalised
-                self.ascend()
+                self.ascend(pending)
                 continue
             part = self.entry_named(part)
             self.sandbox.check_denied(self.root, [*self.names, part])
@@ -306,7 +314,7 @@ class _Walk:
                 return Place(self.fds[-1], part, self.root, "/".join([*self.names, part]))
             if stat.S_ISLNK(status.st_mode) and (follow or not last):
                 pending.extendleft(reversed(self.link_target(part)))
-            elif last:
+            elif last and not self._is_nested(part):
                 return Place(self.fds[-1], part, self.root, "/".join([*self.names, part]))
             else:
                 self.descend(part)
@@ -374,19 +382,44 @@ class _Walk:
         except OSError as exc:
             raise explain(exc, self.shown(part)) from None
         self.names.append(part)
+        if self._is_nested():  # its own rules (read-only) hold inside, whatever the way in
+            self._restart(self.sandbox.nested[self._real()], self.fds.pop())
 
-    def ascend(self) -> None:
-        """Go to the parent directory, which must still be inside the root.
+    def ascend(self, pending: deque[str]) -> None:
+        """Go to the parent directory.
+
+        Above the root, the components still `pending` are followed by name alone, looking
+        at nothing outside, until they lead back into an allowed directory (a link from
+        one allowed directory to a sibling, `../other`); the walk goes on from there.
 
         Raises:
-            AccessDenied: the walk is at the root.
+            AccessDenied: they never lead back into an allowed directory.
         """
-        if not self.names:
-            raise AccessDenied(
-                f"A symbolic link leads outside the allowed directories. {_LIST_HINT}"
-            )
-        os.close(self.fds.pop())
-        self.names.pop()
+        if self.names:
+            os.close(self.fds.pop())
+            self.names.pop()
+            return
+        outside = os.path.dirname(self.root.path)
+        while (found := self._allowed_holding(outside)) is None:
+            if not pending:
+                raise AccessDenied(
+                    f"A symbolic link leads outside the allowed directories. {_LIST_HINT}"
+                )
+            outside = os.path.normpath(os.path.join(outside, pending.popleft()))
+        root, parts = found
+        self._restart(root, _open_root(root))
+        pending.extendleft(reversed(parts))
+
+    def _allowed_holding(self, path: str) -> tuple[AllowedDir, list[str]] | None:
+        """Return the allowed directory that holds the real path `path` and the rest, if any."""
+        try:
+            return self.sandbox.locate(path)
+        except AccessDenied:
+            return None
+
+    def _is_nested(self, *more: str) -> bool:
+        """Return whether the current directory (then `more`) is a nested allowed directory."""
+        return bool(self.sandbox.nested) and self._real(*more) in self.sandbox.nested
 
     def link_target(self, part: str) -> list[str]:
         """Return the components to walk instead of the link `part`.
@@ -412,11 +445,19 @@ class _Walk:
                 f"{self.shown(part)} is a symbolic link that leads outside the allowed"
                 f" directories. {_LIST_HINT}"
             ) from None
+        self._restart(root, _open_root(root))
+        return parts
+
+    def _restart(self, root: AllowedDir, fd: int) -> None:
+        """Go on from `root`, open at `fd`, closing the directories held so far."""
         self.close()
         self.root = root
-        self.fds.append(_open_root(root))
+        self.fds.append(fd)
         self.names = []
-        return parts
+
+    def _real(self, *more: str) -> str:
+        """The real path of the current directory, followed by `more`."""
+        return "/".join([self.root.path.rstrip("/"), *self.names, *more])
 
 
 def check_path(path: str) -> None:

@@ -121,9 +121,9 @@ def _removable(sandbox: Sandbox, place: Place, what: str) -> os.stat_result:
         FsError: it is missing, read-only, an allowed directory or holds one, or holds
             denied entries.
     """
-    require_writable(place)
     if place.name is None or any(_inside(d.path, _real(place)) for d in sandbox.directories):
         raise AccessDenied(f"{place.shown} is or holds an allowed directory: it cannot be {what}.")
+    require_writable(place)
     status = place.lstat()
     if status is None:
         raise FsError(f"{place.shown} does not exist.")
