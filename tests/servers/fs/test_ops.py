@@ -216,6 +216,40 @@ def test_edit_must_match_once(tree: Tree) -> None:
     assert "-a = 1\n-b = 1\n+a = 3\n+b = 3\n" in done["diff"]
 
 
+def test_overlapping_occurrences_count(tree: Tree) -> None:
+    (tree.root / "f.txt").write_text("end\nend\nend\n")
+    with pytest.raises(FsError, match=r"occurs 2 times \(at lines 1, 2\)"):
+        ops.edit(tree.sandbox, "f.txt", [Edit("end\nend", "X")])
+    assert (tree.root / "f.txt").read_text() == "end\nend\nend\n"
+
+
+def test_whitespace_alone_is_never_found_by_the_fallback(tree: Tree) -> None:
+    (tree.root / "f.txt").write_text("a\nb\n")
+    for old in ("   ", "\t\n  \n"):
+        with pytest.raises(FsError, match="not found"):
+            ops.edit(tree.sandbox, "f.txt", [Edit(old, "ZZZ")])
+    assert (tree.root / "f.txt").read_text() == "a\nb\n"
+
+
+def test_edit_changes_no_other_line_ending(tree: Tree) -> None:
+    path = tree.root / "mixed.txt"
+    path.write_bytes(b"a\r\nb\r\nc\nd\r\ne\rf")
+    ops.edit(tree.sandbox, "mixed.txt", [Edit("a", "A")])
+    assert path.read_bytes() == b"A\r\nb\r\nc\nd\r\ne\rf"
+    ops.edit(tree.sandbox, "mixed.txt", [Edit("c\nd", "C\nnew\nD")])  # across two endings
+    assert path.read_bytes() == b"A\r\nb\r\nC\r\nnew\r\nD\r\ne\rf"
+    ops.edit(tree.sandbox, "mixed.txt", [Edit("e\nf", "E\nF")])  # a CR line, then no ending
+    assert path.read_bytes() == b"A\r\nb\r\nC\r\nnew\r\nD\r\nE\r\nF"
+    lf = tree.root / "mostly-lf.txt"
+    lf.write_bytes(b"one\ntwo\r\nthree\n")
+    ops.edit(tree.sandbox, "mostly-lf.txt", [Edit("three", "3")])
+    assert lf.read_bytes() == b"one\ntwo\r\n3\n"
+    mac = tree.root / "mac.txt"
+    mac.write_bytes(b"one\rtwo\r")
+    ops.edit(tree.sandbox, "mac.txt", [Edit("one\ntwo", "1\n2")])  # CR files edit across lines
+    assert mac.read_bytes() == b"1\r2\r"
+
+
 def test_edit_reports_the_near_miss(tree: Tree) -> None:
     (tree.root / "f.py").write_text("def f():\n    return compute(1, 2)\n")
     with pytest.raises(FsError) as caught:

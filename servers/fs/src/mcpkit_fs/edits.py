@@ -1,6 +1,7 @@
 """Text edits that either apply as meant or say precisely why not.
 
-Each edit's `oldText` must occur exactly once (every occurrence with `replaceAll`). When it
+Each edit's `oldText` must occur exactly once, overlapping occurrences counted (every
+occurrence with `replaceAll`). When it
 does not occur at all, a match that differs only in leading and trailing whitespace on
 each line is accepted if there is exactly one, and `newText` is re-indented to fit, as the
 reference server does. Otherwise the error names the closest lines and how similar they
@@ -44,13 +45,16 @@ def apply_edits(text: str, edits: list[Edit]) -> tuple[str, int]:
 def _apply(text: str, edit: Edit, number: int) -> tuple[str, int]:
     if not edit.old:
         raise EditMismatch(f"Edit {number}: oldText is empty; give the exact text to replace.")
-    count = text.count(edit.old)
-    if count == 1 or (count > 1 and edit.replace_all):
-        return text.replace(edit.old, edit.new), count
-    if count > 1:
-        lines = _lines_of_occurrences(text, edit.old)
+    if edit.replace_all and edit.old in text:
+        return text.replace(edit.old, edit.new), text.count(edit.old)
+    starts = _occurrences(text, edit.old)
+    if len(starts) == 1:
+        return text.replace(edit.old, edit.new, 1), 1
+    if starts:
+        lines = ", ".join(str(text.count("\n", 0, start) + 1) for start in starts)
+        times = len(starts) if len(starts) < MAX_SHOWN_LINES else f"{MAX_SHOWN_LINES} or more"
         raise EditMismatch(
-            f"Edit {number}: oldText occurs {count} times (at lines {lines}). Include more"
+            f"Edit {number}: oldText occurs {times} times (at lines {lines}). Include more"
             " surrounding lines so it occurs once, or set replaceAll to replace every one."
         )
     replaced = _apply_ignoring_indentation(text, edit)
@@ -59,14 +63,14 @@ def _apply(text: str, edit: Edit, number: int) -> tuple[str, int]:
     raise EditMismatch(f"Edit {number}: oldText was not found. {_near_miss(text, edit.old)}")
 
 
-def _lines_of_occurrences(text: str, old: str) -> str:
-    """Return the 1-based line numbers where `old` starts, comma-separated."""
-    numbers: list[str] = []
+def _occurrences(text: str, old: str) -> list[int]:
+    """Return where `old` starts in `text`, overlapping occurrences too (at most 20)."""
+    starts: list[int] = []
     start = text.find(old)
-    while start != -1 and len(numbers) < MAX_SHOWN_LINES:
-        numbers.append(str(text.count("\n", 0, start) + 1))
+    while start != -1 and len(starts) < MAX_SHOWN_LINES:
+        starts.append(start)
         start = text.find(old, start + 1)
-    return ", ".join(numbers)
+    return starts
 
 
 def _apply_ignoring_indentation(text: str, edit: Edit) -> str | None:
@@ -76,6 +80,8 @@ def _apply_ignoring_indentation(text: str, edit: Edit) -> str | None:
     """
     lines = text.split("\n")
     wanted = [line.strip() for line in edit.old.strip("\n").split("\n")]
+    if not any(wanted):  # only whitespace: nothing to recognise the place by
+        return None
     size = len(wanted)
     starts = [
         i

@@ -46,7 +46,7 @@ from .sandbox import (
     require_writable,
     write_atomic,
 )
-from .text import BinaryFile, Codec, decode, sniff, split_lines
+from .text import BinaryFile, Codec, decode, sniff, split_lines, to_lf, with_endings
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -482,19 +482,15 @@ def edit(
                 f"{place.shown} is over {WHOLE_FILE_BYTES // MiB} MiB: too large to edit."
             )
         text, codec = _decode(data, place.shown)
-        crlf = codec.eol == "\r\n"
-        # Edits are matched on LF text; a CRLF file gets its CRLF endings back.
-        before = text.replace("\r\n", "\n") if crlf else text
-        normalised = [
-            Edit(e.old.replace("\r\n", "\n"), e.new.replace("\r\n", "\n"), e.replace_all)
-            for e in edits
-        ]
+        # Edits are matched on LF text; each line gets its own ending back.
+        before = to_lf(text)
+        normalised = [Edit(to_lf(e.old), to_lf(e.new), e.replace_all) for e in edits]
         try:
             after, count = apply_edits(before, normalised)
         except EditMismatch as exc:
             raise FsError(f"{place.shown}: {exc} Nothing was changed.") from None
         try:
-            new_data = codec.encode(after.replace("\n", "\r\n") if crlf else after)
+            new_data = codec.encode(with_endings(after, text, codec.eol))
         except UnicodeEncodeError:
             raise FsError(
                 f"{place.shown} is stored as {codec.name}, which cannot hold the new text."

@@ -12,9 +12,10 @@ the way is resolved by the walk itself and must stay inside the allowed director
 swapped in after a component was checked makes the next open fail instead of being
 followed. An allowed directory inside another is a root of its own: a walk that enters it,
 by whatever link, takes on its rules (read-only). A link's `..` above a root is followed by
-name alone, to a sibling allowed directory or to an error. Files are opened `O_NOFOLLOW | O_NONBLOCK` and checked with `fstat`, so a FIFO or
-device is refused instead of blocking; writes go to a temporary file in the same directory,
-then `os.replace`, which replaces a name and never writes through a link.
+name alone, to a sibling allowed directory or to an error. Files are opened
+`O_NOFOLLOW | O_NONBLOCK` and checked with `fstat`, so a FIFO or device is refused instead
+of blocking; writes go to a temporary file in the same directory, then `os.replace`, which
+replaces a name and never writes through a link.
 """
 
 import errno

@@ -112,6 +112,37 @@ def split_lines(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
+def to_lf(text: str) -> str:
+    """Return `text` with every line ending (CRLF, CR) made LF."""
+    return _LINE_END.sub("\n", text) if "\r" in text else text
+
+
+def with_endings(edited: str, original: str, eol: Eol) -> str:
+    """Return `edited`, an LF version of `original` after edits, with its own line endings.
+
+    Lines the edits left as they were keep the ending they had in `original`; changed and
+    new lines get `eol`, the one most lines use. So an edit changes no other line, even in
+    a file whose lines end in different ways.
+    """
+    old_lines = split_lines(original)
+    old_ends = [line[len(line.rstrip("\r\n")) :] for line in old_lines]
+    if all(end in (eol, "") for end in old_ends):  # one kind of ending: the usual case
+        return edited if eol == "\n" else edited.replace("\n", eol)
+    import difflib  # here, not at start-up: only files with mixed endings need it
+
+    old_bare = [line.rstrip("\r\n") for line in old_lines]
+    new_bare = bare_lines(edited)
+    ends = [eol] * len(new_bare)
+    if not edited.endswith("\n"):
+        ends[-1] = ""
+    matcher = difflib.SequenceMatcher(None, old_bare, new_bare, autojunk=False)
+    for old_start, new_start, size in matcher.get_matching_blocks():
+        for k in range(size):
+            if ends[new_start + k]:
+                ends[new_start + k] = old_ends[old_start + k] or eol
+    return "".join(line + end for line, end in zip(new_bare, ends, strict=True))
+
+
 def bare_lines(text: str) -> list[str]:
     """Return the lines of `text` (as `split_lines` finds them) without their endings."""
     # str.split is several times faster than a regular expression, which CRs need.
