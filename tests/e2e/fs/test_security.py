@@ -161,6 +161,28 @@ async def test_client_roots_only_narrow(everything: Everything, fs: FsTree) -> N
 
 
 @IGNORE_ROOTS_DEPRECATION
+async def test_a_client_root_never_makes_a_read_only_directory_writable(
+    everything: Everything, fs: FsTree
+) -> None:
+    async def list_roots(context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult.model_validate({"roots": [{"uri": f"file://{fs.root}/src"}]})
+
+    app = fs.root / "src" / "app.py"
+    before = app.read_bytes()
+    command = fs.command(f"{fs.root}/src:ro")
+    async with everything.connect(LATEST, command=command, list_roots_callback=list_roots) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(10):
+            allowed = structured(await call("list_allowed_directories", {}))
+            written = await call("write_file", {"path": str(app), "content": "pwned"})
+    assert [(d["path"], d["read_only"]) for d in allowed["directories"]] == [
+        (str(app.parent), True)
+    ]
+    assert "read-only" in error_text(written)
+    assert app.read_bytes() == before
+
+
+@IGNORE_ROOTS_DEPRECATION
 async def test_roots_define_access_without_directories(everything: Everything, fs: FsTree) -> None:
     async def list_roots(context: ClientRequestContext) -> types.ListRootsResult:
         return types.ListRootsResult.model_validate({"roots": [{"uri": f"file://{fs.root}"}]})

@@ -429,6 +429,29 @@ def test_roots_never_widen_the_operator_directories(tmp_path: Path) -> None:
     assert allowed[0].read_only  # a root covering it keeps the operator's read-only flag
 
 
+@pytest.mark.parametrize("mode", ["narrow", "intersect"])
+def test_roots_never_make_a_read_only_directory_writable(tree: Tree, mode: str) -> None:
+    # ROOT writable and ROOT/sub read-only: a client root at sub, or below it, stays read-only.
+    (tree.root / "sub" / "deeper").mkdir()
+    policy = Policy(
+        (_dir(tree.root), _dir(tree.root / "sub", read_only=True)),
+        GlobSet(()),
+        mode,  # type: ignore[arg-type]
+    )
+    for root in (tree.root / "sub", tree.root / "sub" / "deeper"):
+        allowed = policy.allowed([_dir(root, source="client roots")])
+        assert [(d.path, d.read_only) for d in allowed] == [(str(root), True)]
+    allowed = policy.allowed([_dir(tree.root, source="client roots")])
+    assert [(d.path, d.read_only) for d in allowed] == [
+        (str(tree.root), False),
+        (str(tree.root / "sub"), True),
+    ]
+    sandbox = Sandbox(allowed, GlobSet(()))
+    with pytest.raises(AccessDenied, match="read-only"):
+        ops.write(sandbox, "sub/inner.txt", "pwned")
+    assert (tree.root / "sub" / "inner.txt").read_text() == "inner\n"
+
+
 def test_without_operator_directories_the_roots_decide(tmp_path: Path) -> None:
     policy = Policy((), GlobSet(()))
     assert policy.allowed(None) == ()

@@ -139,14 +139,20 @@ class Policy(NamedTuple):
 def _intersection(
     directories: Sequence[AllowedDir], roots: Sequence[AllowedDir]
 ) -> tuple[AllowedDir, ...]:
-    """Return the parts of `directories` that are also inside `roots`."""
+    """Return the parts of `directories` that are also inside `roots`.
+
+    A root inside operator directories is read-only if any of them is: inside a writable
+    directory and a read-only one within it, a root must not make the inner one writable.
+    """
     result: list[AllowedDir] = []
-    for directory in directories:
-        for root in roots:
-            if directory.contains(root.path):  # a root inside an operator directory
-                result.append(AllowedDir(root.path, root.given, directory.read_only, root.source))
-            elif root.contains(directory.path):  # an operator directory inside a root
-                result.append(directory)
+    for root in roots:
+        holding = [d for d in directories if d.contains(root.path)]
+        if holding:
+            read_only = any(d.read_only for d in holding)
+            result.append(AllowedDir(root.path, root.given, read_only, root.source))
+    for directory in directories:  # operator directories inside a root, as they are
+        if any(r.contains(directory.path) and r.path != directory.path for r in roots):
+            result.append(directory)
     return tuple(dict.fromkeys(result))
 
 
