@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from mcpkit import cli
 
 from . import __version__
-from .globs import GlobSet
+from .globs import BadGlob, GlobSet
 from .sandbox import Policy, parse_directory
 from .server import build_server
 
@@ -75,11 +75,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_arguments(argv)
     try:
         directories = tuple(parse_directory(d, read_only=args.read_only) for d in args.directories)
-    except ValueError as exc:
+        deny = GlobSet(args.deny)
+    except (ValueError, BadGlob) as exc:
         sys.exit(f"mcp-fs: {exc}")
     if args.roots == "intersect" and not directories:
         sys.exit("mcp-fs: --roots intersect needs at least one directory")
-    policy = Policy(directories, GlobSet(args.deny), args.roots)
+    policy = Policy(directories, deny, args.roots)
     cli.run(build_server(policy, read_only=args.read_only), args, config_hint=CONFIG_HINT)
 
 

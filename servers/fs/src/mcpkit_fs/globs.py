@@ -10,45 +10,66 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from mcpkit import ToolError
+
+
+class BadGlob(ToolError):
+    """A glob pattern that cannot be read, such as `[z-a]`."""
+
 
 def _translate(pattern: str) -> str:
-    """Return the regular expression (without anchors) for a glob pattern."""
-    parts: list[str] = []
-    components = pattern.split("/")
-    for index, component in enumerate(components):
-        last = index == len(components) - 1
+    """Return the regular expression (without anchors) for a glob pattern.
+
+    `**` takes any number of whole components. As with `*` in a component, each run of
+    components between two `**` is matched where it first fits, in an atomic group: a
+    pattern with many `**` takes linear time in the depth of the path.
+    """
+    runs: list[list[str]] = [[]]  # the components between `**`s, as regular expressions
+    for component in pattern.split("/"):
         if component == "**":
-            # Zero or more whole components, with their separators.
-            parts.append(".*" if last else "(?:.*/)?")
-            continue
-        parts.append(_translate_component(component))
-        if not last:
-            parts.append("/")
-    return "".join(parts)
+            runs.append([])
+        else:
+            runs[-1].append(_translate_component(component))
+    if len(runs) == 1:
+        return "/".join(runs[0])
+    first, *middle, last = ["/".join(run) for run in runs]
+    found = "".join(f"(?>(?:[^/]*/)*?{run}/)" for run in middle if run)
+    rest = f"(?:[^/]*/)*{last}" if last else ".*"
+    return f"{first}/{found}{rest}" if first else f"{found}{rest}"
 
 
 def _translate_component(component: str) -> str:
-    """Return the regular expression for one component (no `/` inside)."""
-    out: list[str] = []
+    """Return the regular expression for one component (no `/` inside).
+
+    Each run of text between two `*` is matched where it first fits, inside an atomic
+    group: that is always a match if there is one, and it never backtracks, so a pattern
+    such as `*a*a*a*a*b` against a long name of `a`s takes linear time, not exponential.
+    """
+    runs: list[list[str]] = [[]]  # the regular expressions of the runs between `*`s
     i = 0
     while i < len(component):
         char = component[i]
         if char == "*":
-            out.append("[^/]*")
+            runs.append([])
         elif char == "?":
-            out.append("[^/]")
+            runs[-1].append("[^/]")
         elif char == "[" and "]" in component[i + 2 :]:
             end = component.index("]", i + 2)
             body = component[i + 1 : end]
             negate = body.startswith("!")
             body = body[1:] if negate else body
             body = body.replace("\\", "\\\\")
-            out.append("[^" + body + "]" if negate else "[" + body + "]")
+            runs[-1].append("[^" + body + "]" if negate else "[" + body + "]")
             i = end
         else:
-            out.append(re.escape(char))
+            runs[-1].append(re.escape(char))
         i += 1
-    return "".join(out)
+    texts = ["".join(run) for run in runs]
+    if len(texts) == 1:
+        return texts[0]
+    first, *middle, last = texts
+    found = "".join(f"(?>[^/]*?{text})" for text in middle if text)
+    return f"{first}{found}[^/]*{last}"
 
 
 class Glob:
@@ -57,7 +78,11 @@ class Glob:
     def __init__(self, pattern: str, *, anchored: bool | None = None) -> None:
         self.pattern = pattern
         self.anchored = "/" in pattern.rstrip("/") if anchored is None else anchored
-        self._regex = re.compile(_translate(pattern.rstrip("/") or pattern) + r"\Z", re.DOTALL)
+        try:
+            regex = re.compile(_translate(pattern.rstrip("/") or pattern) + r"\Z", re.DOTALL)
+        except re.error as exc:
+            raise BadGlob(f"Invalid glob pattern {pattern!r}: {exc}. Fix it and retry.") from None
+        self._regex = regex
 
     def match(self, path: str) -> bool:
         """Return whether `path` (`/`-separated) matches: by its name if unanchored."""
@@ -102,7 +127,10 @@ def parse_gitignore(text: str, base: str) -> list[IgnoreRule]:
         if not line:
             continue
         # A leading or inner slash anchors the pattern to the .gitignore's directory.
-        glob = Glob(line.lstrip("/"), anchored="/" in line)
+        try:
+            glob = Glob(line.lstrip("/"), anchored="/" in line)
+        except BadGlob:
+            continue  # as git does: a rule it cannot read ignores nothing
         rules.append(IgnoreRule(base, glob, negate, directories_only))
     return rules
 

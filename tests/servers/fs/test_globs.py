@@ -1,0 +1,66 @@
+"""Glob patterns: what they match, what they refuse, and that none of them backtracks."""
+
+import pytest
+
+from mcpkit_fs import walk
+from mcpkit_fs.globs import BadGlob, Glob, parse_gitignore
+from servers.fs.conftest import Tree
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("*.py", "src/app.py", True),  # no `/`: the name, at any depth
+        ("*.py", "src/app.pyc", False),
+        ("a*b*c", "abXbc", True),
+        ("a*b*c", "abXb", False),
+        ("a*a", "a", False),
+        ("*ab*", "aab", True),
+        ("x?[ab]*[!c]", "xyaZZd", True),
+        ("x?[ab]*[!c]", "xyaZZc", False),
+        ("**", "x/y", True),
+        ("a/**", "a/x/y", True),
+        ("a/**", "a", False),
+        ("**/a", "a", True),
+        ("**/a", "x/y/a", True),
+        ("**/a", "x/ya", False),
+        ("a/**/b", "a/b", True),
+        ("a/**/b", "a/x/y/b", True),
+        ("**/.ssh/**", ".ssh/id_rsa", True),
+        ("**/.ssh/**", "home/.ssh/id_rsa", True),
+        ("**/a/**/b", "x/a/y/a/z/b", True),
+        ("**/a/**/b", "x/b", False),
+        ("src/**/*.py", "src/app.py", True),
+        ("src/**/*.py", "src/x/app.py", True),
+    ],
+)
+def test_glob_matches(pattern: str, path: str, matches: bool) -> None:
+    assert Glob(pattern).match(path) is matches
+
+
+def test_patterns_that_would_backtrack_for_ever_answer_at_once() -> None:
+    # As regular expressions with plain `.*`, these take exponential (or high polynomial)
+    # time to fail: without atomic runs, this test would not end.
+    assert not Glob("*a" * 20 + "*b").match("a" * 200)
+    assert not Glob("**/a" * 8 + "/**/b").match("/".join(["a"] * 1000))
+    assert Glob("*a" * 20 + "*b").match("a" * 200 + "b")
+
+
+def test_a_bad_glob_is_a_clear_error(tree: Tree) -> None:
+    with pytest.raises(BadGlob, match=r"Invalid glob pattern '\[z-a\]'"):
+        Glob("[z-a]")
+    for attempt in (
+        lambda: walk.search_files(tree.sandbox, ".", "[z-a]", exclude=[], max_results=9),
+        lambda: walk.search_files(tree.sandbox, ".", "*", exclude=["[z-a]"], max_results=9),
+        lambda: walk.directory_tree(
+            tree.sandbox, ".", exclude=["[z-a]"], max_depth=2, max_entries=9
+        ),
+        lambda: walk.search_content(tree.sandbox, ".", "x", exclude=[], include="[z-a]"),
+    ):
+        with pytest.raises(BadGlob, match="Fix it"):
+            attempt()
+
+
+def test_a_gitignore_rule_that_cannot_be_read_ignores_nothing() -> None:
+    rules = parse_gitignore("[z-a]\n*.log\n", "")
+    assert [rule.glob.pattern for rule in rules] == ["*.log"]
