@@ -2,9 +2,10 @@
 
 import pytest
 
-from mcpkit_fs import walk
-from mcpkit_fs.globs import BadGlob, Glob, parse_gitignore
-from servers.fs.conftest import Tree
+from mcpkit_fs import ops, walk
+from mcpkit_fs.globs import BadGlob, Glob, deny_rules, parse_gitignore
+from mcpkit_fs.sandbox import AccessDenied, Sandbox
+from servers.fs.conftest import CANARY, Tree
 
 
 @pytest.mark.parametrize(
@@ -64,3 +65,27 @@ def test_a_bad_glob_is_a_clear_error(tree: Tree) -> None:
 def test_a_gitignore_rule_that_cannot_be_read_ignores_nothing() -> None:
     rules = parse_gitignore("[z-a]\n*.log\n", "")
     assert [rule.glob.pattern for rule in rules] == ["*.log"]
+
+
+def test_deny_rules_written_relative_match_at_any_depth(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tree.root / "home"))
+    rules = deny_rules([".ssh/**", "config/prod.json", "~/private/**", "/abs/**", "*.pem"])
+    assert [glob.pattern for glob in rules.globs] == [
+        "**/.ssh/**",
+        "**/config/prod.json",
+        f"{tree.root}/home/private/**",
+        "/abs/**",
+        "*.pem",
+    ]
+    for secret in (".ssh/id_rsa", "config/prod.json", "home/private/key", "sub/x.pem"):
+        path = tree.root / secret
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(CANARY)
+    sandbox = Sandbox(tree.sandbox.directories, rules)
+    for secret in (".ssh/id_rsa", "config/prod.json", "home/private/key", "sub/x.pem"):
+        with pytest.raises(AccessDenied, match="deny rule"):
+            ops.read_text(sandbox, secret)
+    found = walk.search_content(sandbox, ".", "CANARY", exclude=[])
+    assert found["matches"] == []

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from mcpkit import cli
 
 from . import __version__
-from .globs import BadGlob, GlobSet
+from .globs import BadGlob, deny_rules
 from .sandbox import Policy, parse_directory
 from .server import build_server
 
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_arguments(argv)
     try:
         directories = tuple(parse_directory(d, read_only=args.read_only) for d in args.directories)
-        deny = GlobSet(args.deny)
+        deny = deny_rules(args.deny)
     except (ValueError, BadGlob) as exc:
         sys.exit(f"mcp-fs: {exc}")
     if args.roots == "intersect" and not directories:

@@ -6,6 +6,7 @@ a `/` matches a name at any depth (`*.py`, `.env`); one with a `/` matches the w
 (`src/**/*.py`, `**/.ssh/**`).
 """
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -102,6 +103,24 @@ class GlobSet:
     def match(self, path: str) -> bool:
         """Return whether any glob matches `path`."""
         return any(glob.match(path) for glob in self.globs)
+
+
+def deny_rules(patterns: Iterable[str]) -> GlobSet:
+    """Return the operator's deny globs as they are matched, against real absolute paths.
+
+    `~` is the home directory, and a pattern with a `/` that starts with neither `/` nor
+    `**/` matches at any depth (`.ssh/**` as `**/.ssh/**`): matched against the whole
+    absolute path as written, it could never match, and would deny nothing.
+
+    Raises:
+        BadGlob: a pattern cannot be read.
+    """
+    rules: list[str] = []
+    for pattern in patterns:
+        pattern = os.path.expanduser(pattern)
+        floating = "/" in pattern.rstrip("/") and not pattern.startswith(("/", "**/"))
+        rules.append(f"**/{pattern}" if floating else pattern)
+    return GlobSet(rules)
 
 
 class IgnoreRule(NamedTuple):
