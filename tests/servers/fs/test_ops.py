@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit_fs import ops, transfer, walk
+from mcpkit_fs import finders, ops, transfer, walk
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.sandbox import FsError
 from servers.fs.conftest import Tree
@@ -566,6 +566,19 @@ def test_search_content_matches_a_regex_line_by_line(tree: Tree) -> None:
         ("cr.txt", 2),
         ("crlf.txt", 1),
     ]
+
+
+def test_a_regex_that_backtracks_for_ever_gives_up_with_a_clear_error(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(finders, "LINE_SECONDS", 0.2)
+    (tree.root / "a.txt").write_text("a" * 34 + "!\n")
+    with pytest.raises(FsError, match="backtracks too much"):
+        walk.search_content(tree.sandbox, ".", "^(a|a)*$", is_regex=True, exclude=[])
+    with pytest.raises(FsError, match="Invalid regular expression"):
+        walk.search_content(tree.sandbox, ".", "(unclosed", is_regex=True, exclude=[])
+    found = walk.search_content(tree.sandbox, ".", "^a+!$", is_regex=True, exclude=[])
+    assert [(m["line"], m["column"]) for m in found["matches"]] == [(1, 1)]
 
 
 def test_search_content_reads_files_in_blocks_up_to_the_cap(

@@ -368,6 +368,27 @@ async def test_a_cancelled_walk_stops(tree: Tree, anyio_backend: str) -> None:
         assert await client.request("ping") == {}
 
 
+async def test_a_regex_that_backtracks_leaves_the_server_answering(
+    tree: Tree, anyio_backend: str
+) -> None:
+    # Python's re would hold the GIL for hours here, and the ping would wait as long.
+    (tree.root / "a.txt").write_text("a" * 34 + "!\n")
+    async with connect(server_for(tree.root)) as client:
+        arguments = {"path": ".", "query": "^(a|a)*$", "is_regex": True}
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "search",
+                "method": "tools/call",
+                "params": {"name": "search_content", "arguments": arguments},
+            }
+        )
+        assert await client.request("ping") == {}
+        assert not [m for m in client.messages if m.get("id") == "search"]  # still searching
+        result = await client.wait_for(lambda m: m.get("id") == "search", timeout=10)
+    assert "backtracks too much" in result["result"]["content"][0]["text"]
+
+
 async def test_a_cancelled_hash_reads_no_further(tree: Tree, anyio_backend: str) -> None:
     # The hash runs in a thread that a cancellation abandons; it must stop at its next MiB,
     # not read on to the end of the file (64 GiB here) with no one waiting for it.

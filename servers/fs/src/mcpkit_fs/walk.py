@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 
+from . import finders
 from .globs import Glob, GlobSet, IgnoreRule, is_ignored, parse_gitignore
 from .models import ContentMatch, ContentMatches, EntryType, Matches, Tree, TreeNode
 from .ops import Tick, dirent_type, no_tick
-from .sandbox import AllowedDir, FsError, Sandbox, open_directory
+from .sandbox import AllowedDir, Sandbox, open_directory
 from .text import BinaryFile, bare_lines, sniff
 
 TICK_EVERY = 256
@@ -288,12 +289,11 @@ def search_content(
     Raises:
         FsError: the expression is invalid, or the path is not a readable directory.
     """
-    try:
-        regex = re.compile(
-            query if is_regex else re.escape(query), 0 if case_sensitive else re.IGNORECASE
-        )
-    except re.error as exc:
-        raise FsError(f"Invalid regular expression: {exc}. Fix it or set is_regex=false.") from None
+    if is_regex:
+        text_pattern, find = None, finders.expression(query, case_sensitive=case_sensitive)
+    else:
+        text_pattern = finders.literal(query, case_sensitive=case_sensitive)
+        find = finders.first_match(text_pattern)
     # Literal ASCII text can rule files out on their bytes, before any decoding.
     prefilter = _byte_pattern(query, case_sensitive) if not is_regex else None
     only = Glob(include) if include else None
@@ -315,11 +315,11 @@ def search_content(
                 continue
             # One scan of the whole text rules most files out, for literal text only: a
             # regex can match a line alone and not the text (`^x`, `x$` before CRLF, ...).
-            if not is_regex and regex.search(text) is None:
+            if text_pattern is not None and text_pattern.search(text) is None:
                 continue
             room = wanted - len(matches)
             shown_name = prefix + batch.relative(name)
-            matches += _matching_lines(shown_name, text, regex, context_lines, room + 1)
+            matches += _matching_lines(shown_name, text, find, context_lines, room + 1)
             if len(matches) > wanted:
                 break
     finally:
@@ -395,14 +395,14 @@ def _text(data: bytes) -> str | None:
 
 
 def _matching_lines(
-    name: str, text: str, regex: re.Pattern[str], context: int, limit: int
+    name: str, text: str, find: finders.Find, context: int, limit: int
 ) -> list[ContentMatch]:
     """Return up to `limit` matching lines of `text` with `context` lines around each."""
     lines = bare_lines(text)
     found: list[ContentMatch] = []
     for index, line in enumerate(lines):
-        hit = regex.search(line)
-        if hit is None:
+        column = find(line)
+        if column is None:
             continue
         if context:
             before = [x[:MAX_MATCH_CHARS] for x in lines[max(0, index - context) : index]]
@@ -413,7 +413,7 @@ def _matching_lines(
             {
                 "path": name,
                 "line": index + 1,
-                "column": hit.start() + 1,
+                "column": column + 1,
                 "text": line[:MAX_MATCH_CHARS],
                 "before": before,
                 "after": after,

@@ -1,0 +1,62 @@
+"""How search_content finds its query in a line: as literal text, or as a regular expression.
+
+A regular expression comes from the model, and some take exponential time to fail
+(`^(a|a)*$` against a line of `a`s and a `!`). Python's `re` holds the GIL while it
+matches, so one such search would freeze every request of the server, cancellations
+included. Expressions therefore run in the `regex` module, which reads the same syntax,
+lets other threads run while it matches, and gives up on a line after `LINE_SECONDS`.
+Literal text, which cannot backtrack, keeps to `re`: the per-line call costs a fifth.
+"""
+
+import re
+from collections.abc import Callable
+
+from .sandbox import FsError
+
+# Where the query first matches in a line (its index), or None.
+Find = Callable[[str], int | None]
+
+LINE_SECONDS = 1.0  # far beyond what any real line takes
+
+
+def literal(query: str, *, case_sensitive: bool) -> re.Pattern[str]:
+    """Return the pattern of the literal text `query` (see `first_match`)."""
+    return re.compile(re.escape(query), 0 if case_sensitive else re.IGNORECASE)
+
+
+def first_match(pattern: re.Pattern[str]) -> Find:
+    """Return the `Find` of a pattern that cannot backtrack, such as a `literal`."""
+
+    def find(line: str) -> int | None:
+        hit = pattern.search(line)
+        return None if hit is None else hit.start()
+
+    return find
+
+
+def expression(query: str, *, case_sensitive: bool) -> Find:
+    """Return the `Find` of the regular expression `query`, bounded in time per line.
+
+    Raises:
+        FsError: the expression is invalid; `find` raises it for a line that takes over
+            `LINE_SECONDS`.
+    """
+    import regex  # here, not at start-up: it takes some 0.1 s to import
+
+    try:
+        pattern = regex.compile(query, regex.V0 | (0 if case_sensitive else regex.IGNORECASE))
+    except regex.error as exc:
+        raise FsError(f"Invalid regular expression: {exc}. Fix it or set is_regex=false.") from None
+
+    def find(line: str) -> int | None:
+        try:
+            hit = pattern.search(line, concurrent=True, timeout=LINE_SECONDS)
+        except TimeoutError:
+            raise FsError(
+                f"The regular expression took over {LINE_SECONDS:g} s on one line: it"
+                " backtracks too much. Simplify it (avoid nested or overlapping repeats"
+                " such as (a+)+ or (a|a)*), or search for literal text."
+            ) from None
+        return None if hit is None else hit.start()
+
+    return find
