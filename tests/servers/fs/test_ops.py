@@ -4,6 +4,10 @@ import codecs
 import errno
 import hashlib
 import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -410,6 +414,64 @@ def test_move_across_devices_copies_then_removes(
     assert not (tree.root / "sub").exists()
     assert (tree.root / "moved" / "deep" / "f.txt").read_text() == "deep"
     assert (tree.root / "moved" / "hello.txt").read_text() == "hello\n"
+
+
+@pytest.fixture
+def other_device(tmp_path: Path) -> Iterator[Path]:
+    """A directory on another filesystem than the tree's: /dev/shm, a tmpfs on Linux."""
+    shm = Path("/dev/shm")
+    assert shm.is_dir(), "these tests need /dev/shm"
+    assert shm.stat().st_dev != tmp_path.stat().st_dev, "/dev/shm is not another filesystem"
+    made = Path(tempfile.mkdtemp(dir=shm))
+    yield made
+    shutil.rmtree(made)
+
+
+def test_a_move_to_another_filesystem_keeps_permissions_and_times(
+    tree: Tree, other_device: Path
+) -> None:
+    private = tree.root / "private"
+    (private / "deeper").mkdir(parents=True)
+    script = private / "deeper" / "run.sh"
+    script.write_text("echo hi\n")
+    script.chmod(0o750)
+    (private / "link").symlink_to("deeper/run.sh")
+    then = 1_000_000_000
+    for path in (script, private / "deeper", private):
+        os.utime(path, (then, then))
+    private.chmod(0o700)
+    both = tree.sandbox_with(str(tree.root), str(other_device))
+    transfer.move(both, "private", str(other_device / "private"))
+    moved = other_device / "private"
+    assert not private.exists()
+    assert stat.S_IMODE(moved.stat().st_mode) == 0o700  # a private folder stays private
+    assert stat.S_IMODE((moved / "deeper" / "run.sh").stat().st_mode) == 0o750
+    assert [(moved / p).stat().st_mtime for p in ("", "deeper", "deeper/run.sh")] == [then] * 3
+    assert os.readlink(moved / "link") == "deeper/run.sh"
+    transfer.move(both, str(moved / "deeper" / "run.sh"), "run.sh")  # one file, back again
+    assert stat.S_IMODE((tree.root / "run.sh").stat().st_mode) == 0o750
+    assert (tree.root / "run.sh").stat().st_mtime == then
+
+
+def test_a_tree_holding_a_fifo_is_not_moved_to_another_filesystem(
+    tree: Tree, other_device: Path
+) -> None:
+    os.mkfifo(tree.root / "sub" / "pipe")
+    both = tree.sandbox_with(str(tree.root), str(other_device))
+    with pytest.raises(FsError, match="holds 1 FIFOs, sockets or devices"):
+        transfer.move(both, "sub", str(other_device / "sub"))
+    assert sorted(p.name for p in (tree.root / "sub").iterdir()) == ["inner.txt", "pipe"]
+    assert list(other_device.iterdir()) == []
+
+
+def test_copies_and_writes_keep_permissions_but_never_setuid(tree: Tree) -> None:
+    tool = tree.root / "tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o4755)
+    transfer.copy(tree.sandbox, "tool", "tool-copy")
+    assert stat.S_IMODE((tree.root / "tool-copy").stat().st_mode) == 0o755
+    ops.write(tree.sandbox, "tool", "#!/bin/sh\necho changed\n")
+    assert stat.S_IMODE(tool.stat().st_mode) == 0o755  # as the kernel does on a write
 
 
 def test_copy(tree: Tree) -> None:

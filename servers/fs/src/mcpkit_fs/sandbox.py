@@ -44,6 +44,7 @@ MAX_SYMLINKS = 40  # hops in one walk, as Linux allows
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LIST_HINT = "Call list_allowed_directories to see where access is allowed."
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+PERMISSIONS = 0o1777  # what writes and copies keep of a mode: not setuid, not setgid
 _REPLACEMENT = "\ufffd"  # how messages carry bytes of a name that are not UTF-8
 
 
@@ -591,13 +592,16 @@ def open_directory(place: Place) -> int:
         raise explain(exc, place.shown) from None
 
 
-def write_atomic(place: Place, data: bytes | BinaryIO, *, create_only: bool = False) -> None:
+def write_atomic(
+    place: Place, data: bytes | BinaryIO, *, create_only: bool = False, mode: int | None = None
+) -> None:
     """Replace (or create) the file at `place` with `data`, all at once.
 
     The data goes to a temporary file in the same directory, which then takes the name:
     a reader sees the old or the new content, never a mix, and a link at the name is
     replaced, not followed. `data` is bytes or a binary file to copy. `create_only` fails
-    if the name exists.
+    if the name exists. The file gets the permissions `mode`, else those of the file it
+    replaces, else the default; never setuid or setgid, which the kernel drops on a write.
 
     Raises:
         FsError: the place is a directory or a link, or the write fails.
@@ -609,10 +613,12 @@ def write_atomic(place: Place, data: bytes | BinaryIO, *, create_only: bool = Fa
     if current is not None and not stat.S_ISREG(current.st_mode):
         kind = "symbolic link" if stat.S_ISLNK(current.st_mode) else "directory or special file"
         raise FsError(f"{place.shown} is a {kind}: write to a regular file path instead.")
+    if mode is None and current is not None:
+        mode = stat.S_IMODE(current.st_mode)
     temporary = f".mcp-fs-{secrets.token_hex(8)}.tmp"  # short: any name may be 255 bytes
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(temporary, flags, 0o666 if current is None else 0o600, dir_fd=place.dir_fd)
+        fd = os.open(temporary, flags, 0o666 if mode is None else 0o600, dir_fd=place.dir_fd)
     except OSError as exc:
         raise explain(exc, place.shown) from None
     try:
@@ -621,8 +627,8 @@ def write_atomic(place: Place, data: bytes | BinaryIO, *, create_only: bool = Fa
                 file.write(data)
             else:
                 shutil.copyfileobj(data, file)
-            if current is not None:
-                os.fchmod(file.fileno(), stat.S_IMODE(current.st_mode))
+            if mode is not None:
+                os.fchmod(file.fileno(), mode & PERMISSIONS)
             file.flush()
             os.fsync(file.fileno())
         if create_only:

@@ -11,10 +11,12 @@ import errno
 import os
 import shutil
 import stat
+from contextlib import suppress
 
 from .models import Deleted, Moved
 from .ops import entry_type, open_read
 from .sandbox import (
+    PERMISSIONS,
     AccessDenied,
     FsError,
     Place,
@@ -51,7 +53,13 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
             if exc.errno != errno.EXDEV:
                 raise explain(exc, src.shown) from None
             # Another filesystem: copy, then remove the original.
-            _copy_entry(sandbox, src, dst, status)
+            left_out = _copy_entry(sandbox, src, dst, status)
+            if left_out:  # only a tree leaves entries out: the copy is a directory of ours
+                _remove_tree(dst.dir_fd, dst.name)
+                raise FsError(
+                    f"{src.shown} holds {left_out} FIFOs, sockets or devices, which cannot be"
+                    " moved to another filesystem: nothing was moved."
+                ) from None
             try:
                 if stat.S_ISDIR(status.st_mode):
                     _remove_tree(src.dir_fd, src.name)
@@ -185,61 +193,113 @@ def _prepare_destination(dst: Place, overwrite: bool) -> bool:
     return True
 
 
-def _copy_entry(sandbox: Sandbox, src: Place, dst: Place, status: os.stat_result) -> None:
-    """Copy the entry at `src` (a file, link or directory tree) to `dst`."""
+def _copy_entry(sandbox: Sandbox, src: Place, dst: Place, status: os.stat_result) -> int:
+    """Copy the entry at `src` (a file, link or tree) to `dst`, permissions and times too.
+
+    Return how many entries of a tree were left out (see `_copy_tree`).
+    """
     assert dst.name is not None
     try:
         if stat.S_ISDIR(status.st_mode):
             fd = open_directory(src)  # may be an allowed directory itself
             try:
-                _copy_tree(sandbox, src, fd, src.relative, dst.dir_fd, dst.name)
+                return _copy_tree(sandbox, src, fd, src.relative, dst.dir_fd, dst.name, status)
             finally:
                 os.close(fd)
-        elif stat.S_ISLNK(status.st_mode) and src.name is not None:
+        if stat.S_ISLNK(status.st_mode) and src.name is not None:
             os.symlink(os.readlink(src.name, dir_fd=src.dir_fd), dst.name, dir_fd=dst.dir_fd)
         else:
             with open_read(src) as file:
-                write_atomic(dst, file)
+                write_atomic(dst, file, mode=stat.S_IMODE(status.st_mode))
+        _keep_times(dst.name, dst.dir_fd, status)
     except OSError as exc:
         raise explain(exc, dst.shown) from None
+    return 0
 
 
 def _copy_tree(
-    sandbox: Sandbox, src: Place, src_fd: int, relative: str, dst_dir_fd: int, name: str
-) -> None:
-    """Create directory `name` in `dst_dir_fd` holding a copy of the tree open at `src_fd`.
+    sandbox: Sandbox,
+    src: Place,
+    src_fd: int,
+    relative: str,
+    dst_dir_fd: int,
+    name: str,
+    status: os.stat_result,
+) -> int:
+    """Copy the tree open at `src_fd` (of status `status`) to directory `name` of `dst_dir_fd`.
 
-    Denied entries, FIFOs, sockets and devices are left out.
+    Permissions and times are copied too. Denied entries are left out, and so are FIFOs,
+    sockets and devices, which cannot be copied: return how many of those there were.
     """
-    os.mkdir(name, dir_fd=dst_dir_fd)
+    os.mkdir(name, 0o700, dir_fd=dst_dir_fd)  # no one else may look in until it is whole
+    try:
+        return _fill_tree(sandbox, src, src_fd, relative, dst_dir_fd, name, status)
+    except BaseException:  # a failed copy leaves nothing behind
+        with suppress(OSError):
+            _remove_tree(dst_dir_fd, name)
+        raise
+
+
+def _fill_tree(
+    sandbox: Sandbox,
+    src: Place,
+    src_fd: int,
+    relative: str,
+    dst_dir_fd: int,
+    name: str,
+    status: os.stat_result,
+) -> int:
+    """Copy into the new directory `name` of `dst_dir_fd` what `_copy_tree` copies."""
     dst_fd = os.open(name, _DIR_FLAGS, dir_fd=dst_dir_fd)
+    left_out = 0
     try:
         for child in sorted(os.listdir(src_fd)):
             child_relative = f"{relative}/{child}" if relative else child
             if sandbox.is_denied(src.root, child_relative):
                 continue
-            mode = os.stat(child, dir_fd=src_fd, follow_symlinks=False).st_mode
+            child_status = os.stat(child, dir_fd=src_fd, follow_symlinks=False)
+            mode = child_status.st_mode
             if stat.S_ISDIR(mode):
                 sub = os.open(child, _DIR_FLAGS, dir_fd=src_fd)
                 try:
-                    _copy_tree(sandbox, src, sub, child_relative, dst_fd, child)
+                    left_out += _copy_tree(
+                        sandbox, src, sub, child_relative, dst_fd, child, child_status
+                    )
                 finally:
                     os.close(sub)
-            elif stat.S_ISLNK(mode):
+                continue
+            if stat.S_ISLNK(mode):
                 os.symlink(os.readlink(child, dir_fd=src_fd), child, dir_fd=dst_fd)
-            elif stat.S_ISREG(mode):
-                _copy_file(src_fd, child, dst_fd, stat.S_IMODE(mode))
+            elif not stat.S_ISREG(mode) or not _copy_file(src_fd, child, dst_fd, mode):
+                left_out += 1
+                continue
+            _keep_times(child, dst_fd, child_status)
+        os.fchmod(dst_fd, stat.S_IMODE(status.st_mode) & PERMISSIONS)
+        os.utime(dst_fd, ns=(status.st_atime_ns, status.st_mtime_ns))
     finally:
         os.close(dst_fd)
+    return left_out
 
 
-def _copy_file(src_fd: int, name: str, dst_fd: int, mode: int) -> None:
-    """Copy regular file `name` from directory `src_fd` into directory `dst_fd`."""
+def _copy_file(src_fd: int, name: str, dst_fd: int, mode: int) -> bool:
+    """Copy regular file `name` of `src_fd` into `dst_fd`, with the permissions of `mode`.
+
+    Return False if it is no longer a regular file.
+    """
     with os.fdopen(os.open(name, _FILE_FLAGS, dir_fd=src_fd), "rb") as source:
         if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):  # swapped since the listing
-            return
-        with os.fdopen(os.open(name, _NEW_FLAGS, mode, dir_fd=dst_fd), "wb") as target:
+            return False
+        with os.fdopen(os.open(name, _NEW_FLAGS, 0o600, dir_fd=dst_fd), "wb") as target:
             shutil.copyfileobj(source, target)
+            os.fchmod(target.fileno(), stat.S_IMODE(mode) & PERMISSIONS)
+    return True
+
+
+def _keep_times(name: str, dir_fd: int, status: os.stat_result) -> None:
+    """Give entry `name` of `dir_fd` (a link itself, not its target) the times of `status`."""
+    os.utime(
+        name, ns=(status.st_atime_ns, status.st_mtime_ns), dir_fd=dir_fd, follow_symlinks=False
+    )
 
 
 def _remove_tree(dir_fd: int, name: str) -> int:
