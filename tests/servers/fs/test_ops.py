@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import tempfile
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from mcpkit_fs import finders, ops, transfer, walk
 from mcpkit_fs.edits import Edit
+from mcpkit_fs.ops import MiB
 from mcpkit_fs.sandbox import FsError
 from servers.fs.conftest import Tree
 
@@ -62,6 +64,37 @@ def test_byte_cap_truncates_with_a_continuation(tree: Tree) -> None:
     cut = ops.read_text(tree.sandbox, "long.txt", max_bytes=10)
     assert cut["content"] == "x" * 10
     assert cut["truncated"]
+
+
+def test_the_byte_cap_counts_bytes_and_a_tail_keeps_the_end(tree: Tree) -> None:
+    (tree.root / "accents.txt").write_text("\u00e9" * 1000)  # two bytes each
+    cut = ops.read_text(tree.sandbox, "accents.txt", max_bytes=101)
+    assert cut["content"] == "\u00e9" * 50  # the character cut in two is left out
+    (tree.root / "long.txt").write_text("START" + "m" * 100 + "END\n")
+    assert ops.read_text(tree.sandbox, "long.txt", tail=1, max_bytes=4)["content"] == "END\n"
+
+
+def test_a_huge_line_in_a_large_file_is_never_held_whole(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ops, "WHOLE_FILE_BYTES", 1024)
+    long_line = "START" + "m" * (4 * MiB) + "END\n"
+    (tree.root / "head.txt").write_text(long_line + "last\n")
+    (tree.root / "tail.txt").write_text("first\n" + long_line)
+    tracemalloc.start()
+    try:
+        head = ops.read_text(tree.sandbox, "head.txt", head=1, max_bytes=100)
+        second = ops.read_text(tree.sandbox, "head.txt", offset=2, max_bytes=100)
+        tail = ops.read_text(tree.sandbox, "tail.txt", tail=1, max_bytes=100)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 * MiB  # the line is 4 MiB: read a block at a time, never whole
+    assert head["content"] == "START" + "m" * 95
+    assert (head["truncated"], head["next_offset"]) == (True, 2)
+    assert second["content"] == "last\n"
+    assert tail["content"] == "m" * 96 + "END\n"  # the end of the long line
+    assert tail["truncated"]
 
 
 def test_large_file_is_read_in_parts(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -641,6 +674,28 @@ def test_a_regex_that_backtracks_for_ever_gives_up_with_a_clear_error(
         walk.search_content(tree.sandbox, ".", "(unclosed", is_regex=True, exclude=[])
     found = walk.search_content(tree.sandbox, ".", "^a+!$", is_regex=True, exclude=[])
     assert [(m["line"], m["column"]) for m in found["matches"]] == [(1, 1)]
+
+
+def test_a_search_page_ends_at_its_size_cap_and_the_next_goes_on(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(walk, "MAX_PAGE_CHARS", 100)
+    for n in range(3):
+        (tree.root / f"f{n}.txt").write_text(
+            "".join(f"match {n}.{k} {'x' * 20}\n" for k in range(5))
+        )
+    everything = walk.search_content(tree.sandbox, ".", "match", exclude=[], max_results=1000)
+    assert len(everything["matches"]) == 4  # 4 x 30 characters: over the cap of 100
+    assert everything["truncated"]
+    seen = list(everything["matches"])
+    while (offset := everything["next_offset"]) is not None:
+        everything = walk.search_content(
+            tree.sandbox, ".", "match", exclude=[], max_results=1000, offset=offset
+        )
+        seen += everything["matches"]
+    assert sorted(m["text"].split()[1] for m in seen) == [
+        f"{n}.{k}" for n in range(3) for k in range(5)
+    ]
 
 
 def test_search_content_reads_files_in_blocks_up_to_the_cap(

@@ -480,6 +480,16 @@ async def test_resources_and_template(tree: Tree) -> None:
         assert CANARY not in refused.value.message
 
 
+async def test_no_read_asks_for_more_than_16_mib(tree: Tree) -> None:
+    async with connect(server_for(tree.root)) as client:
+        for argument in ("max_bytes_per_file", "max_total_bytes"):
+            result = await client.call_tool(
+                "read_multiple_files", {"paths": ["hello.txt"], argument: 16 * 1024 * 1024 + 1}
+            )
+            assert result.get("isError") is True, argument
+            assert argument in result["content"][0]["text"]
+
+
 async def test_path_completion(tree: Tree) -> None:
     async with connect(server_for(tree.root)) as client:
         ref = {"type": "ref/resource", "uri": "file:///{+path}"}

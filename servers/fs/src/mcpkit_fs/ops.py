@@ -182,7 +182,7 @@ def _read_large(
         raise FsError(f"{shown} is a UTF-16 file over {WHOLE_FILE_BYTES // MiB} MiB: too large.")
     count = head if head is not None else limit
     if tail is not None:
-        raw, more = _last_lines(file, size, tail), False
+        raw, more = _last_lines(file, size, tail, max_bytes), False
         first = None  # unknown without reading the whole file
     else:
         first = (offset or 1) - 1
@@ -209,39 +209,54 @@ def _lines_from(
 ) -> tuple[list[bytes], bool]:
     """Return lines from 0-based line `first`, `count` of them or until `max_bytes`.
 
-    The flag says whether the file has more lines after them.
+    The flag says whether the file has more lines after them. No line is held longer
+    than `max_bytes + 1` bytes, which is more than a page shows: a file may be one line.
     """
     file.seek(0)
+    for _ in range(first):
+        _skip_line(file)
     lines: list[bytes] = []
     taken = 0
-    for number, line in enumerate(file):
-        if number < first:
-            continue
-        if (count is not None and len(lines) >= count) or taken > max_bytes:
-            return lines, True
+    while (count is None or len(lines) < count) and taken <= max_bytes:
+        line = file.readline(max_bytes + 1)
+        if not line:
+            return lines, False
+        if not line.endswith(b"\n"):
+            _skip_line(file)  # the rest of a line longer than a page
         lines.append(line)
         taken += len(line)
-    return lines, False
+    return lines, bool(file.read(1))
 
 
-def _last_lines(file: BinaryIO, size: int, count: int) -> list[bytes]:
-    """Return the last `count` lines of a file, reading backwards from its end."""
-    block = 64 * KiB
-    position = size
-    data = b""
-    while position > 0 and data.count(b"\n") <= count:
-        step = min(block, position)
+def _skip_line(file: BinaryIO) -> None:
+    """Read past the end of the current line, a block at a time."""
+    while (block := file.readline(64 * KiB)) and not block.endswith(b"\n"):
+        pass
+
+
+def _last_lines(file: BinaryIO, size: int, count: int, max_bytes: int) -> list[bytes]:
+    """Return the last `count` lines of a file, reading backwards from its end.
+
+    Reading stops past `max_bytes`, more than a page shows: the first line returned may
+    then be the end of a longer one.
+    """
+    blocks: list[bytes] = []
+    position, newlines = size, 0
+    while position > 0 and newlines <= count and size - position <= max_bytes:
+        step = min(64 * KiB, position)
         position -= step
         file.seek(position)
-        data = file.read(step) + data
-    lines = data.splitlines(keepends=True)
+        blocks.append(file.read(step))
+        newlines += blocks[-1].count(b"\n")
+    lines = b"".join(reversed(blocks)).splitlines(keepends=True)
     return lines[-count:] if count else []
 
 
 def _page(lines: list[str], max_bytes: int, *, from_end: bool) -> tuple[list[str], bool]:
     """Return the lines that fit in `max_bytes` (from the end for a tail), and if any did not.
 
-    A single line longer than the budget is cut to it, so a read always makes progress.
+    A single line longer than the budget is cut to it (to its end, for a tail), so a read
+    always makes progress.
     """
     if 4 * sum(map(len, lines)) <= max_bytes:  # a character is at most 4 bytes of UTF-8
         return lines, False
@@ -251,11 +266,18 @@ def _page(lines: list[str], max_bytes: int, *, from_end: bool) -> tuple[list[str
         cost = len(line.encode("utf-8"))
         if cost > budget:
             if not kept:
-                kept.append(line[:budget])
+                kept.append(_cut(line, budget, from_end=from_end))
             return (kept[::-1] if from_end else kept), True
         kept.append(line)
         budget -= cost
     return (kept[::-1] if from_end else kept), False
+
+
+def _cut(line: str, budget: int, *, from_end: bool) -> str:
+    """Return the start of `line` (its end, `from_end`) that is at most `budget` UTF-8 bytes."""
+    data = line.encode("utf-8", "surrogateescape")
+    part = data[len(data) - budget :] if from_end else data[:budget]
+    return part.decode("utf-8", "ignore")  # a character cut in two is left out
 
 
 def _join(lines: list[str], first: int, line_numbers: bool) -> str:

@@ -181,8 +181,8 @@ def _register_reads(app: Server, access: Access) -> None:
     async def read_multiple_files(
         ctx: Context,
         paths: Annotated[list[str], Param(min_length=1, max_length=100)],
-        max_bytes_per_file: Annotated[int, Param(ge=1)] = 64 * KiB,
-        max_total_bytes: Annotated[int, Param(ge=1)] = ops.DEFAULT_READ_BYTES,
+        max_bytes_per_file: Annotated[int, Param(ge=1, le=16 * MiB)] = 64 * KiB,
+        max_total_bytes: Annotated[int, Param(ge=1, le=16 * MiB)] = ops.DEFAULT_READ_BYTES,
     ) -> MultipleFiles:
         """Read several text files at once; a file that fails carries its error."""
         return await access.run(

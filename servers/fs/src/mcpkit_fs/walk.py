@@ -24,6 +24,7 @@ from .text import BinaryFile, bare_lines, sniff
 TICK_EVERY = 256
 MAX_SEARCHED_FILE = 8 * 1024 * 1024  # larger files are skipped by search_content
 MAX_MATCH_CHARS = 500  # a longer matching line is cut
+MAX_PAGE_CHARS = 1024 * 1024  # of matching and context lines in one page of search_content
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _SEARCH_FLAGS = _FILE_FLAGS | os.O_NOCTTY  # see _read_small_file
@@ -284,7 +285,8 @@ def search_content(
     """Find lines matching a text or regular expression in the files below a directory.
 
     Binary files, files over 8 MiB, and what `.gitignore` files ignore are skipped. The
-    first `offset` matches are skipped (a next page).
+    first `offset` matches are skipped (a next page). A page ends after `max_results`
+    matches, or once its lines hold over `MAX_PAGE_CHARS` characters.
 
     Raises:
         FsError: the expression is invalid, or the path is not a readable directory.
@@ -301,6 +303,7 @@ def search_content(
     prefix = f"{shown.rstrip('/')}/"
     matches: list[ContentMatch] = []
     wanted = offset + max_results
+    page_chars = 0
     files = 0
     try:
         for batch, name in _files(walker.batches(fd), only):
@@ -319,7 +322,12 @@ def search_content(
                 continue
             room = wanted - len(matches)
             shown_name = prefix + batch.relative(name)
-            matches += _matching_lines(shown_name, text, find, context_lines, room + 1)
+            for match in _matching_lines(shown_name, text, find, context_lines, room + 1):
+                matches.append(match)
+                if len(matches) > offset:
+                    page_chars += _chars(match)
+                if page_chars > MAX_PAGE_CHARS and len(matches) < wanted:
+                    wanted = len(matches)  # the page ends here; a next one takes the rest
             if len(matches) > wanted:
                 break
     finally:
@@ -333,6 +341,11 @@ def search_content(
         truncated=truncated,
         next_offset=offset + len(page) if truncated else None,
     )
+
+
+def _chars(match: ContentMatch) -> int:
+    """Return the characters of a match's lines, context included."""
+    return len(match["text"]) + sum(map(len, match["before"])) + sum(map(len, match["after"]))
 
 
 def _byte_pattern(query: str, case_sensitive: bool) -> re.Pattern[bytes] | None:
