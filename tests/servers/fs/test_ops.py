@@ -607,6 +607,29 @@ def test_search_files(tree: Tree) -> None:
     assert ([Path(p).name for p in rest["matches"]], rest["truncated"]) == (["util.py"], False)
 
 
+def test_walks_stop_at_their_depth_cap_instead_of_failing(tree: Tree) -> None:
+    deepest = tree.root
+    for _ in range(walk.MAX_WALK_DEPTH + 50):
+        deepest = deepest / "d"
+        deepest.mkdir()
+        (deepest / "note.txt").write_text("needle\n")
+    names = walk.search_files(tree.sandbox, ".", "note.txt", exclude=[], max_results=10_000)
+    # Entries 100 levels down at most: the notes of the first 99 directories.
+    assert len(names["matches"]) == walk.MAX_WALK_DEPTH - 1
+    found = walk.search_content(tree.sandbox, ".", "needle", exclude=[], max_results=10_000)
+    assert len(found["matches"]) == walk.MAX_WALK_DEPTH - 1
+
+
+def test_search_content_skips_git_even_without_a_gitignore(tree: Tree) -> None:
+    (tree.root / ".git").mkdir()
+    (tree.root / ".git" / "config").write_text("needle = true\n")
+    (tree.root / "code.txt").write_text("needle\n")
+    found = walk.search_content(tree.sandbox, ".", "needle", exclude=[])
+    assert [Path(m["path"]).name for m in found["matches"]] == ["code.txt"]
+    everything = walk.search_content(tree.sandbox, ".", "needle", exclude=[], gitignore=False)
+    assert len(everything["matches"]) == 2
+
+
 def test_search_content(tree: Tree) -> None:
     make_project(tree.root)
     found = walk.search_content(tree.sandbox, ".", "todo", exclude=[])

@@ -24,6 +24,9 @@ from .text import BinaryFile, bare_lines, sniff
 TICK_EVERY = 256
 MAX_SEARCHED_FILE = 8 * 1024 * 1024  # larger files are skipped by search_content
 MAX_MATCH_CHARS = 500  # a longer matching line is cut
+# Levels a walk goes down at most: each holds a directory open and a frame of the walk,
+# and deeper trees are made to break tools, not by people.
+MAX_WALK_DEPTH = 100
 MAX_PAGE_CHARS = 1024 * 1024  # of matching and context lines in one page of search_content
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -73,7 +76,7 @@ class _Walker:
         *,
         exclude: GlobSet,
         gitignore: bool,
-        max_depth: int | None,
+        max_depth: int,
         tick: Tick,
     ) -> None:
         self.sandbox = sandbox
@@ -109,14 +112,16 @@ class _Walker:
             if self.filtering and self._left_out(path):
                 continue
             kind = dirent_type(item)
-            if rules and (name == ".git" or is_ignored(rules, path, kind == "directory")):
+            if self.gitignore and (
+                name == ".git" or (rules and is_ignored(rules, path, kind == "directory"))
+            ):
                 continue
             batch.entries.append((name, kind))
             self.seen += 1
             ticks = self.seen % TICK_EVERY == 0
             if ticks:
                 self.tick(self.seen)
-            descend = kind == "directory" and (self.max_depth is None or depth < self.max_depth)
+            descend = kind == "directory" and depth < self.max_depth
             if ticks or descend:
                 yield batch
                 batch = Batch(relative, depth, fd, [])
@@ -158,7 +163,7 @@ def _start(
     *,
     exclude: list[str],
     gitignore: bool = False,
-    max_depth: int | None = None,
+    max_depth: int = MAX_WALK_DEPTH,
     tick: Tick,
 ) -> tuple[str, int, _Walker]:
     """Open the start directory; return its shown path, its descriptor and a walker."""
