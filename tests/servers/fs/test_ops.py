@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit_fs import finders, ops, transfer, walk
+from mcpkit_fs import edits, finders, ops, transfer, walk
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.ops import MiB
 from mcpkit_fs.sandbox import FsError
@@ -298,6 +298,17 @@ def test_edit_reports_the_near_miss(tree: Tree) -> None:
     assert "Nothing was changed" in message
     with pytest.raises(FsError, match="Nothing similar"):
         ops.edit(tree.sandbox, "f.py", [Edit("zzzzzzzzzzzzzzzz", "y")])
+
+
+def test_the_near_miss_search_is_bounded(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(edits, "NEAR_MISS_BUDGET", 1000)
+    lines = [f"line {n}" for n in range(10_000)]
+    (tree.root / "big.txt").write_text("\n".join([*lines, "return compute(1, 2)", ""]))
+    with pytest.raises(FsError, match="Nothing similar"):  # the match is past the budget
+        ops.edit(tree.sandbox, "big.txt", [Edit("return compute(1, 3)", "x")])
+    monkeypatch.setattr(edits, "NEAR_MISS_BUDGET", 10_000_000)
+    with pytest.raises(FsError, match="lines 10001-10001"):
+        ops.edit(tree.sandbox, "big.txt", [Edit("return compute(1, 3)", "x")])
 
 
 def test_edit_whitespace_fallback_reindents(tree: Tree) -> None:

@@ -397,7 +397,7 @@ def _register_writes(app: Server, access: Access) -> None:
             ctx,
             lambda s: ops.edit(s, path, changes, dry_run=dryRun, expected_sha256=expected_sha256),
             f"edited {path}" + (" (dry run)" if dryRun else ""),
-            changes=True,
+            changes=not dryRun,  # a dry run changes nothing: a cancellation ends it at once
         )
 
     @app.tool(title="Create directory", annotations=CREATE, text=render.created)
