@@ -594,6 +594,18 @@ def test_directory_tree_limits(tree: Tree) -> None:
     assert "y.py" not in names
 
 
+def test_directory_tree_marks_the_directories_that_max_entries_cut(tree: Tree) -> None:
+    (tree.root / "a" / "b").mkdir(parents=True)
+    for name in ("f1", "f2"):
+        (tree.root / "a" / "b" / name).write_text("x")
+    cut = walk.directory_tree(tree.sandbox, "a", exclude=[], max_depth=10, max_entries=2)
+    (b,) = cut["tree"]
+    assert (b["name"], b["truncated"]) == ("b", True)  # it has entries, not shown
+    assert [(n["name"], n["truncated"]) for n in b["children"] or []] == [("f1", False)]
+    whole = walk.directory_tree(tree.sandbox, "a", exclude=[], max_depth=10, max_entries=3)
+    assert (whole["truncated"], whole["tree"][0]["truncated"]) == (False, False)
+
+
 def test_directory_tree_reports_progress(tree: Tree) -> None:
     for n in range(600):
         (tree.root / f"f{n:03}").touch()

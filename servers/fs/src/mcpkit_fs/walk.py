@@ -198,15 +198,19 @@ def directory_tree(
     shown, fd, walker = _start(sandbox, path, exclude=exclude, max_depth=max_depth, tick=tick)
     top: list[TreeNode] = []
     levels = [top]  # levels[d]: the children list being filled at depth d + 1
+    opened: list[TreeNode] = []  # opened[d]: the directory whose children are levels[d + 1]
     count = 0
     truncated = False
     try:
         for found in walker.walk(fd):
+            del levels[found.depth :]
+            del opened[found.depth - 1 :]
             if count >= max_entries:
                 truncated = True
+                for directory in opened:  # each holds an entry left out: `found`
+                    directory["truncated"] = True
                 break
             count += 1
-            del levels[found.depth :]
             if found.type != "directory":
                 levels[-1].append(
                     {"name": found.name, "type": found.type, "children": None, "truncated": False}
@@ -214,11 +218,16 @@ def directory_tree(
                 continue
             children: list[TreeNode] = []
             cut = found.depth >= max_depth
-            levels[-1].append(
-                {"name": found.name, "type": "directory", "children": children, "truncated": cut}
-            )
+            node: TreeNode = {
+                "name": found.name,
+                "type": "directory",
+                "children": children,
+                "truncated": cut,
+            }
+            levels[-1].append(node)
             if not cut:
                 levels.append(children)
+                opened.append(node)
     finally:
         os.close(fd)
     return Tree(path=shown, tree=top, entries=count, truncated=truncated)
