@@ -204,6 +204,22 @@ def test_write_modes(tree: Tree) -> None:
     assert not replaced["created"]
 
 
+def test_text_the_file_cannot_hold_is_a_clear_error_that_writes_nothing(tree: Tree) -> None:
+    latin = tree.root / "latin.txt"
+    latin.write_bytes("caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(FsError, match="latin-1 cannot hold '\u20ac'"):
+        ops.write(tree.sandbox, "latin.txt", "\u20ac\n", mode="append")
+    assert latin.read_bytes() == "caf\u00e9\n".encode("latin-1")
+    with pytest.raises(FsError, match="utf-8 cannot hold"):
+        ops.write(tree.sandbox, "new.txt", "lone \ud800 surrogate")
+    assert not (tree.root / "new.txt").exists()
+    wide = tree.root / "wide.txt"
+    wide.write_bytes(codecs.BOM_UTF16_LE + "a\n".encode("utf-16-le"))
+    appended = ops.write(tree.sandbox, "wide.txt", "b\n", mode="append")
+    assert appended["bytes_written"] == 4  # in the file's UTF-16, not UTF-8's 2
+    assert wide.read_bytes() == codecs.BOM_UTF16_LE + "a\nb\n".encode("utf-16-le")
+
+
 def test_write_keeps_permissions_and_leaves_no_temporary_file(tree: Tree) -> None:
     script = tree.root / "run.sh"
     script.write_text("old")

@@ -409,23 +409,43 @@ def write(
             raise FsError(f"{place.shown} already exists: use mode 'overwrite' to replace it.")
         if expected_sha256 is not None:
             _check_hash(place, expected_sha256)
-        data = content.encode("utf-8")
         if mode == "append" and existed:
-            _append(place, content)
+            written = _append(place, content)
         else:
+            data = _encode(content, "utf-8", place.shown)
             write_atomic(place, data, create_only=mode == "create")
+            written = len(data)
         digest = _sha256(place)
         return Written(
             path=place.shown,
             mode=mode,
-            bytes_written=len(data),
+            bytes_written=written,
             created=not existed,
             sha256=digest,
         )
 
 
-def _append(place: Place, content: str) -> None:
-    """Append `content` to the file at `place`, in the file's own encoding."""
+def _encode(content: str, encoding: str, shown: str) -> bytes:
+    """Return `content` in `encoding`.
+
+    Raises:
+        FsError: the encoding cannot hold it (or it is not Unicode: a lone surrogate).
+    """
+    try:
+        return content.encode(encoding)
+    except UnicodeEncodeError as exc:
+        bad = content[exc.start : exc.end]
+        raise FsError(
+            f"{shown}: {encoding} cannot hold {bad!r} of the content: nothing was written."
+        ) from None
+
+
+def _append(place: Place, content: str) -> int:
+    """Append `content` to the file at `place`, in the file's own encoding; return the bytes.
+
+    Raises:
+        FsError: the file is not a plain regular file, or its encoding cannot hold `content`.
+    """
     assert place.name is not None
     flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
@@ -441,7 +461,9 @@ def _append(place: Place, content: str) -> None:
             raise FsError(f"{place.shown} has other hard links: append refused.")
         with open_read(place) as reader:
             codec = _sniff(reader.read(8192), place.shown)
-        file.write(content.encode(codec.encoding))
+        data = _encode(content, codec.encoding, place.shown)
+        file.write(data)
+    return len(data)
 
 
 def open_read(place: Place) -> BinaryIO:
