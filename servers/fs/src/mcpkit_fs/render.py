@@ -7,6 +7,8 @@ them keep working. Every rendering of a page ends with where to continue. direct
 keeps JSON, as the reference's does.
 """
 
+import re
+
 from .models import (
     AllowedDirectories,
     Comparison,
@@ -25,6 +27,8 @@ from .models import (
 )
 
 _MARKS = {"file": "[FILE] ", "directory": "[DIR] ", "symlink": "[LINK] ", "other": "[OTHER] "}
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+_CONTROL_BUT_LF = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
 
 
 def listing(result: Listing) -> str:
@@ -33,7 +37,7 @@ def listing(result: Listing) -> str:
     if result["next_offset"] is not None:
         shown = f"{len(result['entries'])} of {result['total_entries']} entries"
         lines.append(_next_page(shown, result["next_offset"]))
-    return "\n".join(lines) if lines else f"{result['path']} is empty"
+    return _one_per_line(lines) if lines else f"{result['path']} is empty"
 
 
 def sized_listing(result: SizedListing) -> str:
@@ -48,7 +52,7 @@ def sized_listing(result: SizedListing) -> str:
     if result["next_offset"] is not None:
         shown = f"{len(entries)} of {result['total_entries']} entries"
         lines.append(_next_page(shown, result["next_offset"]))
-    return "\n".join(lines)
+    return _one_per_line(lines)
 
 
 def matches(result: Matches) -> str:
@@ -56,7 +60,7 @@ def matches(result: Matches) -> str:
     lines = list(result["matches"]) or [f"No matches below {result['path']}"]
     if result["next_offset"] is not None:
         lines.append(_next_page("more matches", result["next_offset"]))
-    return "\n".join(lines)
+    return _one_per_line(lines)
 
 
 def content_matches(result: ContentMatches) -> str:
@@ -64,6 +68,7 @@ def content_matches(result: ContentMatches) -> str:
     lines: list[str] = []
     for match in result["matches"]:
         path, number, before, after = match["path"], match["line"], match["before"], match["after"]
+        path = _CONTROL.sub(_escape, path)
         if (before or after) and lines:
             lines.append("--")
         first = number - len(before)
@@ -169,6 +174,23 @@ def deleted(result: Deleted) -> str:
 def _transfer(verb: str, result: Moved) -> str:
     replaced = ", replacing what was there" if result["overwritten"] else ""
     return f"Successfully {verb} {result['source']} to {result['destination']}{replaced}"
+
+
+def _one_per_line(items: list[str]) -> str:
+    r"""Join `items` one per line, with their control characters escaped.
+
+    A file name may hold a newline: unescaped, `evil\n[FILE] injected` would read as two
+    entries. Few names hold any, so the joined text is checked once, in C, first.
+    """
+    text = "\n".join(items)
+    if text.count("\n") == len(items) - 1 and not _CONTROL_BUT_LF.search(text):
+        return text
+    return "\n".join(_CONTROL.sub(_escape, item) for item in items)
+
+
+def _escape(control: re.Match[str]) -> str:
+    r"""`\n`, `\t`, `\x1b`: a control character as Python would write it in a string."""
+    return repr(control.group())[1:-1]
 
 
 def _next_page(what: str, next_offset: int) -> str:
