@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit_fs import edits, finders, ops, transfer, walk
+from mcpkit_fs import edits, finders, ops, render, transfer, walk
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.ops import MiB
 from mcpkit_fs.sandbox import FsError
@@ -532,6 +532,43 @@ def test_copies_and_writes_keep_permissions_but_never_setuid(tree: Tree) -> None
     assert stat.S_IMODE((tree.root / "tool-copy").stat().st_mode) == 0o755
     ops.write(tree.sandbox, "tool", "#!/bin/sh\necho changed\n")
     assert stat.S_IMODE(tool.stat().st_mode) == 0o755  # as the kernel does on a write
+
+
+def test_moves_and_copies_say_what_is_wrong(tree: Tree, other_device: Path) -> None:
+    (tree.root / "file.txt").write_text("f")
+    with pytest.raises(FsError, match=r"file\.txt is a file: a directory never replaces it"):
+        transfer.move(tree.sandbox, "sub", "file.txt", overwrite=True)
+    with pytest.raises(FsError, match=r"file\.txt is a file: a directory never replaces it"):
+        transfer.copy(tree.sandbox, "sub", "file.txt", recursive=True, overwrite=True)
+    os.link(tree.root / "file.txt", tree.root / "same.txt")
+    with pytest.raises(FsError, match="is the source itself"):
+        transfer.move(tree.sandbox, "file.txt", "same.txt", overwrite=True)
+    assert (tree.root / "file.txt").exists()  # rename(2) would have done nothing, silently
+    with pytest.raises(FsError, match="not a SHA-256"):
+        ops.write(tree.sandbox, "file.txt", "x", expected_sha256="nothex")
+    (tree.root / "link").symlink_to("file.txt")
+    (other_device / "link").write_text("in the way")
+    both = tree.sandbox_with(str(tree.root), str(other_device))
+    transfer.move(both, "link", str(other_device / "link"), overwrite=True)
+    assert os.readlink(other_device / "link") == "file.txt"
+    assert sorted(p.name for p in other_device.iterdir()) == ["link"]
+    assert (tree.root / "file.txt").read_text() == "f"
+
+
+def test_compare_files_that_differ_only_in_how_they_are_stored(tree: Tree) -> None:
+    (tree.root / "lf.txt").write_bytes(b"a\nb\n")
+    (tree.root / "crlf.txt").write_bytes(b"a\r\nb\r\n")
+    result = ops.compare(tree.sandbox, "lf.txt", "crlf.txt")
+    assert (result["identical"], result["diff"]) == (False, "")
+    assert "hold the same lines, stored differently" in render.comparison(result)
+
+
+def test_a_large_file_with_a_bom_reads_without_it(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ops, "WHOLE_FILE_BYTES", 100)
+    (tree.root / "bom.txt").write_bytes(codecs.BOM_UTF8 + b"first\n" + b"x\n" * 100)
+    assert ops.read_text(tree.sandbox, "bom.txt", head=1)["content"] == "first\n"
 
 
 def test_copy(tree: Tree) -> None:

@@ -9,6 +9,7 @@ or one directory, which it runs `on_loop` (on the event loop) while they stay sm
 import hashlib
 import mimetypes
 import os
+import re
 import stat
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
@@ -57,6 +58,7 @@ MAX_LINE_CHARS = 2000  # a longer line is cut (minified code), in listings of ma
 # thread would cost. Larger work goes to a thread, where it blocks no other request.
 LOOP_FILE_BYTES = 256 * KiB
 LOOP_ENTRIES = 2000
+_SHA256 = re.compile("[0-9a-fA-F]{64}")
 
 EntryT = TypeVar("EntryT", bound=Entry)
 # Called as long work goes on (walks, hashes) with a count so far: the server reports it as
@@ -187,6 +189,8 @@ def _read_large(
     else:
         first = (offset or 1) - 1
         raw, more = _lines_from(file, first, count, max_bytes)
+        if first == 0 and raw:
+            raw[0] = raw[0].removeprefix(codec.bom)  # not text: small files leave it out too
     lines = [line.decode(codec.encoding, "replace") for line in raw]
     result, cut = _page(lines, max_bytes, from_end=tail is not None)
     return TextRead(
@@ -491,6 +495,11 @@ def _sha256(place: Place, tick: Tick = no_tick) -> str:
 
 def _check_hash(place: Place, expected: str) -> None:
     """Raise FsError unless the file at `place` exists with SHA-256 `expected`."""
+    if not _SHA256.fullmatch(expected):
+        raise FsError(
+            "expected_sha256 is not a SHA-256 (64 hexadecimal digits): pass the sha256 that"
+            " reading or writing the file returned."
+        )
     if place.lstat() is None:
         raise FsError(f"{place.shown} does not exist, but expected_sha256 was given.")
     actual = _sha256(place)

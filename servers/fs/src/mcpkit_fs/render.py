@@ -127,6 +127,11 @@ def comparison(result: Comparison) -> str:
     """The unified diff, or that the files are identical."""
     if result["identical"]:
         return f"{result['path_a']} and {result['path_b']} are identical"
+    if not result["diff"]:
+        return (
+            f"{result['path_a']} and {result['path_b']} hold the same lines, stored"
+            " differently: line endings, byte order mark or encoding"
+        )
     return result["diff"]
 
 

@@ -9,6 +9,7 @@ entries copied).
 
 import errno
 import os
+import secrets
 import shutil
 import stat
 from contextlib import suppress
@@ -44,7 +45,7 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
         sandbox.place(destination, follow=False) as dst,
     ):
         status = _removable(sandbox, src, "moved")
-        existed = _prepare_destination(dst, overwrite)
+        existed = _prepare_destination(dst, overwrite, status)
         assert src.name is not None
         assert dst.name is not None
         try:
@@ -93,7 +94,7 @@ def copy(
                 raise FsError(f"{src.shown} is a directory: pass recursive=true to copy it all.")
             if _inside(_real(dst), _real(src)):
                 raise FsError(f"{dst.shown} is inside {src.shown}: a tree cannot copy into itself.")
-        existed = _prepare_destination(dst, overwrite)
+        existed = _prepare_destination(dst, overwrite, status)
         _copy_entry(sandbox, src, dst, status)
         return Moved(source=src.shown, destination=dst.shown, overwritten=existed)
 
@@ -173,12 +174,12 @@ def _holds_denied(sandbox: Sandbox, place: Place, fd: int, relative: str) -> boo
     return False
 
 
-def _prepare_destination(dst: Place, overwrite: bool) -> bool:
-    """Check that `dst` may receive an entry; return whether something is there.
+def _prepare_destination(dst: Place, overwrite: bool, source: os.stat_result) -> bool:
+    """Check that `dst` may receive the entry of status `source`; return if one is there.
 
     Raises:
         FsError: it is read-only or an allowed directory, or exists and may not be
-            overwritten.
+            overwritten (or is the source itself, by another name).
     """
     require_writable(dst)
     if dst.name is None:
@@ -186,10 +187,14 @@ def _prepare_destination(dst: Place, overwrite: bool) -> bool:
     status = dst.lstat()
     if status is None:
         return False
+    if (status.st_dev, status.st_ino) == (source.st_dev, source.st_ino):
+        raise FsError(f"{dst.shown} is the source itself (a hard link to it): nothing to do.")
     if not overwrite:
         raise FsError(f"{dst.shown} already exists: pass overwrite=true to replace it.")
     if stat.S_ISDIR(status.st_mode):
         raise FsError(f"{dst.shown} is a directory: it is never overwritten; delete it first.")
+    if stat.S_ISDIR(source.st_mode):
+        raise FsError(f"{dst.shown} is a file: a directory never replaces it; delete it first.")
     return True
 
 
@@ -207,7 +212,15 @@ def _copy_entry(sandbox: Sandbox, src: Place, dst: Place, status: os.stat_result
             finally:
                 os.close(fd)
         if stat.S_ISLNK(status.st_mode) and src.name is not None:
-            os.symlink(os.readlink(src.name, dir_fd=src.dir_fd), dst.name, dir_fd=dst.dir_fd)
+            # Made under another name, then renamed: it replaces a file there at once.
+            temporary = f".mcp-fs-{secrets.token_hex(8)}.tmp"
+            target = os.readlink(src.name, dir_fd=src.dir_fd)
+            os.symlink(target, temporary, dir_fd=dst.dir_fd)
+            try:
+                os.replace(temporary, dst.name, src_dir_fd=dst.dir_fd, dst_dir_fd=dst.dir_fd)
+            except OSError:
+                os.unlink(temporary, dir_fd=dst.dir_fd)
+                raise
         else:
             with open_read(src) as file:
                 write_atomic(dst, file, mode=stat.S_IMODE(status.st_mode))
