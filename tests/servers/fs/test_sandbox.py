@@ -452,6 +452,15 @@ def test_roots_never_make_a_read_only_directory_writable(tree: Tree, mode: str) 
     assert (tree.root / "sub" / "inner.txt").read_text() == "inner\n"
 
 
+def test_roots_of_which_none_resolves_narrow_to_nothing(tmp_path: Path) -> None:
+    (tmp_path / "cli").mkdir()
+    for mode in ("narrow", "intersect"):
+        policy = Policy((_dir(tmp_path / "cli"),), GlobSet(()), mode)  # type: ignore[arg-type]
+        assert policy.allowed([]) == ()  # a deleted project does not open up everything
+    policy = Policy((_dir(tmp_path / "cli"),), GlobSet(()), "replace")
+    assert policy.allowed([]) == (_dir(tmp_path / "cli"),)
+
+
 def test_without_operator_directories_the_roots_decide(tmp_path: Path) -> None:
     policy = Policy((), GlobSet(()))
     assert policy.allowed(None) == ()

@@ -333,6 +333,13 @@ async def test_client_roots_narrow_the_configured_directories(tree: Tree) -> Non
         assert inner["content"] == "inner\n"
 
 
+async def test_roots_that_lead_nowhere_allow_nothing(tree: Tree) -> None:
+    handlers = {"roots/list": roots_handler(tree.root / "deleted-project")}
+    async with connect(server_for(tree.root), handlers=handlers) as client:
+        error = await error_of(client, "read_text_file", path=str(tree.root / "hello.txt"))
+        assert "none of the client's roots is an allowed local directory" in error
+
+
 async def test_roots_are_asked_again_after_they_change(tree: Tree) -> None:
     current = [tree.root / "sub"]
 

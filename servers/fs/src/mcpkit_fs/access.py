@@ -47,7 +47,9 @@ class Access:
         uris = await self._root_uris(ctx)
         sandbox = self._sandboxes.get(uris)
         if sandbox is None:
-            roots = None if uris is None else await anyio.to_thread.run_sync(self._resolve, uris)
+            # No roots, or an empty list, is no opinion; roots of which none resolves still
+            # narrow, to nothing (a deleted project must not open up everything).
+            roots = await anyio.to_thread.run_sync(self._resolve, uris) if uris else None
             sandbox = Sandbox(self.policy.allowed(roots), self.policy.deny)
             if len(self._sandboxes) >= MAX_CACHED:
                 self._sandboxes.clear()

@@ -116,9 +116,10 @@ class Policy(NamedTuple):
     def allowed(self, roots: Sequence[AllowedDir] | None) -> tuple[AllowedDir, ...]:
         """Return the directories allowed for a client whose roots are `roots`.
 
-        `roots` is None when the client has no roots (or the mode ignores them).
-        - narrow: the roots narrow the operator's directories; no roots (or an empty
-          list) leaves them as they are; with no operator directories, the roots are
+        `roots` is None when the client has no roots (or the mode ignores them), and an
+        empty list when it has some but none is a local directory.
+        - narrow: the roots narrow the operator's directories (none usable: to nothing);
+          no roots leaves them as they are; with no operator directories, the roots are
           the allowed directories.
         - intersect: strictly the intersection: a client without roots gets nothing.
         - replace: the roots replace the operator's directories when there are any.
@@ -130,7 +131,7 @@ class Policy(NamedTuple):
             return self.directories
         if self.roots_mode == "intersect":
             return _intersection(self.directories, roots or ())
-        if not roots:
+        if roots is None or (self.roots_mode == "replace" and not roots):
             return self.directories
         if self.roots_mode == "replace" or not self.directories:
             return tuple(roots)
@@ -231,7 +232,7 @@ class Sandbox:
         if not self.directories:
             raise AccessDenied(
                 "No directory is allowed: the operator configured none and the client shared"
-                " no roots."
+                " no roots, or none of the client's roots is an allowed local directory."
             )
         if path == "~" or path.startswith("~/"):
             path = os.path.expanduser("~") + path[1:]
