@@ -220,6 +220,12 @@ def test_text_the_file_cannot_hold_is_a_clear_error_that_writes_nothing(tree: Tr
     assert wide.read_bytes() == codecs.BOM_UTF16_LE + "a\nb\n".encode("utf-16-le")
 
 
+def test_a_write_to_a_path_ending_in_a_slash_is_refused(tree: Tree) -> None:
+    with pytest.raises(FsError, match="give a file path"):
+        ops.write(tree.sandbox, "newdir/", "x")
+    assert not (tree.root / "newdir").exists()
+
+
 def test_write_keeps_permissions_and_leaves_no_temporary_file(tree: Tree) -> None:
     script = tree.root / "run.sh"
     script.write_text("old")
