@@ -10,28 +10,28 @@ Literal text, which cannot backtrack, keeps to `re`: the per-line call costs a f
 
 import re
 from collections.abc import Callable
+from typing import Protocol
 
 from .sandbox import FsError
 
-# Where the query first matches in a line (its index), or None.
-Find = Callable[[str], int | None]
+
+class Hit(Protocol):
+    """Where a query matched: a match of `re` or of `regex`."""
+
+    def start(self) -> int:
+        """Return the index in the line where the match starts."""
+        ...
+
+
+# The first match of the query in a line, or None: a pattern's `search` will do.
+Find = Callable[[str], Hit | None]
 
 LINE_SECONDS = 1.0  # far beyond what any real line takes
 
 
 def literal(query: str, *, case_sensitive: bool) -> re.Pattern[str]:
-    """Return the pattern of the literal text `query` (see `first_match`)."""
+    """Return the pattern of the literal text `query`: its `search` is a `Find`."""
     return re.compile(re.escape(query), 0 if case_sensitive else re.IGNORECASE)
-
-
-def first_match(pattern: re.Pattern[str]) -> Find:
-    """Return the `Find` of a pattern that cannot backtrack, such as a `literal`."""
-
-    def find(line: str) -> int | None:
-        hit = pattern.search(line)
-        return None if hit is None else hit.start()
-
-    return find
 
 
 def expression(query: str, *, case_sensitive: bool) -> Find:
@@ -48,15 +48,14 @@ def expression(query: str, *, case_sensitive: bool) -> Find:
     except regex.error as exc:
         raise FsError(f"Invalid regular expression: {exc}. Fix it or set is_regex=false.") from None
 
-    def find(line: str) -> int | None:
+    def find(line: str) -> Hit | None:
         try:
-            hit = pattern.search(line, concurrent=True, timeout=LINE_SECONDS)
+            return pattern.search(line, concurrent=True, timeout=LINE_SECONDS)
         except TimeoutError:
             raise FsError(
                 f"The regular expression took over {LINE_SECONDS:g} s on one line: it"
                 " backtracks too much. Simplify it (avoid nested or overlapping repeats"
                 " such as (a+)+ or (a|a)*), or search for literal text."
             ) from None
-        return None if hit is None else hit.start()
 
     return find

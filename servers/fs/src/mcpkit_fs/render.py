@@ -27,8 +27,9 @@ from .models import (
 )
 
 _MARKS = {"file": "[FILE] ", "directory": "[DIR] ", "symlink": "[LINK] ", "other": "[OTHER] "}
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
-_CONTROL_BUT_LF = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
+# What str.splitlines() breaks lines at, newline aside: in a name, each would start a line.
+_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_BREAK = re.compile(f"[\n{_OTHER_BREAKS}]")
 
 
 def listing(result: Listing) -> str:
@@ -68,7 +69,8 @@ def content_matches(result: ContentMatches) -> str:
     lines: list[str] = []
     for match in result["matches"]:
         path, number, before, after = match["path"], match["line"], match["before"], match["after"]
-        path = _CONTROL.sub(_escape, path)
+        if not path.isprintable():  # checked in C: few paths hold a line break
+            path = _BREAK.sub(_escape, path)
         if (before or after) and lines:
             lines.append("--")
         first = number - len(before)
@@ -182,20 +184,21 @@ def _transfer(verb: str, result: Moved) -> str:
 
 
 def _one_per_line(items: list[str]) -> str:
-    r"""Join `items` one per line, with their control characters escaped.
+    r"""Join `items` one per line, with the line breaks inside them escaped.
 
     A file name may hold a newline: unescaped, `evil\n[FILE] injected` would read as two
-    entries. Few names hold any, so the joined text is checked once, in C, first.
+    entries. Few names hold any, so the joined text is checked first, with string searches
+    (a regular expression would cost a 1,000-entry listing 0.1 ms).
     """
     text = "\n".join(items)
-    if text.count("\n") == len(items) - 1 and not _CONTROL_BUT_LF.search(text):
+    if text.count("\n") == len(items) - 1 and not any(c in text for c in _OTHER_BREAKS):
         return text
-    return "\n".join(_CONTROL.sub(_escape, item) for item in items)
+    return "\n".join(_BREAK.sub(_escape, item) for item in items)
 
 
-def _escape(control: re.Match[str]) -> str:
-    r"""`\n`, `\t`, `\x1b`: a control character as Python would write it in a string."""
-    return repr(control.group())[1:-1]
+def _escape(line_break: re.Match[str]) -> str:
+    r"""`\n`, `\r`, `\u2028`: a line break as Python writes it in a string."""
+    return repr(line_break.group())[1:-1]
 
 
 def _next_page(what: str, next_offset: int) -> str:

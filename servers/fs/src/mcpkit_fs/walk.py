@@ -309,7 +309,7 @@ def search_content(
         text_pattern, find = None, finders.expression(query, case_sensitive=case_sensitive)
     else:
         text_pattern = finders.literal(query, case_sensitive=case_sensitive)
-        find = finders.first_match(text_pattern)
+        find = text_pattern.search
     # Literal ASCII text can rule files out on their bytes, before any decoding.
     prefilter = _byte_pattern(query, case_sensitive) if not is_regex else None
     only = Glob(include) if include else None
@@ -428,8 +428,8 @@ def _matching_lines(
     lines = bare_lines(text)
     found: list[ContentMatch] = []
     for index, line in enumerate(lines):
-        column = find(line)
-        if column is None:
+        hit = find(line)
+        if hit is None:
             continue
         if context:
             before = [x[:MAX_MATCH_CHARS] for x in lines[max(0, index - context) : index]]
@@ -440,7 +440,7 @@ def _matching_lines(
             {
                 "path": name,
                 "line": index + 1,
-                "column": column + 1,
+                "column": hit.start() + 1,
                 "text": line[:MAX_MATCH_CHARS],
                 "before": before,
                 "after": after,
