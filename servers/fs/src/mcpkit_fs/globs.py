@@ -35,7 +35,7 @@ def _translate(pattern: str) -> str:
         return "/".join(runs[0])
     first, *middle, last = ["/".join(run) for run in runs]
     found = "".join(f"(?>(?:[^/]*/)*?{run}/)" for run in middle if run)
-    rest = f"(?:[^/]*/)*{last}" if last else ".*"
+    rest = f"(?:.*/)?{last}" if last else ".*"
     return f"{first}/{found}{rest}" if first else f"{found}{rest}"
 
 
