@@ -702,6 +702,14 @@ def test_walks_stop_at_their_depth_cap_instead_of_failing(tree: Tree) -> None:
     assert len(found["matches"]) == walk.MAX_WALK_DEPTH - 1
 
 
+def test_a_match_far_along_a_long_line_is_shown(tree: Tree) -> None:
+    (tree.root / "min.js").write_text("a" * 5000 + "needle" + "b" * 5000 + "\n")
+    (match,) = walk.search_content(tree.sandbox, ".", "needle", exclude=[])["matches"]
+    assert match["column"] == 5001
+    assert len(match["text"]) == walk.MAX_MATCH_CHARS
+    assert match["text"] == "a" * 250 + "needle" + "b" * 244
+
+
 def test_search_content_skips_git_even_without_a_gitignore(tree: Tree) -> None:
     (tree.root / ".git").mkdir()
     (tree.root / ".git" / "config").write_text("needle = true\n")

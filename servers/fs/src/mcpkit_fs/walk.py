@@ -23,7 +23,7 @@ from .text import BinaryFile, bare_lines, sniff
 
 TICK_EVERY = 256
 MAX_SEARCHED_FILE = 8 * 1024 * 1024  # larger files are skipped by search_content
-MAX_MATCH_CHARS = 500  # a longer matching line is cut
+MAX_MATCH_CHARS = 500  # a longer matching line is cut to this much around the match
 # Levels a walk goes down at most: each holds a directory open and a frame of the walk,
 # and deeper trees are made to break tools, not by people.
 MAX_WALK_DEPTH = 100
@@ -357,6 +357,14 @@ def search_content(
     )
 
 
+def _around(line: str, column: int) -> str:
+    """Return `line`, or the `MAX_MATCH_CHARS` of it around `column` if it is longer."""
+    if len(line) <= MAX_MATCH_CHARS:
+        return line
+    start = max(0, min(column - MAX_MATCH_CHARS // 2, len(line) - MAX_MATCH_CHARS))
+    return line[start : start + MAX_MATCH_CHARS]
+
+
 def _chars(match: ContentMatch) -> int:
     """Return the characters of a match's lines, context included."""
     return len(match["text"]) + sum(map(len, match["before"])) + sum(map(len, match["after"]))
@@ -441,7 +449,7 @@ def _matching_lines(
                 "path": name,
                 "line": index + 1,
                 "column": hit.start() + 1,
-                "text": line[:MAX_MATCH_CHARS],
+                "text": _around(line, hit.start()),
                 "before": before,
                 "after": after,
             }
