@@ -38,7 +38,7 @@ def listing(result: Listing) -> str:
     if result["next_offset"] is not None:
         shown = f"{len(result['entries'])} of {result['total_entries']} entries"
         lines.append(_next_page(shown, result["next_offset"]))
-    return _one_per_line(lines) if lines else f"{result['path']} is empty"
+    return one_per_line(lines) if lines else f"{result['path']} is empty"
 
 
 def sized_listing(result: SizedListing) -> str:
@@ -53,7 +53,7 @@ def sized_listing(result: SizedListing) -> str:
     if result["next_offset"] is not None:
         shown = f"{len(entries)} of {result['total_entries']} entries"
         lines.append(_next_page(shown, result["next_offset"]))
-    return _one_per_line(lines)
+    return one_per_line(lines)
 
 
 def matches(result: Matches) -> str:
@@ -61,7 +61,7 @@ def matches(result: Matches) -> str:
     lines = list(result["matches"]) or [f"No matches below {result['path']}"]
     if result["next_offset"] is not None:
         lines.append(_next_page("more matches", result["next_offset"]))
-    return _one_per_line(lines)
+    return one_per_line(lines)
 
 
 def content_matches(result: ContentMatches) -> str:
@@ -183,7 +183,7 @@ def _transfer(verb: str, result: Moved) -> str:
     return f"Successfully {verb} {result['source']} to {result['destination']}{replaced}"
 
 
-def _one_per_line(items: list[str]) -> str:
+def one_per_line(items: list[str]) -> str:
     r"""Join `items` one per line, with the line breaks inside them escaped.
 
     A file name may hold a newline: unescaped, `evil\n[FILE] injected` would read as two

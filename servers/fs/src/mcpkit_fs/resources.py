@@ -10,6 +10,7 @@ import stat
 from typing import NamedTuple
 
 from .ops import guess_mime, hash_file, list_directory
+from .render import one_per_line
 from .sandbox import FsError, Sandbox, open_directory, open_file
 from .text import BinaryFile, decode
 
@@ -44,7 +45,7 @@ def read_contents(sandbox: Sandbox, path: str) -> Contents:
         lines = [f"{e['name']}/" if e["type"] == "directory" else e["name"] for e in entries]
         if listing["truncated"]:
             lines.append(f"... {listing['total_entries'] - len(entries)} more")
-        return Contents("text/plain", text="\n".join(lines) + "\n")
+        return Contents("text/plain", text=one_per_line(lines) + "\n")
     with os.fdopen(fd, "rb") as file:
         data = file.read(MAX_RESOURCE_BYTES + 1)
     if len(data) > MAX_RESOURCE_BYTES:
