@@ -3,9 +3,11 @@
 import codecs
 import errno
 import hashlib
+import inspect
 import os
 import shutil
 import stat
+import sys
 import tempfile
 import tracemalloc
 from collections.abc import Iterator
@@ -575,6 +577,26 @@ def test_a_large_file_with_a_bom_reads_without_it(
     monkeypatch.setattr(ops, "WHOLE_FILE_BYTES", 100)
     (tree.root / "bom.txt").write_bytes(codecs.BOM_UTF8 + b"first\n" + b"x\n" * 100)
     assert ops.read_text(tree.sandbox, "bom.txt", head=1)["content"] == "first\n"
+
+
+def test_trees_nested_too_deeply_are_clear_errors(tree: Tree) -> None:
+    fd = os.open(tree.root, os.O_RDONLY)
+    for _ in range(400):  # by descriptor: the path would be too long to name
+        os.mkdir("d", dir_fd=fd)
+        deeper = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = deeper
+    os.close(fd)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 200)  # met some 100 levels down, not 900
+    try:
+        with pytest.raises(FsError, match=r"nested too deeply .* nothing was copied"):
+            transfer.copy(tree.sandbox, "d", "copy", recursive=True)
+        with pytest.raises(FsError, match=r"nested too deeply .* may be deleted already"):
+            transfer.delete(tree.sandbox, "d", recursive=True)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert sorted(p.name for p in tree.root.iterdir()) == ["d", "hello.txt", "sub"]
 
 
 def test_copy(tree: Tree) -> None:

@@ -12,7 +12,8 @@ import os
 import secrets
 import shutil
 import stat
-from contextlib import suppress
+from collections.abc import Generator
+from contextlib import contextmanager, suppress
 
 from .models import Deleted, Moved
 from .ops import entry_type, open_read
@@ -43,6 +44,7 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
     with (
         sandbox.place(source, follow=False) as src,
         sandbox.place(destination, follow=False) as dst,
+        _nested_too_deeply(src.shown, "moved", "nothing was moved"),
     ):
         status = _removable(sandbox, src, "moved")
         existed = _prepare_destination(dst, overwrite, status)
@@ -85,7 +87,11 @@ def copy(
         FsError: the source is missing or a directory without `recursive`, or the
             destination exists and `overwrite` is off (or is a directory).
     """
-    with sandbox.place(source) as src, sandbox.place(destination, follow=False) as dst:
+    with (
+        sandbox.place(source) as src,
+        sandbox.place(destination, follow=False) as dst,
+        _nested_too_deeply(src.shown, "copied", "nothing was copied"),
+    ):
         status = src.lstat()
         if status is None:
             raise FsError(f"{src.shown} does not exist.")
@@ -106,7 +112,10 @@ def delete(sandbox: Sandbox, path: str, *, recursive: bool = False) -> Deleted:
         FsError: the path is missing, protected, or a non-empty directory without
             `recursive`.
     """
-    with sandbox.place(path, follow=False) as place:
+    with (
+        sandbox.place(path, follow=False) as place,
+        _nested_too_deeply(place.shown, "deleted", "some of it may be deleted already"),
+    ):
         status = _removable(sandbox, place, "deleted")
         assert place.name is not None
         try:
@@ -121,6 +130,21 @@ def delete(sandbox: Sandbox, path: str, *, recursive: bool = False) -> Deleted:
         except OSError as exc:
             raise explain(exc, place.shown) from None
         return Deleted(path=place.shown, type=entry_type(status.st_mode), entries_removed=removed)
+
+
+@contextmanager
+def _nested_too_deeply(shown: str, what: str, outcome: str) -> Generator[None]:
+    """Turn Python's recursion limit, met in a tree some 900 levels deep, into an FsError.
+
+    Raises:
+        FsError: the work went that deep.
+    """
+    try:
+        yield
+    except RecursionError:
+        raise FsError(
+            f"{shown} is nested too deeply (hundreds of levels) to be {what} here: {outcome}."
+        ) from None
 
 
 def _removable(sandbox: Sandbox, place: Place, what: str) -> os.stat_result:
