@@ -6,7 +6,10 @@ sandbox raises `FsError` and the canary outside the root is never returned nor w
 
 import contextlib
 import os
+import shlex
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -310,6 +313,68 @@ def test_a_nested_read_only_directory_holds_whatever_the_way_in(tree: Tree) -> N
     assert (tree.root / "sub" / "inner.txt").read_text() == "inner\n"
     ops.write(sandbox, "here/hello.txt", "still writable\n")  # ROOT's own rules in ROOT
     assert read(sandbox, "hello.txt") == "still writable\n"
+
+
+_BIND_MOUNTED_WRITE = """
+import sys
+from mcpkit_fs import ops
+from mcpkit_fs.globs import GlobSet
+from mcpkit_fs.sandbox import AccessDenied, Sandbox, parse_directory
+root, alias = sys.argv[1:]
+sandbox = Sandbox(
+    [parse_directory(root, read_only=False), parse_directory(root + "/sub:ro", read_only=False)],
+    GlobSet(()),
+)
+try:
+    ops.write(sandbox, alias + "/pwned.txt", "x")
+except AccessDenied as exc:
+    print(exc)
+"""
+
+
+def test_a_nested_read_only_directory_holds_under_another_name(tree: Tree) -> None:
+    # A bind mount (or a case-insensitive filesystem) gives ROOT/sub a second name that no
+    # path comparison recognises: the walk knows the directory by device and inode.
+    alias = tree.root / "alias"
+    alias.mkdir()
+    mount = shlex.join(["mount", "--bind", str(tree.root / "sub"), str(alias)])
+    write = shlex.join([sys.executable, "-c", _BIND_MOUNTED_WRITE, str(tree.root), str(alias)])
+    done = subprocess.run(  # in a mount namespace of its own: the mount goes with it
+        ["unshare", "--mount", "sh", "-c", f"{mount} && {write}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr  # needs root, as the project's machines run
+    assert "read-only" in done.stdout
+    assert sorted(p.name for p in (tree.root / "sub").iterdir()) == ["inner.txt"]
+
+
+def test_a_root_takes_the_mode_of_the_innermost_directory_and_appears_once(tree: Tree) -> None:
+    inner = tree.root / "sub"
+    (tree.root / "to-sub").symlink_to("sub")
+    policy = Policy((_dir(tree.root, read_only=True), _dir(inner)), GlobSet(()))
+    roots = [_dir(tree.root, source="client roots"), _dir(inner, source="client roots")]
+    allowed = policy.allowed(roots)
+    assert [(d.path, d.read_only) for d in allowed] == [(str(tree.root), True), (str(inner), False)]
+    sandbox = Sandbox(allowed, GlobSet(()))
+    ops.write(sandbox, "sub/a.txt", "a")  # the operator let sub be written, inside a read-only ROOT
+    ops.write(sandbox, "to-sub/b.txt", "b")  # and by a link too
+    with pytest.raises(AccessDenied, match="read-only"):
+        ops.write(sandbox, "c.txt", "c")
+
+
+def test_a_name_shown_with_replacement_never_reveals_denied_look_alikes(tree: Tree) -> None:
+    for raw in (b"secret\xfe", b"secret\xfd"):
+        (tree.root / os.fsdecode(raw)).write_text(CANARY)
+    sandbox = tree.sandbox_with(str(tree.root), deny=("secret*",))
+    with pytest.raises(AccessDenied, match="deny rule"):
+        read(sandbox, "secret\ufffd")
+
+
+def test_a_lone_high_surrogate_in_a_path_is_a_clear_error(tree: Tree) -> None:
+    with pytest.raises(FsError, match="lone surrogate"):
+        read(tree.sandbox, "bad\ud800.txt")
 
 
 def test_a_relative_link_to_a_sibling_allowed_directory_is_followed(tree: Tree) -> None:

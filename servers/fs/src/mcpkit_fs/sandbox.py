@@ -25,7 +25,7 @@ import secrets
 import shutil
 import stat
 from collections import deque
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import BinaryIO, Literal, NamedTuple
@@ -141,21 +141,24 @@ class Policy(NamedTuple):
 def _intersection(
     directories: Sequence[AllowedDir], roots: Sequence[AllowedDir]
 ) -> tuple[AllowedDir, ...]:
-    """Return the parts of `directories` that are also inside `roots`.
+    """Return the parts of `directories` that are also inside `roots`, each path once.
 
-    A root inside operator directories is read-only if any of them is: inside a writable
-    directory and a read-only one within it, a root must not make the inner one writable.
+    A root inside operator directories takes the mode of the innermost of them, as any path
+    does: inside a writable directory and a read-only one within it, a root must not make
+    the inner one writable (nor, the other way round, a writable one read-only).
     """
-    result: list[AllowedDir] = []
+    result: dict[str, AllowedDir] = {}
     for root in roots:
         holding = [d for d in directories if d.contains(root.path)]
         if holding:
-            read_only = any(d.read_only for d in holding)
-            result.append(AllowedDir(root.path, root.given, read_only, root.source))
+            innermost = max(holding, key=lambda d: len(d.path))
+            result.setdefault(
+                root.path, AllowedDir(root.path, root.given, innermost.read_only, root.source)
+            )
     for directory in directories:  # operator directories inside a root, as they are
-        if any(r.contains(directory.path) and r.path != directory.path for r in roots):
-            result.append(directory)
-    return tuple(dict.fromkeys(result))
+        if any(r.contains(directory.path) for r in roots):
+            result.setdefault(directory.path, directory)
+    return tuple(result.values())
 
 
 @dataclass
@@ -192,12 +195,14 @@ class Sandbox:
         self.directories = tuple(directories)
         # The longest first: a path in nested directories belongs to the inner one.
         self._by_length = sorted(directories, key=lambda d: -len(d.path))
-        # Allowed directories inside others: a walk that enters one takes it as its root.
-        self.nested = {
-            d.path: d
+        # Allowed directories inside others, by identity (device, inode), not by name: a walk
+        # that enters one, by any name (a link, a bind mount, other letter case), takes it
+        # as its root.
+        self.nested = _identities(
+            d
             for d in self._by_length
             if any(o.path != d.path and o.contains(d.path) for o in directories)
-        }
+        )
         self.deny = deny
 
     # Walking -------------------------------------------------------------------------------
@@ -323,7 +328,7 @@ class _Walk:
                 return Place(self.fds[-1], part, self.root, "/".join([*self.names, part]))
             if stat.S_ISLNK(status.st_mode) and (follow or not last):
                 pending.extendleft(reversed(self.link_target(part)))
-            elif last and not self._is_nested(part):
+            elif last and self._nested(status) is None:
                 return Place(self.fds[-1], part, self.root, "/".join([*self.names, part]))
             else:
                 self.descend(part)
@@ -349,7 +354,12 @@ class _Walk:
         try:
             os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)
         except FileNotFoundError:
-            names = [name for name in os.listdir(self.fds[-1]) if well_formed(name) == part]
+            names = [
+                name
+                for name in os.listdir(self.fds[-1])
+                if well_formed(name) == part
+                and not self.sandbox.is_denied(self.root, "/".join([*self.names, name]))
+            ]
             if len(names) > 1:
                 raise FsError(
                     f"{self.shown(part)} matches {len(names)} entries whose names are not"
@@ -391,8 +401,9 @@ class _Walk:
         except OSError as exc:
             raise explain(exc, self.shown(part)) from None
         self.names.append(part)
-        if self._is_nested():  # its own rules (read-only) hold inside, whatever the way in
-            self._restart(self.sandbox.nested[self._real()], self.fds.pop())
+        nested = self._nested(os.fstat(self.fds[-1])) if self.sandbox.nested else None
+        if nested is not None:  # its own rules (read-only) hold inside, whatever the way in
+            self._restart(nested, self.fds.pop())
 
     def ascend(self, pending: deque[str]) -> None:
         """Go to the parent directory.
@@ -426,9 +437,9 @@ class _Walk:
         except AccessDenied:
             return None
 
-    def _is_nested(self, *more: str) -> bool:
-        """Return whether the current directory (then `more`) is a nested allowed directory."""
-        return bool(self.sandbox.nested) and self._real(*more) in self.sandbox.nested
+    def _nested(self, status: os.stat_result) -> AllowedDir | None:
+        """Return the nested allowed directory whose status is `status`, if it is one."""
+        return self.sandbox.nested.get((status.st_dev, status.st_ino))
 
     def link_target(self, part: str) -> list[str]:
         """Return the components to walk instead of the link `part`.
@@ -464,9 +475,15 @@ class _Walk:
         self.fds.append(fd)
         self.names = []
 
-    def _real(self, *more: str) -> str:
-        """The real path of the current directory, followed by `more`."""
-        return "/".join([self.root.path.rstrip("/"), *self.names, *more])
+
+def _identities(directories: Iterable[AllowedDir]) -> dict[tuple[int, int], AllowedDir]:
+    """Return the directories by (device, inode); one that is gone is left out."""
+    found: dict[tuple[int, int], AllowedDir] = {}
+    for directory in directories:
+        with suppress(OSError):
+            status = os.stat(directory.path)
+            found.setdefault((status.st_dev, status.st_ino), directory)
+    return found
 
 
 def check_path(path: str) -> None:
@@ -479,7 +496,11 @@ def check_path(path: str) -> None:
         raise FsError("The path is empty: give a file or directory path.")
     if _CONTROL.search(path):
         raise FsError("The path contains a NUL or another control character: remove it.")
-    if len(path.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES:
+    try:
+        size = len(path.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError:
+        raise FsError("The path holds a lone surrogate, which no file name has: fix it.") from None
+    if size > MAX_PATH_BYTES:
         raise FsError(f"The path is longer than {MAX_PATH_BYTES} bytes.")
     names = path.split("/")
     if any(len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for name in names):
