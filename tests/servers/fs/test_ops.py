@@ -324,6 +324,17 @@ def test_edit_reports_the_near_miss(tree: Tree) -> None:
         ops.edit(tree.sandbox, "f.py", [Edit("zzzzzzzzzzzzzzzz", "y")])
 
 
+def test_edits_far_apart_in_a_file_of_mixed_endings(tree: Tree) -> None:
+    lines = [f"line {n};" + ("\n" if n % 3 else "\r\n") for n in range(300)]
+    path = tree.root / "mixed.txt"
+    path.write_bytes("".join(lines).encode())
+    ops.edit(tree.sandbox, "mixed.txt", [Edit("line 10;", "ten"), Edit("line 290;", "290")])
+    expected = [*lines[:10], "ten\n", *lines[11:290], "290\n", *lines[291:]]
+    assert path.read_bytes() == "".join(expected).encode()  # "\n" is the usual ending here
+    ops.edit(tree.sandbox, "mixed.txt", [Edit(path.read_bytes().decode(), "", replace_all=True)])
+    assert path.read_bytes() == b""
+
+
 def test_the_near_miss_search_is_bounded(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(edits, "NEAR_MISS_BUDGET", 1000)
     lines = [f"line {n}" for n in range(10_000)]

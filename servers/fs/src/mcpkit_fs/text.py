@@ -128,19 +128,37 @@ def with_endings(edited: str, original: str, eol: Eol) -> str:
     old_ends = [line[len(line.rstrip("\r\n")) :] for line in old_lines]
     if all(end in (eol, "") for end in old_ends):  # one kind of ending: the usual case
         return edited if eol == "\n" else edited.replace("\n", eol)
-    import difflib  # here, not at start-up: only files with mixed endings need it
-
     old_bare = [line.rstrip("\r\n") for line in old_lines]
     new_bare = bare_lines(edited)
     ends = [eol] * len(new_bare)
-    if not edited.endswith("\n"):
+    if ends and not edited.endswith("\n"):
         ends[-1] = ""
-    matcher = difflib.SequenceMatcher(None, old_bare, new_bare, autojunk=False)
-    for old_start, new_start, size in matcher.get_matching_blocks():
+    # Lines before the first change and after the last are matched at once; only those
+    # between go to difflib, with its junk heuristic, which keeps it linear even for a
+    # file of many equal lines (a blank line may then take `eol`).
+    import difflib  # here, not at start-up: only files with mixed endings need it
+
+    head = _common_start(old_bare, new_bare)
+    tail = _common_start(old_bare[head:][::-1], new_bare[head:][::-1])
+    old_end, new_end = len(old_bare) - tail, len(new_bare) - tail
+    middle = difflib.SequenceMatcher(None, old_bare[head:old_end], new_bare[head:new_end])
+    blocks = [(0, 0, head), (old_end, new_end, tail)]
+    blocks += [(head + a, head + b, size) for a, b, size in middle.get_matching_blocks()]
+    for old_start, new_start, size in blocks:
         for k in range(size):
             if ends[new_start + k]:
                 ends[new_start + k] = old_ends[old_start + k] or eol
     return "".join(line + end for line, end in zip(new_bare, ends, strict=True))
+
+
+def _common_start(a: list[str], b: list[str]) -> int:
+    """Return how many lines `a` and `b` have in common at their start."""
+    size = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        size += 1
+    return size
 
 
 def bare_lines(text: str) -> list[str]:
