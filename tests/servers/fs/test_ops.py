@@ -223,8 +223,9 @@ def test_text_the_file_cannot_hold_is_a_clear_error_that_writes_nothing(tree: Tr
 
 
 def test_a_write_to_a_path_ending_in_a_slash_is_refused(tree: Tree) -> None:
-    with pytest.raises(FsError, match="give a file path"):
-        ops.write(tree.sandbox, "newdir/", "x")
+    for path in ("newdir/", "newdir/.", "sub/newdir/.."):
+        with pytest.raises(FsError, match="give a file path"):
+            ops.write(tree.sandbox, path, "x")
     assert not (tree.root / "newdir").exists()
 
 
@@ -324,6 +325,20 @@ def test_edit_reports_the_near_miss(tree: Tree) -> None:
         ops.edit(tree.sandbox, "f.py", [Edit("zzzzzzzzzzzzzzzz", "y")])
 
 
+def test_an_edit_never_merges_a_cr_line_with_an_empty_lf_line(tree: Tree) -> None:
+    for before, edit, after in [
+        (b"a\rb\n\nc\rd\re\r", Edit("b", "B"), b"a\rB\r\r\nc\rd\re\r"),
+        (b"a\rb\nc\n", Edit("b", "\nb"), b"a\r\r\nb\nc\n"),
+        (b"a\rb\n\nc\n", Edit("b\n", ""), b"a\r\r\nc\n"),
+    ]:
+        path = tree.root / "cr.txt"
+        path.write_bytes(before)
+        ops.edit(tree.sandbox, "cr.txt", [edit])
+        assert path.read_bytes() == after
+        lines = len(before.decode().splitlines()) - edit.old.count("\n") + edit.new.count("\n")
+        assert len(after.decode().splitlines()) == lines  # no line merged into another
+
+
 def test_edits_far_apart_in_a_file_of_mixed_endings(tree: Tree) -> None:
     lines = [f"line {n};" + ("\n" if n % 3 else "\r\n") for n in range(300)]
     path = tree.root / "mixed.txt"
@@ -336,12 +351,12 @@ def test_edits_far_apart_in_a_file_of_mixed_endings(tree: Tree) -> None:
 
 
 def test_the_near_miss_search_is_bounded(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(edits, "NEAR_MISS_BUDGET", 1000)
+    monkeypatch.setattr(edits, "NEAR_MISS_SECONDS", 0.0)
     lines = [f"line {n}" for n in range(10_000)]
     (tree.root / "big.txt").write_text("\n".join([*lines, "return compute(1, 2)", ""]))
-    with pytest.raises(FsError, match="Nothing similar"):  # the match is past the budget
+    with pytest.raises(FsError, match="Nothing similar"):  # no time to look at all
         ops.edit(tree.sandbox, "big.txt", [Edit("return compute(1, 3)", "x")])
-    monkeypatch.setattr(edits, "NEAR_MISS_BUDGET", 10_000_000)
+    monkeypatch.setattr(edits, "NEAR_MISS_SECONDS", 60.0)
     with pytest.raises(FsError, match="lines 10001-10001"):
         ops.edit(tree.sandbox, "big.txt", [Edit("return compute(1, 3)", "x")])
 

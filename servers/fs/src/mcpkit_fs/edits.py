@@ -9,15 +9,16 @@ are, so the next attempt can copy them exactly. Replacement text is literal: `$&
 backreferences mean nothing special.
 """
 
+import time
 from typing import NamedTuple
 
 from .text import bare_lines
 
 NEAR_MISS_MIN = 0.5  # below this similarity, the closest lines are not worth showing
 MAX_SHOWN_LINES = 20
-# Characters of the file the near-miss search compares at most (some 2 s): a long
-# oldText against a huge file would otherwise take minutes, for an error message.
-NEAR_MISS_BUDGET = 20_000_000
+# How long the near-miss search may take: comparing a long oldText with every place of
+# a large file would take minutes, for an error message.
+NEAR_MISS_SECONDS = 2.0
 
 
 class EditMismatch(ValueError):
@@ -115,13 +116,11 @@ def _near_miss(text: str, old: str) -> str:
     best_ratio, best_start = 0.0, -1
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(target)
-    budget = NEAR_MISS_BUDGET
+    deadline = time.monotonic() + NEAR_MISS_SECONDS
     for start in range(max(1, len(lines) - size + 1)):
-        window = "\n".join(lines[start : start + size])
-        budget -= len(window)
-        if budget < 0:  # the closest text so far will do
+        if time.monotonic() > deadline:  # the closest text so far will do
             break
-        matcher.set_seq1(window)
+        matcher.set_seq1("\n".join(lines[start : start + size]))
         if matcher.real_quick_ratio() <= best_ratio or matcher.quick_ratio() <= best_ratio:
             continue
         ratio = matcher.ratio()

@@ -406,8 +406,8 @@ def write(
         FsError: the file exists in create mode, changed since it was read, or cannot
             be written.
     """
-    if path.endswith("/"):
-        raise FsError(f"{path} ends with '/', as a directory does: give a file path.")
+    if path.endswith(("/", "/.", "/..")):
+        raise FsError(f"{path} ends as a directory does: give a file path.")
     with sandbox.place(path, follow=False, make_parents=create_parents) as place:
         require_writable(place)
         existed = place.lstat() is not None

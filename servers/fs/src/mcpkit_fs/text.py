@@ -148,6 +148,9 @@ def with_endings(edited: str, original: str, eol: Eol) -> str:
         for k in range(size):
             if ends[new_start + k]:
                 ends[new_start + k] = old_ends[old_start + k] or eol
+    for i in range(1, len(ends)):
+        if ends[i - 1] == "\r" and not new_bare[i] and ends[i] == "\n":
+            ends[i] = "\r\n"  # CR then an empty LF line would read as one CRLF line
     return "".join(line + end for line, end in zip(new_bare, ends, strict=True))
 
 
