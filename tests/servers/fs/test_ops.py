@@ -215,6 +215,10 @@ def test_text_the_file_cannot_hold_is_a_clear_error_that_writes_nothing(tree: Tr
     with pytest.raises(FsError, match="utf-8 cannot hold"):
         ops.write(tree.sandbox, "new.txt", "lone \ud800 surrogate")
     assert not (tree.root / "new.txt").exists()
+    late = tree.root / "late-latin.txt"  # ASCII for its first 8 KiB, Latin-1 after
+    late.write_bytes(b"a" * 9000 + "\ncaf\u00e9\n".encode("latin-1"))
+    ops.write(tree.sandbox, "late-latin.txt", "n\u00e9\n", mode="append")
+    assert late.read_bytes().endswith("caf\u00e9\nn\u00e9\n".encode("latin-1"))
     wide = tree.root / "wide.txt"
     wide.write_bytes(codecs.BOM_UTF16_LE + "a\n".encode("utf-16-le"))
     appended = ops.write(tree.sandbox, "wide.txt", "b\n", mode="append")

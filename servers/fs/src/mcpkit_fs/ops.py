@@ -465,8 +465,12 @@ def _append(place: Place, content: str) -> int:
         if status.st_nlink > 1:
             # Appending in place would change every other name of this file too.
             raise FsError(f"{place.shown} has other hard links: append refused.")
-        with open_read(place) as reader:
-            codec = _sniff(reader.read(8192), place.shown)
+        with open_read(place) as reader:  # the whole text tells UTF-8 from Latin-1
+            head = reader.read(WHOLE_FILE_BYTES + 1)
+        if len(head) <= WHOLE_FILE_BYTES:
+            _, codec = _decode(head, place.shown)
+        else:
+            codec = _sniff(head[:8192], place.shown)
         data = _encode(content, codec.encoding, place.shown)
         file.write(data)
     return len(data)
