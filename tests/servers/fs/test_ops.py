@@ -7,6 +7,7 @@ import inspect
 import os
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import tracemalloc
@@ -810,6 +811,40 @@ def test_search_content(tree: Tree) -> None:
     )
     with pytest.raises(FsError, match="Invalid regular expression"):
         walk.search_content(tree.sandbox, ".", "(", is_regex=True, exclude=[])
+
+
+def test_search_content_text_groups_overlapping_context_as_grep_does(tree: Tree) -> None:
+    lines = ["mark 1", "a", "mark 3", "mark 4", "b", "c", "d", "e", "mark 9", "f", "g", "mark 12"]
+    (tree.root / "notes").mkdir()
+    files = [tree.root / "notes" / name for name in ("a.txt", "b.txt")]
+    for file in files:
+        file.write_text("".join(f"{line}\n" for line in lines))
+    for context in (0, 1, 2, 3):
+        found = walk.search_content(
+            tree.sandbox, "notes", "mark", context_lines=context, exclude=[]
+        )
+        options = [f"-C{context}"] if context else []  # grep -C0 still writes "--"
+        grep = subprocess.run(
+            ["grep", "-n", *options, "mark", *map(str, files)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert render.content_matches(found) == grep.stdout.rstrip("\n")
+
+
+def test_search_content_searches_one_file_when_named(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tree.root / ".gitignore").write_text("ignored.txt\n")
+    (tree.root / "ignored.txt").write_text("one\nneedle two\n")
+    (tree.root / "other.txt").write_text("needle\n")
+    found = walk.search_content(tree.sandbox, "ignored.txt", "needle", exclude=[])
+    assert [(m["path"], m["line"]) for m in found["matches"]] == [(f"{tree.root}/ignored.txt", 2)]
+    assert (found["path"], found["files_searched"]) == (f"{tree.root}/ignored.txt", 1)
+    monkeypatch.setattr(walk, "MAX_SEARCHED_FILE", 8)
+    with pytest.raises(FsError, match="is over 0 MiB, more than search_content reads"):
+        walk.search_content(tree.sandbox, "ignored.txt", "needle", exclude=[])
 
 
 def test_search_content_matches_a_regex_line_by_line(tree: Tree) -> None:

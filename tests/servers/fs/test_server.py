@@ -214,7 +214,7 @@ async def test_listings_searches_and_reads_read_as_text(tree: Tree) -> None:
             f"{long}:10:line 10",
         ]
         none = await text_of("search_content", path=".", query="absent")
-        assert none == f"No matches in 3 files below {tree.root}"
+        assert none == f"No matches in {tree.root} (3 files searched)"
         many = await text_of("read_multiple_files", paths=["hello.txt", "nope.txt"])
         first, second = many.split("\n---\n")
         assert first == f"{tree.root}/hello.txt:\nhello\n"

@@ -65,23 +65,37 @@ def matches(result: Matches) -> str:
 
 
 def content_matches(result: ContentMatches) -> str:
-    """Lines as `grep -n` writes them: `path:line:text`, context `path-line-text`, `--` between."""
-    lines: list[str] = []
-    for match in result["matches"]:
+    """Lines as `grep -n` writes them: `path:line:text`, context `path-line-text`, `--` between.
+
+    As in grep, matches whose context lines touch or overlap read as one group, each line
+    once: a line that matches is shown as a match even where it is another's context.
+    """
+    matches = result["matches"]
+    separated = any(match["before"] or match["after"] for match in matches)
+    out: list[str] = []
+    group: str | None = None  # the path of the group being written
+    last = 0  # the number of its last line written
+    for match in matches:
         path, number, before, after = match["path"], match["line"], match["before"], match["after"]
         if not path.isprintable():  # checked in C: few paths hold a line break
             path = _BREAK.sub(_escape, path)
-        if (before or after) and lines:
-            lines.append("--")
         first = number - len(before)
-        lines += [f"{path}-{first + i}-{text}" for i, text in enumerate(before)]
-        lines.append(f"{path}:{number}:{match['text']}")
-        lines += [f"{path}-{number + 1 + i}-{text}" for i, text in enumerate(after)]
-    if not lines:
-        lines.append(f"No matches in {result['files_searched']} files below {result['path']}")
+        if path != group or first > last + 1:
+            if out and separated:
+                out.append("--")
+            group, last = path, first - 1
+        elif number <= last:  # written as the context of the match before: now a match
+            out[number - last - 1] = f"{path}:{number}:{match['text']}"
+        out += [f"{path}-{first + i}-{text}" for i, text in enumerate(before) if first + i > last]
+        if number > last:
+            out.append(f"{path}:{number}:{match['text']}")
+        out += [f"{path}-{n}-{text}" for n, text in enumerate(after, number + 1) if n > last]
+        last = max(last, number + len(after))
+    if not out:
+        out.append(f"No matches in {result['path']} ({result['files_searched']} files searched)")
     if result["next_offset"] is not None:
-        lines.append(_next_page("more matches", result["next_offset"]))
-    return "\n".join(lines)
+        out.append(_next_page("more matches", result["next_offset"]))
+    return "\n".join(out)
 
 
 def multiple_files(result: MultipleFiles) -> str:

@@ -327,7 +327,10 @@ def _register_walks(app: Server, access: Access) -> None:
         offset: Annotated[int, Param(ge=0, description="Matches to skip (next_offset)")] = 0,
         respect_gitignore: bool = True,
     ) -> ContentMatches:
-        """Find lines in text files below a path (grep); .gitignore is honoured by default."""
+        """Find lines in a text file, or in the text files below a directory (grep).
+
+        .gitignore is honoured by default below a directory.
+        """
         tick = Progress(ctx, "entries walked")
         return await access.run(
             ctx,

@@ -18,7 +18,7 @@ from . import finders
 from .globs import Glob, GlobSet, IgnoreRule, is_ignored, parse_gitignore
 from .models import ContentMatch, ContentMatches, EntryType, Matches, Tree, TreeNode
 from .ops import Tick, dirent_type, no_tick
-from .sandbox import AllowedDir, Sandbox, open_directory
+from .sandbox import AllowedDir, FsError, Sandbox, open_directory
 from .text import BinaryFile, bare_lines, sniff
 
 TICK_EVERY = 256
@@ -296,14 +296,16 @@ def search_content(
     gitignore: bool = True,
     tick: Tick = no_tick,
 ) -> ContentMatches:
-    """Find lines matching a text or regular expression in the files below a directory.
+    """Find lines matching a text or regular expression in a file, or the files below a directory.
 
-    Binary files, files over 8 MiB, and what `.gitignore` files ignore are skipped. The
+    Binary files, files over 8 MiB, and what `.gitignore` files ignore are skipped (a file
+    named by `path` is searched whatever `.gitignore` says, or refused). The
     first `offset` matches are skipped (a next page). A page ends after `max_results`
     matches, or once its lines hold over `MAX_PAGE_CHARS` characters.
 
     Raises:
-        FsError: the expression is invalid, or the path is not a readable directory.
+        FsError: the expression is invalid, the path is not a readable directory or text
+            file, or it is a file over 8 MiB.
     """
     if is_regex:
         text_pattern, find = None, finders.expression(query, case_sensitive=case_sensitive)
@@ -313,14 +315,15 @@ def search_content(
     # Literal ASCII text can rule files out on their bytes, before any decoding.
     prefilter = _byte_pattern(query, case_sensitive) if not is_regex else None
     only = Glob(include) if include else None
-    shown, fd, walker = _start(sandbox, path, exclude=exclude, gitignore=gitignore, tick=tick)
-    prefix = f"{shown.rstrip('/')}/"
+    shown, prefix, fd, batches = _search_start(
+        sandbox, path, exclude=exclude, gitignore=gitignore, tick=tick
+    )
     matches: list[ContentMatch] = []
     wanted = offset + max_results
     page_chars = 0
     files = 0
     try:
-        for batch, name in _files(walker.batches(fd), only):
+        for batch, name in _files(batches, only):
             data = _read_small_file(name, batch.dir_fd)
             if data is None:
                 continue
@@ -355,6 +358,33 @@ def search_content(
         truncated=truncated,
         next_offset=offset + len(page) if truncated else None,
     )
+
+
+def _search_start(
+    sandbox: Sandbox, path: str, *, exclude: list[str], gitignore: bool, tick: Tick
+) -> tuple[str, str, int, Iterator[Batch]]:
+    """Open where a search starts: a directory to walk, or one regular file.
+
+    Returns the shown path, what comes before the shown path of each file searched, a
+    descriptor to close when done, and the batches of the files to search.
+
+    Raises:
+        FsError: the path is neither a directory nor a regular file that may be read, or
+            it is a file over 8 MiB.
+    """
+    with sandbox.place(path) as place:
+        status = place.lstat()
+        if place.name is not None and status is not None and stat.S_ISREG(status.st_mode):
+            if status.st_size > MAX_SEARCHED_FILE:
+                raise FsError(
+                    f"{place.shown} is over {MAX_SEARCHED_FILE >> 20} MiB, more than"
+                    " search_content reads: read it with read_text_file, a page at a time."
+                )
+            fd = os.dup(place.dir_fd)
+            file = Batch("", 1, fd, [(place.name, "file")])
+            return place.shown, place.shown.removesuffix(place.name), fd, iter([file])
+    shown, fd, walker = _start(sandbox, path, exclude=exclude, gitignore=gitignore, tick=tick)
+    return shown, f"{shown.rstrip('/')}/", fd, walker.batches(fd)
 
 
 def _around(line: str, column: int) -> str:
