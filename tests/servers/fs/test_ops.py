@@ -6,6 +6,7 @@ import hashlib
 import inspect
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -561,6 +562,21 @@ def test_a_tree_holding_a_fifo_is_not_moved_to_another_filesystem(
         transfer.move(both, "sub", str(other_device / "sub"))
     assert sorted(p.name for p in (tree.root / "sub").iterdir()) == ["inner.txt", "pipe"]
     assert list(other_device.iterdir()) == []
+
+
+def test_a_tree_copy_says_what_it_left_out(tree: Tree) -> None:
+    os.mkfifo(tree.root / "sub" / "pipe")
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(tree.root / "sub" / "sock"))
+        copied = transfer.copy(tree.sandbox, "sub", "copy", recursive=True)
+    assert sorted(p.name for p in (tree.root / "copy").iterdir()) == ["inner.txt"]
+    assert copied["left_out"] == 2
+    assert render.copied(copied).endswith(
+        "/copy, except 2 FIFO, socket or device entries, which cannot be copied"
+    )
+    whole = transfer.copy(tree.sandbox, "copy", "again", recursive=True)
+    assert whole["left_out"] == 0
+    assert render.copied(whole) == f"Successfully copied {tree.root}/copy to {tree.root}/again"
 
 
 def test_copies_and_writes_keep_permissions_but_never_setuid(tree: Tree) -> None:

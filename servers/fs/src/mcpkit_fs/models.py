@@ -145,11 +145,17 @@ class Tree(TypedDict):
 
 
 class Moved(TypedDict):
-    """What move_file or copy_file did."""
+    """What move_file did."""
 
     source: str
     destination: str
     overwritten: bool
+
+
+class Copied(Moved):
+    """What copy_file did."""
+
+    left_out: int  # FIFOs, sockets and devices of a tree, which cannot be copied
 
 
 class Deleted(TypedDict):

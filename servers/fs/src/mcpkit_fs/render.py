@@ -13,6 +13,7 @@ from .models import (
     AllowedDirectories,
     Comparison,
     ContentMatches,
+    Copied,
     Created,
     Deleted,
     Edited,
@@ -181,9 +182,13 @@ def moved(result: Moved) -> str:
     return _transfer("moved", result)
 
 
-def copied(result: Moved) -> str:
-    """That the source was copied, and whether it replaced something."""
-    return _transfer("copied", result)
+def copied(result: Copied) -> str:
+    """That the source was copied, whether it replaced something, and what was left out."""
+    count = result["left_out"]
+    if not count:
+        return _transfer("copied", result)
+    entries = f"{count} FIFO, socket or device entr{'ies' if count != 1 else 'y'}"
+    return f"{_transfer('copied', result)}, except {entries}, which cannot be copied"
 
 
 def deleted(result: Deleted) -> str:

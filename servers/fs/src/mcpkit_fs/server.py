@@ -40,6 +40,7 @@ from .models import (
     AllowedDirectories,
     Comparison,
     ContentMatches,
+    Copied,
     Created,
     Deleted,
     Edited,
@@ -432,7 +433,7 @@ def _register_writes(app: Server, access: Access) -> None:
         destination: PathArg,
         recursive: bool = False,
         overwrite: bool = False,
-    ) -> Moved:
+    ) -> Copied:
         """Copy a file, or a directory tree with recursive; never overwrites unless asked."""
         return await access.run(
             ctx,

@@ -15,7 +15,7 @@ import stat
 from collections.abc import Generator
 from contextlib import contextmanager, suppress
 
-from .models import Deleted, Moved
+from .models import Copied, Deleted, Moved
 from .ops import entry_type, open_read
 from .sandbox import (
     PERMISSIONS,
@@ -80,8 +80,10 @@ def copy(
     *,
     recursive: bool = False,
     overwrite: bool = False,
-) -> Moved:
+) -> Copied:
     """Copy a file (or, with `recursive`, a directory tree) to a new path.
+
+    FIFOs, sockets and devices in a tree cannot be copied: they are left out and counted.
 
     Raises:
         FsError: the source is missing or a directory without `recursive`, or the
@@ -101,8 +103,10 @@ def copy(
             if _inside(_real(dst), _real(src)):
                 raise FsError(f"{dst.shown} is inside {src.shown}: a tree cannot copy into itself.")
         existed = _prepare_destination(dst, overwrite, status)
-        _copy_entry(sandbox, src, dst, status)
-        return Moved(source=src.shown, destination=dst.shown, overwritten=existed)
+        left_out = _copy_entry(sandbox, src, dst, status)
+        return Copied(
+            source=src.shown, destination=dst.shown, overwritten=existed, left_out=left_out
+        )
 
 
 def delete(sandbox: Sandbox, path: str, *, recursive: bool = False) -> Deleted:
