@@ -553,6 +553,26 @@ def test_a_move_to_another_filesystem_keeps_permissions_and_times(
     assert (tree.root / "run.sh").stat().st_mtime == then
 
 
+def test_a_move_to_another_filesystem_that_cannot_remove_the_original_says_so(
+    tree: Tree, other_device: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def undeletable(dir_fd: int, name: str) -> int:  # as with chattr +i inside the tree
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(transfer, "_remove_tree", undeletable)
+    both = tree.sandbox_with(str(tree.root), str(other_device))
+    with pytest.raises(FsError) as raised:
+        transfer.move(both, "sub", str(other_device / "sub"))
+    assert str(raised.value) == (
+        f"{other_device}/sub is a whole copy of {tree.root}/sub, but removing the original"
+        f" failed: {tree.root}/sub is not accessible: operation not permitted. Remove what is"
+        " left of it with delete_path."
+    )
+    assert (other_device / "sub" / "inner.txt").read_text() == (
+        tree.root / "sub" / "inner.txt"
+    ).read_text()
+
+
 def test_a_tree_holding_a_fifo_is_not_moved_to_another_filesystem(
     tree: Tree, other_device: Path
 ) -> None:

@@ -69,7 +69,11 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
                 else:
                     os.unlink(src.name, dir_fd=src.dir_fd)
             except OSError as exc:
-                raise explain(exc, src.shown) from None
+                left = "what is left of it" if stat.S_ISDIR(status.st_mode) else "it"
+                raise FsError(
+                    f"{dst.shown} is a whole copy of {src.shown}, but removing the original"
+                    f" failed: {explain(exc, src.shown)} Remove {left} with delete_path."
+                ) from None
         return Moved(source=src.shown, destination=dst.shown, overwritten=existed)
 
 
