@@ -294,7 +294,7 @@ def test_overlapping_occurrences_count(tree: Tree) -> None:
 def test_whitespace_alone_is_never_found_by_the_fallback(tree: Tree) -> None:
     (tree.root / "f.txt").write_text("a\nb\n")
     for old in ("   ", "\t\n  \n"):
-        with pytest.raises(FsError, match="not found"):
+        with pytest.raises(FsError, match="only whitespace and does not occur exactly so"):
             ops.edit(tree.sandbox, "f.txt", [Edit(old, "ZZZ")])
     assert (tree.root / "f.txt").read_text() == "a\nb\n"
 

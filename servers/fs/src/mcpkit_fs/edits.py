@@ -61,6 +61,11 @@ def _apply(text: str, edit: Edit, number: int) -> tuple[str, int]:
             f"Edit {number}: oldText occurs {times} times (at lines {lines}). Include more"
             " surrounding lines so it occurs once, or set replaceAll to replace every one."
         )
+    if edit.old.isspace():  # nothing else to look for: the near miss would be any blank line
+        raise EditMismatch(
+            f"Edit {number}: oldText is only whitespace and does not occur exactly so. Include"
+            " a line of text beside it, so the place can be found."
+        )
     replaced = _apply_ignoring_indentation(text, edit)
     if replaced is not None:
         return replaced, 1
@@ -84,8 +89,6 @@ def _apply_ignoring_indentation(text: str, edit: Edit) -> str | None:
     """
     lines = text.split("\n")
     wanted = [line.strip() for line in edit.old.strip("\n").split("\n")]
-    if not any(wanted):  # only whitespace: nothing to recognise the place by
-        return None
     size = len(wanted)
     starts = [
         i
