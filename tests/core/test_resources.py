@@ -1,6 +1,7 @@
 """Resources, templates, subscriptions with watches and file watching."""
 
 import base64
+import shutil
 from collections.abc import Callable, Coroutine, Iterator
 from functools import partial
 from pathlib import Path
@@ -284,6 +285,41 @@ async def test_a_change_while_the_watcher_is_replaced_is_heard(tmp_path: Path) -
             await in_place["b"].wait()
             await heard.wait()
         task_group.cancel_scope.cancel()
+
+
+async def test_a_directory_deleted_and_made_again_is_watched_again(tmp_path: Path) -> None:
+    files = FileWatcher()
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "f.txt").write_text("1")
+    calls = 0
+    called = anyio.Event()
+
+    async def callback() -> None:
+        nonlocal calls, called
+        calls += 1
+        called.set()
+
+    async def next_call(change: Callable[[], object]) -> None:
+        nonlocal called
+        called = anyio.Event()
+        change()
+        with anyio.fail_after(5):
+            await called.wait()
+
+    in_place = anyio.Event()
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(files.run)
+        task_group.start_soon(files.watch, [folder / "f.txt"], callback, in_place.set)
+        with anyio.fail_after(5):
+            await in_place.wait()
+        await next_call(lambda: shutil.rmtree(folder))
+        # Made again with the file at once: the new watch may come after the write.
+        await next_call(lambda: (folder.mkdir(), (folder / "f.txt").write_text("2")))
+        await anyio.sleep(0.5)  # the new watch is in place, and the burst told
+        await next_call(lambda: (folder / "f.txt").write_text("3"))
+        task_group.cancel_scope.cancel()
+    assert calls >= 3
 
 
 async def test_a_burst_of_watches_in_many_directories_all_come_in_place(tmp_path: Path) -> None:

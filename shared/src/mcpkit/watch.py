@@ -11,6 +11,10 @@ that current subscriptions need (not recursive). It is started by the first subs
 a new set of directories gets a new watch, and the old one stops once the new one is in
 place and the old has delivered the burst it was gathering (a change at that moment may be
 told twice). A burst of changes (debounced by watchfiles) gives each callback one call.
+
+A watched directory that is deleted loses its watch for good, so the directory above it is
+watched too: when it comes back, a new watch takes it in, and the callbacks of the files
+in it are called once, as what changed there before could not be seen.
 """
 
 import logging
@@ -34,7 +38,7 @@ RETIRE_AFTER = (DEBOUNCE_MS + 2 * STEP_MS) / 1000  # a replaced watch delivers w
 
 
 class _Watch(NamedTuple):
-    directories: frozenset[Path]  # where changes to `paths` show up
+    directories: frozenset[Path]  # where changes to `paths` show up, and the ones above
     paths: frozenset[Path]
     callback: Callback
     in_place: Callable[[], None]
@@ -51,6 +55,7 @@ class _Watcher:
     def __init__(self, directories: frozenset[Path], arrived: Callable[[], None]) -> None:
         self.directories = directories
         self.in_place = False
+        self.placed = anyio.Event()
         self._arrived = arrived
         self._stop_at = math.inf  # time.monotonic() from which watchfiles should stop
 
@@ -67,6 +72,7 @@ class _Watcher:
     def arrive(self) -> None:
         """Note that the watch is in place (or failed: waiting longer would help nobody)."""
         self.in_place = True
+        self.placed.set()
         self._arrived()
 
 
@@ -79,6 +85,7 @@ class FileWatcher:
         self._current: _Watcher | None = None  # the newest
         self._serving: _Watcher | None = None  # the one before, in place, until the newest is
         self._running: set[_Watcher] = set()  # all with a thread, to stop them at the end
+        self._remade: set[Path] = set()  # wanted directories added or deleted as a whole
 
     async def watch(
         self, paths: Iterable[Path], callback: Callback, in_place: Callable[[], None]
@@ -89,7 +96,8 @@ class FileWatcher:
         """
         key = object()
         absolute = _absolute(paths)
-        directories = frozenset(p if p.is_dir() else p.parent for p in absolute)
+        homes = {p if p.is_dir() else p.parent for p in absolute}
+        directories = frozenset(homes | {home.parent for home in homes})
         self._watches[key] = _Watch(directories, absolute, callback, in_place)
         self._changed.set()
         try:
@@ -104,11 +112,11 @@ class FileWatcher:
             try:
                 while True:
                     self._changed = anyio.Event()
-                    directories = frozenset(
-                        d for w in self._watches.values() for d in w.directories if d.is_dir()
-                    )
+                    directories = frozenset(d for d in self._wanted() if d.is_dir())
+                    back = directories & self._remade  # a watch on the old one sees nothing
+                    self._remade.clear()
                     previous = self._current
-                    if previous is None or directories != previous.directories:
+                    if previous is None or directories != previous.directories or back:
                         self._replace(previous)
                         self._current = (
                             _Watcher(directories, self._arrived) if directories else None
@@ -116,6 +124,8 @@ class FileWatcher:
                         if self._current is not None:
                             self._running.add(self._current)
                             task_group.start_soon(self._follow, self._current)
+                            if back:
+                                task_group.start_soon(self._catch_up, self._current, back)
                     self._arrived()
                     await self._changed.wait()
             finally:
@@ -123,6 +133,26 @@ class FileWatcher:
                 # ends it within a step instead of its 5 s timeout.
                 for watcher in self._running:
                     watcher.stop()
+
+    def _wanted(self) -> set[Path]:
+        """Return the directories the watches want watched."""
+        return {d for w in self._watches.values() for d in w.directories}
+
+    async def _catch_up(self, watcher: _Watcher, back: frozenset[Path]) -> None:
+        """Once `watcher` is in place, call back the watches of directories made again.
+
+        What changed in them between their return and the new watch could not be seen.
+        """
+        await watcher.placed.wait()
+        await self._call({w.callback for w in list(self._watches.values()) if w.directories & back})
+
+    async def _call(self, callbacks: set[Callback]) -> None:
+        """Call each callback; one's failure is logged and does not stop the others."""
+        for callback in callbacks:
+            try:
+                await callback()
+            except Exception:  # one subscription's trouble must not stop the others
+                logger.exception("Telling the subscribers of a change failed")
 
     def _replace(self, previous: _Watcher | None) -> None:
         """Let `previous` serve until its successor is in place, if it is in place itself.
@@ -152,7 +182,8 @@ class FileWatcher:
 
     async def _follow(self, watcher: _Watcher) -> None:
         """Run `watcher` until it is stopped, calling back the watches whose paths changed."""
-        from watchfiles import watch  # imported on first subscription: it costs start-up time
+        # Imported on first subscription: it costs start-up time.
+        from watchfiles import Change, watch
 
         bursts = watch(
             *sorted(watcher.directories),
@@ -165,13 +196,14 @@ class FileWatcher:
             # Each wait for a burst runs in a worker thread; the watcher stops within a step.
             while (changes := await anyio.to_thread.run_sync(next, bursts, None)) is not None:
                 touched = {Path(path) for _, path in changes}
+                remade = {Path(p) for change, p in changes if change != Change.modified}
+                if remade := remade & self._wanted():
+                    self._remade |= remade  # deleted, or made again: a new watch is needed
+                    self._changed.set()
                 touched |= {path.parent for path in touched}
-                callbacks = {w.callback for w in list(self._watches.values()) if w.paths & touched}
-                for callback in callbacks:
-                    try:
-                        await callback()
-                    except Exception:  # one subscription's trouble must not stop the others
-                        logger.exception("Telling the subscribers of a change failed")
+                await self._call(
+                    {w.callback for w in list(self._watches.values()) if w.paths & touched}
+                )
         except Exception:  # a directory went away, inotify ran out: not the server's end
             logger.exception("Cannot watch %s", ", ".join(map(str, sorted(watcher.directories))))
             watcher.arrive()
