@@ -539,12 +539,46 @@ async def test_path_completion(tree: Tree) -> None:
         suggested = await client.request(
             "completion/complete", {"ref": prompt, "argument": {"name": "path", "value": start}}
         )
-        assert suggested["completion"]["values"] == [str(tree.root)]
-        outside = await client.request(
-            "completion/complete",
-            {"ref": prompt, "argument": {"name": "path", "value": f"{tree.out}/"}},
+        assert suggested["completion"]["values"] == [f"{tree.root}/"]
+
+        async def complete(value: str) -> dict[str, Any]:
+            answer = await client.request(
+                "completion/complete",
+                {"ref": prompt, "argument": {"name": "path", "value": value}},
+            )
+            return answer["completion"]
+
+        assert (await complete(f"{tree.out}/"))["values"] == []
+        # The allowed directory itself goes on into its entries.
+        entries = (await complete(str(tree.root)))["values"]
+        assert entries == [f"{tree.root}/"]
+        inside = (await complete(entries[0]))["values"]
+        names = sorted(p.name + "/" * p.is_dir() for p in tree.root.iterdir())
+        assert inside == [f"{tree.root}/{name}" for name in names]
+        # Relative paths are in the first allowed directory, as the tools read them.
+        assert (await complete("s"))["values"] == ["sub/"]
+        assert (await complete("sub/"))["values"] == ["sub/inner.txt"]
+        # More than 100: the first 100 by name, and how many there are.
+        many = tree.root / "many"
+        many.mkdir()
+        for n in range(10_050):
+            (many / f"f{n:05}").touch()
+        crowded = await complete(f"{many}/f")
+        assert (len(crowded["values"]), crowded["total"], crowded["hasMore"]) == (100, 10_050, True)
+        assert crowded["values"][0] == f"{many}/f00000"
+        last = await complete(f"{many}/f1004")
+        assert last["values"] == [f"{many}/f1004{n}" for n in range(10)]
+        assert (await complete(f"{many}/f10049"))["values"] == [f"{many}/f10049"]
+
+
+async def test_path_completion_of_home_paths(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tree.root))
+    async with connect(server_for(tree.root)) as client:
+        prompt = {"type": "ref/prompt", "name": "review_file"}
+        completed = await client.request(
+            "completion/complete", {"ref": prompt, "argument": {"name": "path", "value": "~/su"}}
         )
-        assert outside["completion"]["values"] == []
+        assert completed["completion"]["values"] == ["~/sub/"]
 
 
 async def test_prompts(tree: Tree) -> None:

@@ -7,6 +7,7 @@ listing as text. Subscriptions compare fingerprints, so a notification means the
 
 import os
 import stat
+import sys
 from typing import NamedTuple
 
 from .ops import guess_mime, hash_file, list_directory
@@ -15,7 +16,7 @@ from .sandbox import FsError, Sandbox, open_directory, open_file
 from .text import BinaryFile, decode
 
 MAX_RESOURCE_BYTES = 10 * 1024 * 1024
-MAX_COMPLETIONS = 100
+DIRECTORY_LINES = 1000  # a directory resource lists this many entries at most
 UNKNOWN = "application/octet-stream"
 
 
@@ -40,7 +41,7 @@ def read_contents(sandbox: Sandbox, path: str) -> Contents:
         shown = place.shown
         fd = None if stat.S_ISDIR(status.st_mode) else open_file(place)
     if fd is None:
-        listing = list_directory(sandbox, shown, limit=MAX_COMPLETIONS * 10)
+        listing = list_directory(sandbox, shown, limit=DIRECTORY_LINES)
         entries = listing["entries"]
         lines = [f"{e['name']}/" if e["type"] == "directory" else e["name"] for e in entries]
         if listing["truncated"]:
@@ -109,20 +110,35 @@ class State:
 
 
 def complete_path(sandbox: Sandbox, value: str) -> list[str]:
-    """Return the paths that continue `value`: allowed directories, or entries of one.
+    """Return every path that continues `value`: allowed directories, or entries of one.
 
-    Directories end with `/`, so that the next completion lists their entries.
+    `value` is read as the tools read a path: `~/...` in the home directory, a relative
+    path in the first allowed directory; the paths returned keep its form. Directories end
+    with `/`, so that the next completion lists their entries. Denied entries are left out.
     """
-    allowed = [d.given for d in sandbox.directories]
+    if value == "~" or value.startswith("~/"):
+        home = os.path.expanduser("~")
+        return [f"~{path[len(home) :]}" for path in _complete(sandbox, home + value[1:])]
+    if not value.startswith("/"):
+        if not sandbox.directories:
+            return []
+        base = sandbox.directories[0].given.rstrip("/") + "/"
+        return [path.removeprefix(base) for path in _complete(sandbox, base + value)]
+    return _complete(sandbox, value)
+
+
+def _complete(sandbox: Sandbox, value: str) -> list[str]:
+    """Return the paths that continue the absolute path `value`."""
+    allowed = [f"{d.given.rstrip('/')}/" for d in sandbox.directories]
     if not any(value.startswith(directory) for directory in allowed):
-        return [d for d in allowed if d.startswith(value)][:MAX_COMPLETIONS]
+        return [directory for directory in allowed if directory.startswith(value)]
     parent, _, prefix = value.rpartition("/")
     try:
-        listing = list_directory(sandbox, parent or "/", limit=10_000)
+        listing = list_directory(sandbox, parent or "/", limit=sys.maxsize)
     except FsError:
         return []
     return [
         f"{parent}/{e['name']}{'/' if e['type'] == 'directory' else ''}"
         for e in listing["entries"]
         if e["name"].startswith(prefix)
-    ][:MAX_COMPLETIONS]
+    ]
