@@ -104,8 +104,9 @@ class ResourceNotFound(ProtocolError):
 
     code = RESOURCE_NOT_FOUND
 
-    def __init__(self, uri: str) -> None:
-        super().__init__(f"Resource not found: {uri}", {"uri": uri})
+    def __init__(self, uri: str, message: str | None = None) -> None:
+        """`message` says why, when more is known than that nothing is there."""
+        super().__init__(message or f"Resource not found: {uri}", {"uri": uri})
 
 
 class HeaderMismatch(ProtocolError):

@@ -516,6 +516,30 @@ async def test_resources_and_template(tree: Tree) -> None:
         assert CANARY not in refused.value.message
 
 
+async def test_a_refused_resource_is_invalid_params_in_the_2026_era(tree: Tree) -> None:
+    era = "2026-07-28"
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": era,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "fs-test", "version": "0"},
+    }
+    async with connect(server_for(tree.root), initialize=False, wire_version=era) as client:
+        answers = [
+            await client.request_raw(
+                {
+                    "jsonrpc": "2.0",
+                    "id": n,
+                    "method": "resources/read",
+                    "params": {"uri": f"file://{path}", "_meta": meta},
+                }
+            )
+            for n, path in enumerate([tree.root / "missing.txt", tree.out / "secret.txt"])
+        ]
+    assert [a["error"]["code"] for a in answers] == [-32602, -32602]
+    assert answers[0]["error"]["message"] == f"{tree.root}/missing.txt does not exist."
+    assert CANARY not in answers[1]["error"]["message"]
+
+
 async def test_no_read_asks_for_more_than_16_mib(tree: Tree) -> None:
     async with connect(server_for(tree.root)) as client:
         for argument in ("max_bytes_per_file", "max_total_bytes"):

@@ -24,13 +24,12 @@ from mcpkit import (
     InvalidParams,
     Message,
     Param,
-    ProtocolError,
+    ResourceNotFound,
     Server,
     TextContent,
     TextResourceContents,
     ToolAnnotations,
 )
-from mcpkit.errors import RESOURCE_NOT_FOUND
 from mcpkit.jsonrpc import encode
 
 from . import __version__, ops, render, resources, transfer, walk
@@ -462,8 +461,8 @@ def _uri(path: str) -> str:
     return "file://" + quote(path)
 
 
-def _not_found(uri: str, exc: FsError) -> ProtocolError:
-    return ProtocolError(str(exc), {"uri": uri}, code=RESOURCE_NOT_FOUND)
+def _not_found(uri: str, exc: FsError) -> ResourceNotFound:
+    return ResourceNotFound(uri, str(exc))
 
 
 def _register_resources(app: Server, access: Access) -> None:
