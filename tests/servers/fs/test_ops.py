@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit_fs import edits, finders, ops, render, transfer, walk
+from mcpkit_fs import edits, finders, ops, render, resources, transfer, walk
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.ops import MiB
 from mcpkit_fs.sandbox import FsError
@@ -170,10 +170,24 @@ def test_binary_files_point_to_read_media(tree: Tree) -> None:
     assert media.data.startswith(b"\x89PNG")
 
 
+def test_source_files_of_any_type_are_resources_as_text(tree: Tree) -> None:
+    sources = {"app.rb": "puts 1\n", "q.sql": "select 1;\n", "main.ts": "let a = 1;\n"}
+    for name, text in sources.items():
+        (tree.root / name).write_text(text)
+        contents = resources.read_contents(tree.sandbox, name)
+        assert (contents.text, contents.data) == (text, None), name
+    assert resources.read_contents(tree.sandbox, "main.ts").mime_type == "text/plain"
+    (tree.root / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\nrest")
+    assert resources.read_contents(tree.sandbox, "pic.png").data == b"\x89PNG\r\n\x1a\nrest"
+
+
 def test_mime_from_content_then_name() -> None:
     assert ops.guess_mime("x.bin", b"RIFF\0\0\0\0WAVEfmt ") == "audio/wav"
     assert ops.guess_mime("notes.md", b"# hi") == "text/markdown"
     assert ops.guess_mime("noext", b"") == "application/octet-stream"
+    # Not the machine's /etc/mime.types, where .ts is a Qt translation.
+    assert ops.guess_mime("main.ts", b"") == "application/octet-stream"
+    assert ops.guess_mime("conf.yml", b"") == "application/yaml"
 
 
 def test_read_many_reports_errors_per_file(tree: Tree) -> None:

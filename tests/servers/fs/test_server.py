@@ -614,7 +614,22 @@ async def test_prompts(tree: Tree) -> None:
         )
         embedded, ask = review["messages"]
         assert embedded["content"]["resource"]["text"] == "hello\n"
+        assert embedded["content"]["resource"]["mimeType"] == "text/plain"
         assert "correctness" in ask["content"]["text"]
+        assert "Only lines" not in ask["content"]["text"]
+        big = tree.root / "big.py"
+        big.write_text("".join(f"x_{n} = {n}  # {'-' * 60}\n" for n in range(20_000)))
+        cut = await client.request(
+            "prompts/get", {"name": "review_file", "arguments": {"path": "big.py"}}
+        )
+        embedded, ask = cut["messages"]
+        assert embedded["content"]["resource"]["mimeType"] == "text/x-python"
+        shown = embedded["content"]["resource"]["text"].count("\n")
+        assert 0 < shown < 20_000
+        assert ask["content"]["text"].endswith(
+            f" Only lines 1-{shown} of 20000 are shown above: read the rest with read_text_file"
+            f" from offset {shown + 1} before judging the whole."
+        )
         summary = await client.request(
             "prompts/get", {"name": "summarize_directory", "arguments": {"path": "."}}
         )

@@ -62,12 +62,12 @@ def read_contents(sandbox: Sandbox, path: str) -> Contents:
 
 
 def _may_be_text(mime: str) -> bool:
-    """Return whether a file of type `mime` should be served as text if it decodes."""
-    return (
-        mime.startswith("text/")
-        or mime == UNKNOWN
-        or any(kind in mime for kind in ("json", "xml", "javascript", "yaml", "toml"))
-    )
+    """Return whether a file of type `mime` should be served as text if it decodes.
+
+    Any type but media: source files come under many names (`application/x-ruby`,
+    `application/sql`, ...), and what does not decode as text is served as bytes anyway.
+    """
+    return not mime.startswith(("image/", "audio/", "video/", "font/")) or mime.endswith("+xml")
 
 
 def fingerprint(sandbox: Sandbox, path: str) -> str | None:

@@ -553,13 +553,23 @@ def _register_prompts(app: Server, access: Access) -> None:
             read = await access.run(ctx, lambda s: ops.read_text(s, path), f"read {path}")
         except FsError as exc:
             raise InvalidParams(str(exc)) from None
+        shown = read["path"]
+        mime = ops.guess_mime(shown, b"")
         text = TextResourceContents(
-            uri=_uri(read["path"]), mime_type="text/plain", text=read["content"]
+            uri=_uri(shown),
+            mime_type="text/plain" if mime == resources.UNKNOWN else mime,
+            text=read["content"],
         )
         ask = (
-            f"Review {read['path']}, focusing on {focus}. Point to lines, say why each finding"
+            f"Review {shown}, focusing on {focus}. Point to lines, say why each finding"
             " matters, and propose edits as edit_file calls."
         )
+        if read["next_offset"] is not None:
+            total = "" if read["total_lines"] is None else f" of {read['total_lines']}"
+            ask += (
+                f" Only lines 1-{read['end_line']}{total} are shown above: read the rest with"
+                f" read_text_file from offset {read['next_offset']} before judging the whole."
+            )
         return [
             Message(role="user", content=EmbeddedResource(resource=text)),
             Message(role="user", content=TextContent(text=ask)),
