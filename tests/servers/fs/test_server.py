@@ -664,3 +664,17 @@ async def test_directory_subscription_sees_entries_come_and_go(tree: Tree) -> No
         (tree.root / "sub" / "added.txt").write_text("new\n")
         update = await client.wait_for_notification("notifications/resources/updated")
         assert update["params"] == {"uri": uri}
+
+
+async def test_directory_subscription_hears_nothing_of_denied_entries(tree: Tree) -> None:
+    uri = f"file://{tree.root}/sub"
+    async with connect(server_for(tree.root, deny=("**/.env",))) as client:
+        await client.request("resources/subscribe", {"uri": uri})
+        (tree.root / "sub" / ".env").write_text("SECRET=1\n")
+        await anyio.sleep(0.6)
+        (tree.root / "sub" / ".env").unlink()
+        await anyio.sleep(0.6)
+        assert not [n for n in client.notifications if "updated" in n["method"]]
+        (tree.root / "sub" / "shown.txt").write_text("new\n")
+        update = await client.wait_for_notification("notifications/resources/updated")
+        assert update["params"] == {"uri": uri}

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from .ops import guess_mime, hash_file, list_directory
 from .render import one_per_line
-from .sandbox import FsError, Sandbox, open_directory, open_file
+from .sandbox import FsError, Sandbox, open_file
 from .text import BinaryFile, decode
 
 MAX_RESOURCE_BYTES = 10 * 1024 * 1024
@@ -71,8 +71,11 @@ def _may_be_text(mime: str) -> bool:
 
 
 def fingerprint(sandbox: Sandbox, path: str) -> str | None:
-    """Return what identifies the state of `path`: a file's hash, a directory's names.
+    """Return what identifies the state of `path`: a file's hash, a directory's entries.
 
+    A directory's are the entries its resource lists (denied ones left out). A file over
+    `MAX_RESOURCE_BYTES`, which cannot be read as a resource, is known by its size and
+    times: hashing it after every change would cost seconds of CPU a burst for a log file.
     None when it is missing or may not be read (so its return is a change too).
     """
     try:
@@ -80,16 +83,16 @@ def fingerprint(sandbox: Sandbox, path: str) -> str | None:
             status = place.lstat()
             if status is None:
                 return None
-            if stat.S_ISDIR(status.st_mode):
-                fd = open_directory(place)
-                try:
-                    return "\0".join(sorted(os.listdir(fd)))
-                finally:
-                    os.close(fd)
-            fd = open_file(place)
+            fd = None if stat.S_ISDIR(status.st_mode) else open_file(place)
+        if fd is None:
+            listing = list_directory(sandbox, path, limit=sys.maxsize)
+            return "\0".join(f"{e['type']} {e['name']}" for e in listing["entries"])
     except FsError:
         return None
     with os.fdopen(fd, "rb") as file:
+        status = os.fstat(fd)
+        if status.st_size > MAX_RESOURCE_BYTES:
+            return f"{status.st_ino} {status.st_size} {status.st_mtime_ns} {status.st_ctime_ns}"
         return hash_file(file)
 
 
