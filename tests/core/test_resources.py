@@ -14,7 +14,15 @@ import watchfiles
 from watchfiles.main import FileChange
 
 from checked import connect
-from mcpkit import Changed, ResourceNotFound, Server, TextResourceContents, ToolError, runtime
+from mcpkit import (
+    Changed,
+    Context,
+    ResourceNotFound,
+    Server,
+    TextResourceContents,
+    ToolError,
+    runtime,
+)
 from mcpkit.testing import RPCError
 from mcpkit.watch import FileWatcher
 
@@ -443,6 +451,32 @@ def _updated(notifications: list[dict[str, Any]]) -> list[str]:
         for n in notifications
         if n["method"] == "notifications/resources/updated"
     ]
+
+
+async def test_admit_refuses_one_client_before_any_watch_runs() -> None:
+    app = Server("admitting", "1")
+    runs: list[str] = []
+
+    @app.resource("mem://doc/{name}")
+    async def doc(name: str) -> str:
+        return name
+
+    async def admit(ctx: Context, name: str) -> None:
+        if name == "private":
+            raise ResourceNotFound(f"mem://doc/{name}", f"{name} is not for this client")
+
+    @app.watch("mem://doc/{name}", admit=admit)
+    async def watch_doc(name: str, changed: Changed) -> None:
+        runs.append(name)
+        changed.in_place()
+        await anyio.sleep_forever()
+
+    async with connect(app) as client:
+        with pytest.raises(RPCError) as refused:
+            await client.request("resources/subscribe", {"uri": "mem://doc/private"})
+        await client.request("resources/subscribe", {"uri": "mem://doc/public"})
+    assert (refused.value.code, refused.value.message) == (-32002, "private is not for this client")
+    assert runs == ["public"]
 
 
 async def test_a_watch_that_refuses_its_uri_refuses_the_subscription(

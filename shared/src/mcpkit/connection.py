@@ -30,6 +30,7 @@ from .errors import (
     ToolError,
 )
 from .jsonrpc import JSON, RequestId
+from .params import params_string
 from .runtime import Runtime
 from .session import Session
 from .shape import dump
@@ -362,18 +363,17 @@ class Connection:
 
         Raises:
             ProtocolError: no resources capability, a stateless server, no such resource, or
-                its watch refused it.
+                it or its watch refused the client.
         """
         if not self.server.offers("resources"):
             raise MethodNotFound(f"Method not found: {method} (this server has no resources)")
         if self.stateless:
             raise MethodNotFound(f"Method not found: {method} (a stateless server cannot notify)")
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            raise InvalidParams("uri must be a string")
+        uri = params_string(params, "uri")
         if method == "resources/unsubscribe":
             self.runtime.unsubscribe(self, uri)
         else:
+            await self.server.admit(context, uri)
             await self.runtime.subscribe(self, uri).wait()
         return {}
 

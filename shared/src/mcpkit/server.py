@@ -13,8 +13,8 @@ from .caching import NO_CACHE, CacheHint
 from .completions import Completer, completion_result
 from .context import Context, ListKind
 from .errors import InvalidParams, MethodNotFound, ResourceNotFound
-from .jsonrpc import as_object
 from .pagination import page
+from .params import params_object, params_string
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource
 from .shape import dump, dump_all
@@ -22,38 +22,11 @@ from .tools import RegisteredTool, TextRendering
 from .types import Annotations, Icon, Implementation, ToolAnnotations
 from .uritemplate import UriTemplate
 from .versions import has_completions
-from .watch import WatchFunction
+from .watch import Admission, WatchFunction
 
 F = TypeVar("F", bound=Callable[..., Coroutine[Any, Any, Any]])
 Handler = Callable[[Context, dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
 ListChangedListener = Callable[[ListKind], None]
-
-
-def _params_object(params: Mapping[str, Any], key: str) -> dict[str, Any]:
-    """Return `params[key]` if it is an object (absent = empty).
-
-    Raises:
-        InvalidParams: it is present and not an object.
-    """
-    value = params.get(key)
-    if value is None:
-        return {}
-    found = as_object(value)
-    if found is None:
-        raise InvalidParams(f"{key} must be an object")
-    return found
-
-
-def _params_string(params: Mapping[str, Any], key: str) -> str:
-    """Return the required string `params[key]`.
-
-    Raises:
-        InvalidParams: it is missing or not a string.
-    """
-    value = params.get(key)
-    if not isinstance(value, str):
-        raise InvalidParams(f"{key} must be a string")
-    return value
 
 
 class Server:
@@ -82,6 +55,7 @@ class Server:
         self.prompts: dict[str, RegisteredPrompt] = {}
         self.completers: dict[tuple[str, str, str], Completer] = {}
         self.watches: list[tuple[UriTemplate, WatchFunction]] = []
+        self.admissions: list[tuple[UriTemplate, Admission]] = []
         self.list_changed_listeners: list[ListChangedListener] = []
         self.handlers: dict[str, tuple[str, Handler]] = {
             "tools/list": ("tools", self._list_tools),
@@ -240,20 +214,35 @@ class Server:
 
         return register
 
-    def watch(self, uri: str) -> Callable[[WatchFunction], WatchFunction]:
+    def watch(
+        self, uri: str, *, admit: Admission | None = None
+    ) -> Callable[[WatchFunction], WatchFunction]:
         """Register an async function that watches the resources matching `uri`.
 
         It runs while a client is subscribed to a matching URI, gets the template variables
         and a `Changed` (see there: subscribing waits for `changed.in_place()`), and is
         cancelled when the last subscriber leaves. A `ProtocolError` it raises before it is
-        in place refuses the subscription with that error.
+        in place refuses the subscription with that error. One watch serves every
+        subscriber: `admit(ctx, **variables)`, awaited for each `resources/subscribe`,
+        refuses a client by raising a `ProtocolError` (say, a file outside its roots).
         """
+        template = UriTemplate(uri)
+        if admit is not None:
+            self.admissions.append((template, admit))
 
         def register(fn: WatchFunction) -> WatchFunction:
-            self.watches.append((UriTemplate(uri), fn))
+            self.watches.append((template, fn))
             return fn
 
         return register
+
+    async def admit(self, ctx: Context, uri: str) -> None:
+        """Let the client of `ctx` subscribe to `uri`, or raise what its `admit` raises."""
+        for template, admit in self.admissions:
+            variables = template.match(uri)
+            if variables is not None:
+                await admit(ctx, **variables)
+                return
 
     def _changed(self, kind: ListKind) -> None:
         for listener in self.list_changed_listeners:
@@ -334,11 +323,11 @@ class Server:
         return _with_cursor(result, cursor)
 
     async def _call_tool(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        name = _params_string(params, "name")
+        name = params_string(params, "name")
         tool = self.tools.get(name)
         if tool is None:
             raise InvalidParams(f"Unknown tool: {name}")
-        return await tool.call(ctx, _params_object(params, "arguments"))
+        return await tool.call(ctx, params_object(params, "arguments"))
 
     async def _list_resources(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
         static = [r for r in self.resources.values() if not r.is_template]
@@ -353,7 +342,7 @@ class Server:
         return _with_cursor({"resourceTemplates": dump_all(listing, ctx.protocol_version)}, cursor)
 
     async def _read_resource(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        uri = _params_string(params, "uri")
+        uri = params_string(params, "uri")
         resource, variables = self.find_resource(uri)
         contents = await resource.read(ctx, uri, variables)
         return {"contents": dump_all(contents, ctx.protocol_version)}
@@ -366,11 +355,11 @@ class Server:
         return _with_cursor(result, cursor)
 
     async def _get_prompt(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        name = _params_string(params, "name")
+        name = params_string(params, "name")
         prompt = self.prompts.get(name)
         if prompt is None:
             raise InvalidParams(f"Unknown prompt: {name}")
-        messages = await prompt.render(ctx, _params_object(params, "arguments"))
+        messages = await prompt.render(ctx, params_object(params, "arguments"))
         result: dict[str, Any] = {"messages": dump_all(messages, ctx.protocol_version)}
         if prompt.definition.description:
             result["description"] = prompt.definition.description
@@ -379,16 +368,16 @@ class Server:
     async def _complete(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
         # A prompt or template we lack has nothing to offer: an empty answer, not an error,
         # as completion only suggests (generic clients probe it with names of their own).
-        ref = _params_object(params, "ref")
-        argument = _params_object(params, "argument")
+        ref = params_object(params, "ref")
+        argument = params_object(params, "argument")
         kind = ref.get("type")
         target = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
         if kind not in ("ref/prompt", "ref/resource"):
             raise InvalidParams("ref.type must be ref/prompt or ref/resource")
-        name = _params_string(argument, "name")
-        value = _params_string(argument, "value")
+        name = params_string(argument, "name")
+        value = params_string(argument, "value")
         completer = self.completers.get((kind, str(target), name))
-        arguments = _params_object(_params_object(params, "context"), "arguments")
+        arguments = params_object(params_object(params, "context"), "arguments")
         values = [] if completer is None else await completer(ctx, value, arguments)
         return {"completion": completion_result(values)}
 

@@ -31,6 +31,7 @@ logger = logging.getLogger("mcpkit.watch")
 
 Callback = Callable[[], Awaitable[None]]
 WatchFunction = Callable[..., Coroutine[Any, Any, None]]
+Admission = Callable[..., Awaitable[None]]  # admit(ctx, **variables): see Server.watch
 
 DEBOUNCE_MS = 300  # longest a burst of changes is gathered before subscribers hear of it
 STEP_MS = 50  # quiet time that ends a burst

@@ -337,6 +337,23 @@ async def test_client_roots_narrow_the_configured_directories(tree: Tree) -> Non
         assert inner["content"] == "inner\n"
 
 
+async def test_subscriptions_take_the_subscribers_roots(tree: Tree) -> None:
+    handlers = {"roots/list": roots_handler(tree.root / "sub")}
+    async with connect(server_for(tree.root), handlers=handlers) as client:
+        with pytest.raises(RPCError) as refused:
+            await client.request("resources/subscribe", {"uri": f"file://{tree.root}/hello.txt"})
+        assert (refused.value.code, "outside" in refused.value.message) == (-32002, True)
+        inner = f"file://{tree.root}/sub/inner.txt"
+        await client.request("resources/subscribe", {"uri": inner})
+        (tree.root / "sub" / "inner.txt").write_text("changed\n")
+        update = await client.wait_for_notification("notifications/resources/updated")
+        assert update["params"] == {"uri": inner}
+    # With roots in place of the operator's directories, subscribing may come first.
+    handlers = {"roots/list": roots_handler(tree.root)}
+    async with connect(server_for(roots="replace"), handlers=handlers) as client:
+        await client.request("resources/subscribe", {"uri": f"file://{tree.root}/hello.txt"})
+
+
 async def test_roots_that_lead_nowhere_allow_nothing(tree: Tree) -> None:
     handlers = {"roots/list": roots_handler(tree.root / "deleted-project")}
     async with connect(server_for(tree.root), handlers=handlers) as client:

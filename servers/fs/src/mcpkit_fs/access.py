@@ -7,8 +7,8 @@ roots", which never reaches past the operator's directories.
 
 Watches serve every subscriber of a URI at once, so they have no one client's roots: they
 use `watchable`, every directory some client may use (the operator's, and the roots that
-were allowed, once a request of that client has used them). A subscriber learns only
-that a file changed; reading it takes its own sandbox like any request.
+were allowed, once a request of that client has used them). Each subscription is first
+checked in the subscriber's own sandbox, as a read would be.
 """
 
 import logging

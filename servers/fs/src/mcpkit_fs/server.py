@@ -491,7 +491,16 @@ def _register_resources(app: Server, access: Access) -> None:
         """A file's content (text or blob) or a directory's entries, by absolute path."""
         return await read(ctx, "/" + path)
 
-    @app.watch(TEMPLATE)
+    async def admit(ctx: Context, path: str) -> None:
+        """Refuse a subscriber what its own sandbox may not read, as resources/read does."""
+        target = "/" + path
+        sandbox = await access.sandbox(ctx)  # so watches may follow its roots too
+        try:
+            await anyio.to_thread.run_sync(sandbox.resolve, target)
+        except FsError as exc:
+            raise _not_found(_uri(target), exc) from None
+
+    @app.watch(TEMPLATE, admit=admit)
     async def watch(path: str, changed: Changed) -> None:
         """Follow a file or directory that may be read; refuse any other as not found."""
         target = "/" + path
