@@ -17,6 +17,7 @@ from checked import connect
 from mcpkit import (
     Changed,
     Context,
+    Resource,
     ResourceNotFound,
     Server,
     TextResourceContents,
@@ -451,6 +452,31 @@ def _updated(notifications: list[dict[str, Any]]) -> list[str]:
         for n in notifications
         if n["method"] == "notifications/resources/updated"
     ]
+
+
+async def test_resources_listed_per_client_are_read_through_their_template() -> None:
+    app = Server("per-client", "1", page_size=2)
+
+    @app.resource("mem://static", name="static")
+    async def static() -> str:
+        return "static"
+
+    @app.resource("mem://doc/{+name}")
+    async def doc(name: str) -> str:
+        return f"doc {name}"
+
+    @app.list_resources
+    async def listed(ctx: Context) -> list[Resource]:
+        return [Resource(uri=f"mem://doc/{n}", name=n) for n in ("a", "b/c")]
+
+    async with connect(app) as client:
+        first = await client.request("resources/list")
+        second = await client.request("resources/list", {"cursor": first["nextCursor"]})
+        (read,) = (await client.request("resources/read", {"uri": "mem://doc/b/c"}))["contents"]
+    uris = [r["uri"] for r in first["resources"] + second["resources"]]
+    assert uris == ["mem://static", "mem://doc/a", "mem://doc/b/c"]
+    assert "nextCursor" not in second
+    assert read["text"] == "doc b/c"
 
 
 async def test_admit_refuses_one_client_before_any_watch_runs() -> None:

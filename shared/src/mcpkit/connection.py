@@ -383,13 +383,12 @@ class Connection:
         elif method == "notifications/cancelled":
             # The id is free at once: the client may reuse it before the handler unwinds.
             request_id = (jsonrpc.as_object(params) or {}).get("requestId")
-            scope = (
-                self._in_flight.pop(request_id, None) if jsonrpc.is_request_id(request_id) else None
-            )
-            if scope is not None:
-                scope.cancel()
+            if jsonrpc.is_request_id(request_id) and request_id in self._in_flight:
+                self._in_flight.pop(request_id).cancel()
         elif method == "notifications/roots/list_changed":
             self._roots = None
+            if self.server.resource_lister is not None and self.wants_list_changed("resources"):
+                self.notify_nowait("notifications/resources/list_changed", None)
 
     def _resolve(self, response: JSON) -> None:
         waiter = self._waiters.get(response["id"])

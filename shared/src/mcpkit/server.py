@@ -19,13 +19,14 @@ from .prompts import RegisteredPrompt
 from .resources import RegisteredResource
 from .shape import dump, dump_all
 from .tools import RegisteredTool, TextRendering
-from .types import Annotations, Icon, Implementation, ToolAnnotations
+from .types import Annotations, Icon, Implementation, Resource, ToolAnnotations
 from .uritemplate import UriTemplate
 from .versions import has_completions
 from .watch import Admission, WatchFunction
 
 F = TypeVar("F", bound=Callable[..., Coroutine[Any, Any, Any]])
 Handler = Callable[[Context, dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
+ResourceLister = Callable[[Context], Coroutine[Any, Any, list[Resource]]]
 ListChangedListener = Callable[[ListKind], None]
 
 
@@ -56,6 +57,7 @@ class Server:
         self.completers: dict[tuple[str, str, str], Completer] = {}
         self.watches: list[tuple[UriTemplate, WatchFunction]] = []
         self.admissions: list[tuple[UriTemplate, Admission]] = []
+        self.resource_lister: ResourceLister | None = None
         self.list_changed_listeners: list[ListChangedListener] = []
         self.handlers: dict[str, tuple[str, Handler]] = {
             "tools/list": ("tools", self._list_tools),
@@ -155,6 +157,15 @@ class Server:
             return fn
 
         return register
+
+    def list_resources(self, fn: ResourceLister) -> ResourceLister:
+        """Register `async def fn(ctx) -> list[Resource]`: resources listed per client.
+
+        Listed after the others, read through the template matching their URI. They may
+        depend on the client's roots: a change of roots tells the client the list changed.
+        """
+        self.resource_lister = fn
+        return fn
 
     def add_resource(self, resource: RegisteredResource) -> None:
         """Add (or replace) a resource or template and tell connected clients."""
@@ -330,10 +341,11 @@ class Server:
         return await tool.call(ctx, params_object(params, "arguments"))
 
     async def _list_resources(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        static = [r for r in self.resources.values() if not r.is_template]
-        items, cursor = page(static, params.get("cursor"), "resources", self.page_size)
-        listing = [r.listing() for r in items]
-        return _with_cursor({"resources": dump_all(listing, ctx.protocol_version)}, cursor)
+        listing = [r.listing() for r in self.resources.values() if not r.is_template]
+        if self.resource_lister is not None:
+            listing += await self.resource_lister(ctx)
+        items, cursor = page(listing, params.get("cursor"), "resources", self.page_size)
+        return _with_cursor({"resources": dump_all(items, ctx.protocol_version)}, cursor)
 
     async def _list_templates(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
         templates = [r for r in self.resources.values() if r.is_template]

@@ -32,7 +32,7 @@ class UriTemplate:
             if name in names:
                 raise ValueError(f"Variable {name!r} appears twice in {template!r}")
             names.append(name)
-            pattern.append(f"(?P<{name}>.+)" if reserved else f"(?P<{name}>[^/?#]+)")
+            pattern.append(f"(?P<{name}>.*)" if reserved else f"(?P<{name}>[^/?#]+)")
             position = match.end()
         rest = template[position:]
         if "{" in rest or "}" in rest:

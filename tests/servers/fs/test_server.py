@@ -354,6 +354,24 @@ async def test_subscriptions_take_the_subscribers_roots(tree: Tree) -> None:
         await client.request("resources/subscribe", {"uri": f"file://{tree.root}/hello.txt"})
 
 
+async def test_resources_list_the_clients_own_directories(tree: Tree) -> None:
+    current = [tree.root / "sub"]
+
+    async def list_roots(params: dict[str, Any]) -> dict[str, Any]:
+        return {"roots": [{"uri": f"file://{p}"} for p in current]}
+
+    async with connect(server_for(tree.root), handlers={"roots/list": list_roots}) as client:
+        listed = (await client.request("resources/list"))["resources"]
+        assert [r["uri"] for r in listed] == [f"file://{tree.root}/sub"]
+        (entries,) = (await client.request("resources/read", {"uri": listed[0]["uri"]}))["contents"]
+        assert entries["text"] == "inner.txt\n"
+        current[:] = [tree.root]
+        await client.notify("notifications/roots/list_changed")
+        await client.wait_for_notification("notifications/resources/list_changed")
+        listed = (await client.request("resources/list"))["resources"]
+        assert [r["uri"] for r in listed] == [f"file://{tree.root}"]
+
+
 async def test_roots_that_lead_nowhere_allow_nothing(tree: Tree) -> None:
     handlers = {"roots/list": roots_handler(tree.root / "deleted-project")}
     async with connect(server_for(tree.root), handlers=handlers) as client:

@@ -6,7 +6,7 @@ each request its sandbox.
 """
 
 import base64
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,6 +24,7 @@ from mcpkit import (
     InvalidParams,
     Message,
     Param,
+    Resource,
     ResourceNotFound,
     Server,
     TextContent,
@@ -72,7 +73,6 @@ KiB = 1024
 MiB = 1024 * KiB
 TEMPLATE = "file:///{+path}"
 Contents = list[TextResourceContents | BlobResourceContents]
-Reader = Callable[[Context, str], Coroutine[Any, Any, Contents]]
 
 PathArg = Annotated[str, Param(description="Absolute, or relative to the first allowed directory")]
 Excludes = Annotated[
@@ -477,14 +477,19 @@ def _register_resources(app: Server, access: Access) -> None:
         blob = base64.b64encode(contents.data or b"").decode()
         return [BlobResourceContents(uri=uri, mime_type=contents.mime_type, blob=blob)]
 
-    for directory in access.policy.directories:
-        app.resource(
-            _uri(directory.given),
-            name=Path(directory.given).name or directory.given,
-            title=f"Allowed directory {directory.given}",
-            description="Its entries" + (" (read-only)" if directory.read_only else ""),
-            mime_type="text/plain",
-        )(_reader(read, directory.given))
+    @app.list_resources
+    async def allowed_directories(ctx: Context) -> list[Resource]:
+        """The directories this client may use (its roots may narrow the operator's)."""
+        return [
+            Resource(
+                uri=_uri(directory.given),
+                name=Path(directory.given).name or directory.given,
+                title=f"Allowed directory {directory.given}",
+                description="Its entries" + (" (read-only)" if directory.read_only else ""),
+                mime_type="text/plain",
+            )
+            for directory in (await access.sandbox(ctx)).directories
+        ]
 
     @app.resource(TEMPLATE, name="file", title="File or directory")
     async def file(ctx: Context, path: str) -> Contents:
@@ -520,15 +525,6 @@ def _register_resources(app: Server, access: Access) -> None:
     ) -> list[str]:
         found = await _complete(ctx, access, "/" + value)
         return [p.removeprefix("/") for p in found]
-
-
-def _reader(read: Reader, path: str) -> Callable[[Context], Coroutine[Any, Any, Contents]]:
-    """Return the function of the static resource for allowed directory `path`."""
-
-    async def allowed_directory(ctx: Context) -> Contents:
-        return await read(ctx, path)
-
-    return allowed_directory
 
 
 async def _complete(ctx: Context, access: Access, value: str) -> list[str]:
