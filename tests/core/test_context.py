@@ -222,6 +222,22 @@ async def test_roots_are_cached_until_the_client_says_they_changed() -> None:
     assert len(calls) == 2
 
 
+async def test_a_failed_roots_answer_is_kept_until_the_client_says_they_changed() -> None:
+    answers: list[Any] = ["not a list", [{"uri": "file:///a"}]]
+    calls: list[int] = []
+
+    async def list_roots(params: dict[str, Any]) -> dict[str, Any]:
+        calls.append(1)
+        return {"roots": answers[len(calls) - 1]}
+
+    async with connect(make_server(), handlers={"roots/list": list_roots}) as client:
+        for _ in range(3):  # asked once, not (and waited for) on every request
+            assert (await client.call_tool("roots"))["isError"] is True
+        await client.notify("notifications/roots/list_changed")
+        assert (await client.call_tool("roots"))["content"][0]["text"] == "file:///a"
+    assert len(calls) == 2
+
+
 async def test_cancelling_a_call_cancels_its_request_to_the_client() -> None:
     asked = anyio.Event()
 

@@ -5,6 +5,7 @@ by pydantic on first use), then turned into the wire types handlers work with. p
 imported then, not at start-up: see `mcpkit.signature`.
 """
 
+from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import (
     TYPE_CHECKING,
@@ -15,7 +16,7 @@ from typing import (
 
 from typing_extensions import TypedDict
 
-from .errors import ClientRequestError, summarize
+from .errors import CannotAsk, ClientRequestError, summarize
 from .types import AudioContent, ElicitResult, ImageContent, Root, SamplingResult, TextContent
 
 if TYPE_CHECKING:
@@ -81,6 +82,39 @@ def roots(answer: dict[str, Any]) -> list[Root]:
     """Read the answer to `roots/list`."""
     checked: _RootsResult = _check(_RootsResult, answer, "roots/list")
     return [Root(uri=root["uri"], name=root.get("name")) for root in checked["roots"]]
+
+
+class KnownRoots:
+    """A client's roots as it last answered, or its failure to, until it says they changed.
+
+    A failure is kept too: a client that cannot answer `roots/list` (or never does) would
+    otherwise be asked, and waited for, on every request.
+    """
+
+    def __init__(self) -> None:
+        self._known: list[Root] | ClientRequestError | None = None
+
+    def forget(self) -> None:
+        """Forget the answer: the client said its roots changed."""
+        self._known = None
+
+    async def get(self, ask: Callable[[], Awaitable[dict[str, Any]]]) -> list[Root]:
+        """Return the roots, calling `ask` for the answer to `roots/list` if none is known.
+
+        Raises:
+            ClientRequestError: the client failed to answer (now, or before), or cannot be
+                asked now (`CannotAsk`, not kept).
+        """
+        if self._known is None:
+            try:
+                self._known = roots(await ask())
+            except CannotAsk:  # not the client's failure: ask when a stream is open
+                raise
+            except ClientRequestError as exc:
+                self._known = exc
+        if isinstance(self._known, ClientRequestError):
+            raise self._known
+        return self._known
 
 
 def sampling_result(answer: dict[str, Any]) -> SamplingResult:

@@ -21,6 +21,7 @@ import anyio.abc
 from . import answers, jsonrpc, modern
 from .context import Context, ListKind
 from .errors import (
+    CannotAsk,
     ClientRequestError,
     InternalError,
     InvalidParams,
@@ -64,7 +65,7 @@ class Connection:
         self._capabilities: dict[str, Any] = {}
         self._in_flight: dict[RequestId, anyio.CancelScope] = {}
         self._waiters: dict[RequestId, _Waiter] = {}
-        self._roots: list[Root] | None = None
+        self._roots = answers.KnownRoots()
         self._task_group: anyio.abc.TaskGroup | None = None
 
     async def run(self) -> None:
@@ -114,10 +115,11 @@ class Connection:
         """Send a request to the client and wait for its result.
 
         Raises:
+            CannotAsk: no stream would carry the request now.
             ClientRequestError: the client answered with an error, or not within `timeout`.
         """
         if not self.transport.can_ask(related):
-            raise ClientRequestError(
+            raise CannotAsk(
                 f"The client cannot be sent {method} now: it has no open stream to receive it"
             )
         request_id = self.session.next_request_id()
@@ -147,10 +149,7 @@ class Connection:
 
     async def roots(self, timeout: float) -> list[Root]:
         """Return the client's roots, asking again only after it said they changed."""
-        if self._roots is None:
-            result = await self.request("roots/list", {}, timeout, None)
-            self._roots = answers.roots(result)
-        return self._roots
+        return await self._roots.get(lambda: self.request("roots/list", {}, timeout, None))
 
     def close_stream(self, related: RequestId) -> None:
         """End the stream of request `related` early (HTTP); the client resumes it."""
@@ -386,7 +385,7 @@ class Connection:
             if jsonrpc.is_request_id(request_id) and request_id in self._in_flight:
                 self._in_flight.pop(request_id).cancel()
         elif method == "notifications/roots/list_changed":
-            self._roots = None
+            self._roots.forget()
             if self.server.resource_lister is not None and self.wants_list_changed("resources"):
                 self.notify_nowait("notifications/resources/list_changed", None)
 

@@ -149,6 +149,10 @@ class ClientRequestError(MCPError):
     """A request to the client (roots, sampling, elicitation) could not be completed."""
 
 
+class CannotAsk(ClientRequestError):
+    """The client cannot be sent a request now: over HTTP, no open stream would carry it."""
+
+
 class MissingClientCapability(ProtocolError, ClientRequestError):
     """(2026-07-28) Handling the request needs a client capability it did not declare.
 
