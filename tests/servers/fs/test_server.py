@@ -676,6 +676,23 @@ async def test_prompts(tree: Tree) -> None:
         assert refused.value.code == -32602
 
 
+async def test_summarize_directory_shows_every_top_level_entry_of_a_large_tree(
+    tree: Tree,
+) -> None:
+    for n in range(50):
+        package = tree.root / "big" / f"pkg{n}"
+        package.mkdir(parents=True)
+        for m in range(20):
+            (package / f"m{m}.py").touch()
+    async with connect(server_for(tree.root)) as client:
+        summary = await client.request(
+            "prompts/get", {"name": "summarize_directory", "arguments": {"path": "big"}}
+        )
+    text = summary["messages"][0]["content"]["text"]
+    assert "Its tree (JSON, depth 1)" in text
+    assert all(f'"pkg{n}"' in text for n in range(50))
+
+
 async def test_subscription_notifies_only_real_changes(tree: Tree) -> None:
     watched = tree.root / "hello.txt"
     uri = f"file://{watched}"

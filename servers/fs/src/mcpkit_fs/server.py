@@ -55,7 +55,7 @@ from .models import (
     TreeNode,
     Written,
 )
-from .sandbox import FsError, Policy
+from .sandbox import FsError, Policy, Sandbox
 
 READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -72,6 +72,7 @@ CHANGE = ToolAnnotations(
 KiB = 1024
 MiB = 1024 * KiB
 TEMPLATE = "file:///{+path}"
+PROMPT_ENTRIES = 500  # the most entries of a tree summarize_directory shows
 Contents = list[TextResourceContents | BlobResourceContents]
 
 PathArg = Annotated[str, Param(description="Absolute, or relative to the first allowed directory")]
@@ -585,18 +586,26 @@ def _register_prompts(app: Server, access: Access) -> None:
         ctx: Context, path: Annotated[str, Param(description="The directory")]
     ) -> str:
         """Summarise what a directory holds and how it is organised."""
+
+        def overview(sandbox: Sandbox) -> tuple[Tree, int]:
+            # The deepest tree that fits: a walk cut short would show the first few
+            # top-level directories in depth and leave the rest out.
+            for depth in (3, 2, 1):
+                tree = walk.directory_tree(
+                    sandbox, path, exclude=[], max_depth=depth, max_entries=PROMPT_ENTRIES
+                )
+                if not tree["truncated"]:
+                    break
+            return tree, depth
+
         try:
-            tree = await access.run(
-                ctx,
-                lambda s: walk.directory_tree(s, path, exclude=[], max_depth=3, max_entries=500),
-                f"tree {path}",
-            )
+            tree, depth = await access.run(ctx, overview, f"tree {path}")
         except FsError as exc:
             raise InvalidParams(str(exc)) from None
         tree_json = encode({**tree, "tree": _without_defaults(tree["tree"])}).decode()
         return (
             f"Summarise the directory {tree['path']}: its purpose, its main parts and how they"
-            f" relate. Its tree (JSON, depth 3):\n{tree_json}"
+            f" relate. Its tree (JSON, depth {depth}):\n{tree_json}"
         )
 
     @app.prompt(title="Find and explain")
