@@ -706,6 +706,30 @@ async def test_subscription_notifies_only_real_changes(tree: Tree) -> None:
         assert update["params"] == {"uri": uri}
 
 
+async def test_a_subscribed_link_follows_its_new_target(tree: Tree) -> None:
+    for version in ("v1", "v2"):
+        (tree.root / version).mkdir()
+        (tree.root / version / "log.txt").write_text(f"{version}\n")
+    link = tree.root / "current.txt"
+    link.symlink_to("v1/log.txt")
+    uri = f"file://{link}"
+    async with connect(server_for(tree.root)) as client:
+        await client.request("resources/subscribe", {"uri": uri})
+        repointed = tree.root / "current.tmp"
+        repointed.symlink_to("v2/log.txt")
+        repointed.replace(link)  # as `ln -sfn` and log rotation do
+        await client.wait_for_notification("notifications/resources/updated")
+        await anyio.sleep(0.6)  # the new target is followed
+        told = len(_updates(client))
+        (tree.root / "v2" / "log.txt").write_text("v2, more\n")
+        update = await client.wait_for(lambda m: any(m is u for u in _updates(client)[told:]))
+        assert update["params"] == {"uri": uri}
+
+
+def _updates(client: Client) -> list[dict[str, Any]]:
+    return [n for n in client.notifications if n["method"] == "notifications/resources/updated"]
+
+
 async def test_directory_subscription_sees_entries_come_and_go(tree: Tree) -> None:
     uri = f"file://{tree.root}/sub"
     async with connect(server_for(tree.root)) as client:

@@ -97,19 +97,31 @@ def fingerprint(sandbox: Sandbox, path: str) -> str | None:
 
 
 class State:
-    """The last seen fingerprint of a path, to tell real changes from mere events."""
+    """The last seen fingerprint of a path, to tell real changes from mere events.
+
+    `real` is where the path led then (through links), None if nowhere.
+    """
 
     def __init__(self, sandbox: Sandbox, path: str) -> None:
         self.sandbox = sandbox
         self.path = path
         self.last = fingerprint(sandbox, path)
+        self.real = _resolved(sandbox, path)
 
     def changed(self) -> bool:
         """Return whether the path differs from the last time it was looked at."""
         now = fingerprint(self.sandbox, self.path)
         differs = now != self.last
         self.last = now
+        self.real = _resolved(self.sandbox, self.path)
         return differs
+
+
+def _resolved(sandbox: Sandbox, path: str) -> str | None:
+    try:
+        return sandbox.resolve(path)
+    except FsError:
+        return None
 
 
 def complete_path(sandbox: Sandbox, value: str) -> list[str]:

@@ -8,6 +8,7 @@ each request its sandbox.
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
@@ -109,6 +110,7 @@ def build_server(policy: Policy, *, read_only: bool = False) -> Server:
     if not read_only:
         _register_writes(app, access)
     _register_resources(app, access)
+    _register_watch(app, access)
     _register_prompts(app, access)
     return app
 
@@ -497,6 +499,17 @@ def _register_resources(app: Server, access: Access) -> None:
         """A file's content (text or blob) or a directory's entries, by absolute path."""
         return await read(ctx, "/" + path)
 
+    @app.complete(resource=TEMPLATE, argument="path")
+    async def complete_template(
+        ctx: Context, value: str, arguments: Mapping[str, str]
+    ) -> list[str]:
+        found = await _complete(ctx, access, "/" + value)
+        return [p.removeprefix("/") for p in found]
+
+
+def _register_watch(app: Server, access: Access) -> None:
+    """Subscriptions to `file:///{+path}`: checked per client, followed by file watching."""
+
     async def admit(ctx: Context, path: str) -> None:
         """Refuse a subscriber what its own sandbox may not read, as resources/read does."""
         target = "/" + path
@@ -508,7 +521,11 @@ def _register_resources(app: Server, access: Access) -> None:
 
     @app.watch(TEMPLATE, admit=admit)
     async def watch(path: str, changed: Changed) -> None:
-        """Follow a file or directory that may be read; refuse any other as not found."""
+        """Follow a file or directory that may be read; refuse any other as not found.
+
+        A link is followed to where it leads: re-pointed (`ln -sfn`, a log rotated), it
+        tells the change and follows the new target from then on.
+        """
         target = "/" + path
         sandbox = access.watchable
         try:
@@ -516,16 +533,19 @@ def _register_resources(app: Server, access: Access) -> None:
         except FsError as exc:
             raise _not_found(_uri(target), exc) from None
         state = await anyio.to_thread.run_sync(resources.State, sandbox, target)
-        await changed.follow_files(
-            [Path(real)], when=lambda: anyio.to_thread.run_sync(state.changed)
-        )
 
-    @app.complete(resource=TEMPLATE, argument="path")
-    async def complete_template(
-        ctx: Context, value: str, arguments: Mapping[str, str]
-    ) -> list[str]:
-        found = await _complete(ctx, access, "/" + value)
-        return [p.removeprefix("/") for p in found]
+        async def differs(following: anyio.CancelScope, real: str) -> bool:
+            changed_now = await anyio.to_thread.run_sync(state.changed)
+            if state.real not in (real, None):  # the link leads elsewhere now
+                following.cancel()
+            return changed_now
+
+        while True:
+            with anyio.CancelScope() as following:
+                await changed.follow_files(
+                    {Path(target), Path(real)}, when=partial(differs, following, real)
+                )
+            real = state.real or real
 
 
 async def _complete(ctx: Context, access: Access, value: str) -> list[str]:
