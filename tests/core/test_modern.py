@@ -233,6 +233,14 @@ async def test_elicitation_through_input_required_and_retries(server: Server) ->
     assert done["content"][0]["text"] == "{'name': 'Ada'} {'age': 36}"
     assert forged["code"] == -32602
     assert moved["code"] == -32602
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        for state in ["x.é", "\ud800.x", "no dot", ""]:
+            odd = {**call, "inputResponses": {}, "requestState": state}
+            refused = (await modern(client, "tools/call", odd, capabilities=elicitation))["error"]
+            assert (refused["code"], refused["message"]) == (
+                -32602,
+                "Invalid requestState: it was not issued by this server",
+            ), state
 
 
 async def test_ask_together_asks_everything_in_one_result_under_its_keys(

@@ -216,6 +216,7 @@ async def test_parse_errors_then_keeps_serving(server: RawServer) -> None:
         b'{"jsonrpc": "2.0", "id": 3, "method": "ping"',  # truncated
         b"\xff\xfe\xfd",  # not UTF-8
         b'{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"s": "\xc3\x28"}}',
+        b"[" * 100_000 + b"]" * 100_000,  # deeper than the parser can recurse
     ]:
         await server.send_bytes(line + b"\n")
         response = await server.receive()
@@ -280,6 +281,17 @@ async def test_invalid_requests_are_refused(server: RawServer) -> None:
         response = await server.receive()
         assert error_code(response) == -32600, value
         assert "id" not in response
+
+
+async def test_a_log_level_of_the_wrong_type_is_invalid_params(server: RawServer) -> None:
+    await server.initialize()
+    for level in [[], {}, 5, None, "loud"]:
+        await server.send(
+            {"jsonrpc": "2.0", "id": 7, "method": "logging/setLevel", "params": {"level": level}}
+        )
+        response = await server.receive()
+        assert error_code(response) == -32602, level
+        assert (await server.request("ping"))["result"] == {}
 
 
 async def test_duplicate_in_flight_id_is_refused(server: RawServer) -> None:

@@ -24,6 +24,8 @@ from httpapp.mcphttp import (
     request,
     serving,
 )
+from mcpkit.connection import Connection
+from mcpkit.transports import FrameTooLarge
 
 
 async def test_initialize_answers_json_with_a_secure_session_id(tmp_path: Path) -> None:
@@ -32,6 +34,27 @@ async def test_initialize_answers_json_with_a_secure_session_id(tmp_path: Path) 
         second = await served.initialize()
     assert re.fullmatch(r"[A-Za-z0-9_-]{43}", first)  # 256 bits, URL-safe
     assert first != second
+
+
+async def test_a_session_that_fails_ends_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    receive = Connection._receive  # pyright: ignore[reportPrivateUsage]
+
+    def failing(self: Connection, frame: bytes | FrameTooLarge) -> None:
+        if isinstance(frame, bytes) and b"boom" in frame:
+            raise RuntimeError("a bug in the core")
+        receive(self, frame)
+
+    monkeypatch.setattr(Connection, "_receive", failing)
+    async with serving(tmp_path) as served:
+        victim = await served.initialize()
+        attacker = await served.initialize()
+        await served.post(request(1, "boom"), attacker)
+        [answer] = served.messages(await served.post(request(2, "tools/list"), victim))
+        assert "tools" in answer["result"]
+        assert await served.initialize()  # and new sessions start
+    assert "failed and has ended" in caplog.text
 
 
 async def test_a_lone_answer_is_json_and_notifications_get_202(tmp_path: Path) -> None:

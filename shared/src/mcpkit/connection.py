@@ -186,10 +186,8 @@ class Connection:
     def _cancel_request(
         self, request_id: RequestId, reason: str, related: RequestId | None
     ) -> None:
-        message = jsonrpc.notification(
-            "notifications/cancelled", {"requestId": request_id, "reason": reason}
-        )
-        self._send(message, related)
+        params = {"requestId": request_id, "reason": reason}
+        self._send(jsonrpc.notification("notifications/cancelled", params), related)
 
     def _receive(self, frame: bytes | FrameTooLarge) -> None:
         """Handle one inbound frame: a message or a batch."""
@@ -266,6 +264,9 @@ class Connection:
             return self._on_request(request_id, message["method"], message.get("params"), in_batch)
         except ProtocolError as exc:
             return jsonrpc.error(request_id, exc.to_wire())
+        except Exception:  # a bug costs this request, not the connection
+            logger.exception("Request %r failed", request_id)
+            return jsonrpc.error(request_id, InternalError("Internal error").to_wire())
 
     def _on_request(
         self, request_id: RequestId, method: str, params: Any, in_batch: bool

@@ -53,12 +53,14 @@ def decode(frame: bytes) -> Any:
     """Parse one frame (a message or a batch).
 
     Raises:
-        ParseError: the frame is not UTF-8 or not JSON.
+        ParseError: the frame is not UTF-8, not JSON, or nested too deeply to read.
     """
     try:
         return json.loads(frame)  # not orjson: it reads an integer over 64 bits as a float
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
         raise ParseError(f"Parse error: {exc}") from None
+    except RecursionError:  # some thousand levels of [ or {
+        raise ParseError("Parse error: nested too deeply") from None
 
 
 def as_object(value: object) -> JSON | None:

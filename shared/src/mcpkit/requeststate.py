@@ -63,7 +63,8 @@ class RequestStates:
             InvalidParams: the state was altered, has expired, or belongs to another request.
         """
         body, _, mac = state.partition(".")
-        if not hmac.compare_digest(mac, self._mac(body)):
+        # As bytes: compare_digest refuses str that is not ASCII, which a client may send.
+        if not hmac.compare_digest(_utf8(mac), _utf8(self._mac(body))):
             raise InvalidParams("Invalid requestState: it was not issued by this server")
         payload = json.loads(_unb64(body))
         if payload["bound"] != bound_to:
@@ -74,4 +75,9 @@ class RequestStates:
         return answers
 
     def _mac(self, body: str) -> str:
-        return _b64(hmac.new(self._key, body.encode(), hashlib.sha256).digest())
+        return _b64(hmac.new(self._key, _utf8(body), hashlib.sha256).digest())
+
+
+def _utf8(text: str) -> bytes:
+    """`text` as UTF-8, lone surrogates (which JSON may carry) included."""
+    return text.encode("utf-8", "surrogatepass")

@@ -96,7 +96,7 @@ class Session:
         Raises:
             InvalidParams: `level` is not one of the eight syslog levels.
         """
-        if level not in _SEVERITY:
+        if not isinstance(level, str) or level not in _SEVERITY:
             raise InvalidParams(f"Invalid log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
         self.log_level = level  # pyright: ignore[reportAttributeAccessIssue]
 

@@ -6,6 +6,7 @@ the session's GET stream.
 """
 
 import itertools
+import logging
 import secrets
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -21,6 +22,7 @@ from ..versions import V2025_11_25
 from .events import EventStore
 from .streams import Stream
 
+logger = logging.getLogger("mcpkit.http")
 INBOUND_QUEUE = 64  # frames waiting for the connection; a POST waits when it is full
 STREAM_QUEUE = 1024  # events waiting for a slow client before its response is ended
 
@@ -84,9 +86,17 @@ class Inflow:
         await self._inbound_send.send(frame)
 
     async def run(self) -> None:
-        """Serve the connection until the session closes."""
+        """Serve the connection until the session closes; a failure ends this session alone."""
         with self._inbound:  # closed even when cancelled before the first read
-            await self.connection.run()
+            try:
+                await self.connection.run()
+            except Exception:  # sessions share the app's task group: a raise would end them all
+                logger.exception("Session %s failed and has ended", self.id)
+                self.close()  # its open responses end too
+
+    def close(self) -> None:
+        """End the session: its connection stops and its responses end."""
+        raise NotImplementedError
 
 
 class HttpSession(Inflow):
