@@ -147,9 +147,9 @@ class Connection:
             raise ClientRequestError(f"The client answered {method} without a result object")
         return result
 
-    async def roots(self, timeout: float) -> list[Root]:
+    async def roots(self, timeout: float, related: RequestId | None) -> list[Root]:
         """Return the client's roots, asking again only after it said they changed."""
-        return await self._roots.get(lambda: self.request("roots/list", {}, timeout, None))
+        return await self._roots.get(lambda: self.request("roots/list", {}, timeout, related))
 
     def close_stream(self, related: RequestId) -> None:
         """End the stream of request `related` early (HTTP); the client resumes it."""

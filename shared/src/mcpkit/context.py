@@ -67,8 +67,10 @@ class Peer(Protocol):
         """
         ...
 
-    async def roots(self, timeout: float) -> list[Root]:
+    async def roots(self, timeout: float, related: RequestId | None) -> list[Root]:
         """Return the client's roots (asking it only when they may have changed).
+
+        The question travels with request `related`, as a sampling request does.
 
         Raises:
             ClientRequestError: the client answered with an error or not in time.
@@ -168,7 +170,7 @@ class Context:
             ClientRequestError: the client has no roots capability, fails or times out.
         """
         self._require("roots", what="roots")
-        return await self._peer.roots(timeout)
+        return await self._peer.roots(timeout, self.request_id)
 
     async def sample(
         self,

@@ -207,9 +207,9 @@ class ModernPeer:
             params = {key: value for key, value in params.items() if key != "elicitationId"}
         return self.inputs.ask(method, params)
 
-    async def roots(self, timeout: float) -> list[Root]:
+    async def roots(self, timeout: float, related: RequestId | None) -> list[Root]:
         """Return the client's roots, asked through MRTR like any other question."""
-        return answers.roots(await self.request("roots/list", {}, timeout, None))
+        return answers.roots(await self.request("roots/list", {}, timeout, related))
 
     def close_stream(self, related: RequestId) -> None:
         """Nothing to do: the stateless era has no resumable streams."""

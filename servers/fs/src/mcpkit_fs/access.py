@@ -3,7 +3,8 @@
 Roots are asked for once per connection (the core asks again after
 `notifications/roots/list_changed`); each distinct set of roots is resolved once.
 A client that has no roots, or fails to give them, gets the policy's answer for "no
-roots", which never reaches past the operator's directories.
+roots", which never reaches past the operator's directories; one that declared roots but
+cannot be asked for them (no HTTP stream to carry the question) gets nothing.
 
 Watches serve every subscriber of a URI at once, so they have no one client's roots: they
 use `watchable`, every directory some client may use (the operator's, and the roots that
@@ -19,10 +20,11 @@ from typing import TypeVar
 import anyio
 
 from mcpkit import ClientRequestError, Context
+from mcpkit.errors import CannotAsk
 
 from .mounts import LocalMounts
 from .ops import TooLarge
-from .sandbox import AllowedDir, Policy, Sandbox, resolve_directory, root_path
+from .sandbox import AccessDenied, AllowedDir, Policy, Sandbox, resolve_directory, root_path
 
 logger = logging.getLogger("mcpkit_fs.access")
 MAX_CACHED = 64  # distinct sets of roots remembered
@@ -68,10 +70,25 @@ class Access:
         self.watchable = Sandbox([*operators, *from_roots], self.policy.deny)
 
     async def _root_uris(self, ctx: Context) -> tuple[str, ...] | None:
+        """Return the client's root URIs, or None if roots do not count for it.
+
+        A client that fails to give its roots counts as one without roots. One that cannot
+        be asked at all (over HTTP with no stream to carry the question) is refused
+        instead: "no roots" would open every operator directory to a client that declared
+        roots to narrow them.
+
+        Raises:
+            AccessDenied: the client declared roots but cannot be asked for them.
+        """
         if self.policy.roots_mode == "ignore" or not ctx.client_supports("roots"):
             return None
         try:
             roots = await ctx.roots()
+        except CannotAsk as exc:
+            raise AccessDenied(
+                f"The client declared roots but cannot be asked for them ({exc}), so nothing"
+                " is allowed: keep its GET stream open, or take answers as SSE."
+            ) from None
         except ClientRequestError as exc:
             logger.debug("No client roots: %s", exc)
             return None
