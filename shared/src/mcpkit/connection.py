@@ -312,15 +312,15 @@ class Connection:
         request_meta = modern.RequestMeta.parse(params)
         if method == "server/discover":
             return jsonrpc.result(request_id, modern.discover(self.server))
+        states = self.runtime.states
+        inputs = modern.Inputs(method, modern.gather_answers(states, method, params))
+        peer = modern.ModernPeer(self.runtime, self._send, request_meta, inputs)
+        ctx = Context(peer, request_id, params["_meta"])
         if method == "subscriptions/listen":
-            handling = modern.listen(self.server, self.runtime, self._send, request_id, params)
+            handling = modern.listen(self.server, self.runtime, self._send, request_id, params, ctx)
         else:
             handler = self.server.handler(method)
-            states = self.runtime.states
-            inputs = modern.Inputs(method, modern.gather_answers(states, method, params))
-            peer = modern.ModernPeer(self.runtime, self._send, request_meta, inputs)
-            context = Context(peer, request_id, params["_meta"])
-            handling = modern.answer(self.server, states, method, params, handler(context, params))
+            handling = modern.answer(self.server, states, method, params, handler(ctx, params))
         scope = self._in_flight[request_id] = anyio.CancelScope()
         return self._run(request_id, handling, scope)
 

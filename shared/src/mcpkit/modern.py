@@ -17,11 +17,12 @@ from typing import Any, NamedTuple, NoReturn, get_args
 import anyio
 
 from . import answers, jsonrpc
-from .context import INPUT_KEY, ListKind
+from .context import INPUT_KEY, Context, ListKind
 from .errors import (
     ClientRequestError,
     InputRequired,
     InvalidParams,
+    MCPError,
     MissingClientCapability,
     ProtocolError,
     ResourceNotFound,
@@ -305,13 +306,19 @@ class Listener:
 
 
 async def listen(
-    server: Server, runtime: Runtime, send: Send, request_id: RequestId, params: dict[str, Any]
+    server: Server,
+    runtime: Runtime,
+    send: Send,
+    request_id: RequestId,
+    params: dict[str, Any],
+    ctx: Context,
 ) -> NoReturn:
     """Serve a `subscriptions/listen` stream until the client cancels it.
 
-    It is acknowledged with what the server honours, once the watches of its resources
-    are in place; then only the requested notifications follow. Cancellation (or a closed
-    HTTP stream) ends it, with no response.
+    It is acknowledged with what the server honours (resources that exist and that the
+    server admits for this client, as `resources/subscribe` would), once their watches are
+    in place; then only the requested notifications follow. Cancellation (or a closed HTTP
+    stream) ends it, with no response.
 
     Raises:
         InvalidParams: `notifications` is not an object.
@@ -329,7 +336,7 @@ async def listen(
     requested = jsonrpc.as_list(wanted.get("resourceSubscriptions"))
     subscribing = requested is not None and "resources" in capabilities
     served = [uri for uri in requested or () if isinstance(uri, str) and _served(server, uri)]
-    uris = served if subscribing else []
+    uris = [uri for uri in served if await _admitted(server, ctx, uri)] if subscribing else []
     listener = Listener(send, request_id, kinds)
     runtime.connections.add(listener)
     try:
@@ -348,6 +355,15 @@ async def listen(
     finally:
         runtime.disconnect(listener)
     raise AssertionError("a listen stream ends only when cancelled")
+
+
+async def _admitted(server: Server, ctx: Context, uri: str) -> bool:
+    """Whether the server lets the client of `ctx` subscribe to `uri`."""
+    try:
+        await server.admit(ctx, uri)
+    except MCPError:  # refused, or the client cannot give what deciding needs
+        return False
+    return True
 
 
 def _served(server: Server, uri: str) -> bool:

@@ -575,6 +575,34 @@ async def test_a_refused_resource_is_invalid_params_in_the_2026_era(tree: Tree) 
     assert CANARY not in answers[1]["error"]["message"]
 
 
+async def test_a_listen_stream_takes_only_what_the_client_may_read(tree: Tree) -> None:
+    era = "2026-07-28"
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": era,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "fs-test", "version": "0"},
+    }
+    hello = f"file://{tree.root}/hello.txt"
+    # intersect: a client without roots may use nothing, so it may not listen either.
+    for roots, honoured in (("intersect", []), ("narrow", [hello])):
+        app = server_for(tree.root, roots=cast(RootsMode, roots))
+        async with connect(app, initialize=False, wire_version=era) as client:
+            client.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": "listen-1",
+                    "method": "subscriptions/listen",
+                    "params": {
+                        "notifications": {"resourceSubscriptions": [hello]},
+                        "_meta": meta,
+                    },
+                }
+            )
+            ack = await client.wait_for_notification("notifications/subscriptions/acknowledged")
+            await client.notify("notifications/cancelled", {"requestId": "listen-1"})
+        assert ack["params"]["notifications"]["resourceSubscriptions"] == honoured, roots
+
+
 async def test_no_read_asks_for_more_than_16_mib(tree: Tree) -> None:
     async with connect(server_for(tree.root)) as client:
         for argument in ("max_bytes_per_file", "max_total_bytes"):
