@@ -370,6 +370,19 @@ async def test_sessions_are_capped(tmp_path: Path) -> None:
     assert third.status_code == 503
 
 
+async def test_a_refused_initialize_holds_no_session(tmp_path: Path) -> None:
+    async with serving(tmp_path, max_sessions=2) as served:
+        bad_params = {"protocolVersion": "2025-11-25", "capabilities": 5, "clientInfo": {}}
+        for refused in [request(1, "initialize", bad_params), notification("initialize")]:
+            for _ in range(3):
+                response = await served.http.post(
+                    served.url, json=refused, headers=served.headers()
+                )
+                assert response.status_code in (200, 202), response.text
+        assert await served.initialize()  # the slots are still free
+        assert await served.initialize()
+
+
 async def test_idle_sessions_expire(tmp_path: Path) -> None:
     async with serving(tmp_path, session_idle_timeout=0.2) as served:
         session = await served.initialize()

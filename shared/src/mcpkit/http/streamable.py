@@ -22,6 +22,7 @@ from .. import jsonrpc
 from ..errors import ProtocolError
 from ..jsonrpc import RequestId
 from ..runtime import Runtime
+from ..session import Phase
 from ..versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V2025_11_25
 from . import modern
 from .asgi import (
@@ -109,7 +110,11 @@ class StreamableEndpoint:
         elif initialize:
             session = self._new_session(principal)
             headers = {SESSION_HEADER: session.id}
-            await self._take(request, send, session, body, is_batch, request_ids, headers)
+            try:
+                await self._take(request, send, session, body, is_batch, request_ids, headers)
+            finally:  # a refused initialize (or none: a notification) must not hold a slot
+                if session.connection.session.phase is Phase.AWAITING_INITIALIZE:
+                    self.sessions.remove(session)
         else:
             session = self._session(request, principal)
             header_version(request)
