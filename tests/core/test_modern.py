@@ -235,7 +235,7 @@ async def test_elicitation_through_input_required_and_retries(server: Server) ->
     assert moved["code"] == -32602
     async with connect(server, initialize=False, wire_version=MODERN) as client:
         for state in ["x.é", "\ud800.x", "no dot", ""]:
-            odd = {**call, "inputResponses": {}, "requestState": state}
+            odd: JSON = {**call, "inputResponses": {}, "requestState": state}
             refused = (await modern(client, "tools/call", odd, capabilities=elicitation))["error"]
             assert (refused["code"], refused["message"]) == (
                 -32602,

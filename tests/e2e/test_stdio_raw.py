@@ -285,7 +285,8 @@ async def test_invalid_requests_are_refused(server: RawServer) -> None:
 
 async def test_a_log_level_of_the_wrong_type_is_invalid_params(server: RawServer) -> None:
     await server.initialize()
-    for level in [[], {}, 5, None, "loud"]:
+    levels: list[Any] = [[], {}, 5, None, "loud"]
+    for level in levels:
         await server.send(
             {"jsonrpc": "2.0", "id": 7, "method": "logging/setLevel", "params": {"level": level}}
         )

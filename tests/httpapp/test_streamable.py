@@ -372,7 +372,11 @@ async def test_sessions_are_capped(tmp_path: Path) -> None:
 
 async def test_a_refused_initialize_holds_no_session(tmp_path: Path) -> None:
     async with serving(tmp_path, max_sessions=2) as served:
-        bad_params = {"protocolVersion": "2025-11-25", "capabilities": 5, "clientInfo": {}}
+        bad_params: dict[str, Any] = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": 5,  # not an object
+            "clientInfo": {},
+        }
         for refused in [request(1, "initialize", bad_params), notification("initialize")]:
             for _ in range(3):
                 response = await served.http.post(
