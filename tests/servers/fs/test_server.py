@@ -42,6 +42,14 @@ REFERENCE_TOOLS = {
 OUR_TOOLS = {"copy_file", "delete_path", "search_content", "compare_files"}
 
 
+MODERN = "2026-07-28"
+MODERN_META = {  # what a request of the stateless era carries instead of a handshake
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "fs-test", "version": "0"},
+}
+
+
 def server_for(
     *directories: Path | str,
     read_only: bool = False,
@@ -552,20 +560,14 @@ async def test_resources_and_template(tree: Tree) -> None:
 
 
 async def test_a_refused_resource_is_invalid_params_in_the_2026_era(tree: Tree) -> None:
-    era = "2026-07-28"
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": era,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "fs-test", "version": "0"},
-    }
-    async with connect(server_for(tree.root), initialize=False, wire_version=era) as client:
+    async with connect(server_for(tree.root), initialize=False, wire_version=MODERN) as client:
         answers = [
             await client.request_raw(
                 {
                     "jsonrpc": "2.0",
                     "id": n,
                     "method": "resources/read",
-                    "params": {"uri": f"file://{path}", "_meta": meta},
+                    "params": {"uri": f"file://{path}", "_meta": MODERN_META},
                 }
             )
             for n, path in enumerate([tree.root / "missing.txt", tree.out / "secret.txt"])
@@ -576,17 +578,11 @@ async def test_a_refused_resource_is_invalid_params_in_the_2026_era(tree: Tree) 
 
 
 async def test_a_listen_stream_takes_only_what_the_client_may_read(tree: Tree) -> None:
-    era = "2026-07-28"
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": era,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "fs-test", "version": "0"},
-    }
     hello = f"file://{tree.root}/hello.txt"
     # intersect: a client without roots may use nothing, so it may not listen either.
     for roots, honoured in (("intersect", []), ("narrow", [hello])):
         app = server_for(tree.root, roots=cast(RootsMode, roots))
-        async with connect(app, initialize=False, wire_version=era) as client:
+        async with connect(app, initialize=False, wire_version=MODERN) as client:
             client.send(
                 {
                     "jsonrpc": "2.0",
@@ -594,7 +590,7 @@ async def test_a_listen_stream_takes_only_what_the_client_may_read(tree: Tree) -
                     "method": "subscriptions/listen",
                     "params": {
                         "notifications": {"resourceSubscriptions": [hello]},
-                        "_meta": meta,
+                        "_meta": MODERN_META,
                     },
                 }
             )
