@@ -67,7 +67,8 @@ def test_byte_cap_truncates_with_a_continuation(tree: Tree) -> None:
     (tree.root / "long.txt").write_text("x" * 100)
     cut = ops.read_text(tree.sandbox, "long.txt", max_bytes=10)
     assert cut["content"] == "x" * 10
-    assert cut["truncated"]
+    assert (cut["truncated"], cut["line_cut"], cut["next_offset"]) == (True, True, None)
+    assert not first["line_cut"]  # lines were left out, none was cut
 
 
 def test_the_byte_cap_counts_bytes_and_a_tail_keeps_the_end(tree: Tree) -> None:
@@ -95,10 +96,11 @@ def test_a_huge_line_in_a_large_file_is_never_held_whole(
         tracemalloc.stop()
     assert peak < 1 * MiB  # the line is 4 MiB: read a block at a time, never whole
     assert head["content"] == "START" + "m" * 95
-    assert (head["truncated"], head["next_offset"]) == (True, 2)
+    assert (head["truncated"], head["line_cut"], head["next_offset"]) == (True, True, 2)
     assert second["content"] == "last\n"
+    assert not second["line_cut"]
     assert tail["content"] == "m" * 96 + "END\n"  # the end of the long line
-    assert tail["truncated"]
+    assert (tail["truncated"], tail["line_cut"]) == (True, True)
 
 
 def test_large_file_is_read_in_parts(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -212,6 +212,10 @@ async def test_listings_searches_and_reads_read_as_text(tree: Tree) -> None:
         )
         read = await text_of("read_text_file", path="long.txt", limit=2)
         assert read == "line 1\nline 2\n\n[up to line 2 of 10: continue with offset=3]"
+        tail = await text_of("read_text_file", path="long.txt", tail=3, max_bytes=16)
+        assert (
+            tail == "line 9\nline 10\n\n[from line 9 of 10: earlier lines did not fit in max_bytes]"
+        )
         grep = await text_of("search_content", path=".", query="line 1", context_lines=1)
         long = f"{tree.root}/long.txt"
         assert grep.splitlines() == [
@@ -223,6 +227,12 @@ async def test_listings_searches_and_reads_read_as_text(tree: Tree) -> None:
         ]
         none = await text_of("search_content", path=".", query="absent")
         assert none == f"No matches in {tree.root} (3 files searched)"
+        (tree.root / "min.js").write_text("x" * 100 + "\nsecond\n")
+        cut = await text_of("read_text_file", path="min.js", max_bytes=10)
+        assert cut == (
+            "x" * 10 + "\n[Line 1 is longer than max_bytes and is shown only in part:"
+            " a larger max_bytes reads it whole]\n[up to line 1 of 2: continue with offset=2]"
+        )
         many = await text_of("read_multiple_files", paths=["hello.txt", "nope.txt"])
         first, second = many.split("\n---\n")
         assert first == f"{tree.root}/hello.txt:\nhello\n"
@@ -688,6 +698,15 @@ async def test_prompts(tree: Tree) -> None:
         assert ask["content"]["text"].endswith(
             f" Only lines 1-{shown} of 20000 are shown above: read the rest with read_text_file"
             f" from offset {shown + 1} before judging the whole."
+        )
+        (tree.root / "min.js").write_text("x" * (300 * 1024))
+        minified = await client.request(
+            "prompts/get", {"name": "review_file", "arguments": {"path": "min.js"}}
+        )
+        embedded, ask = minified["messages"]
+        assert embedded["content"]["resource"]["text"] == "x" * (256 * 1024)
+        assert ask["content"]["text"].endswith(
+            " Line 1 is too long to show whole: only its start is above."
         )
         summary = await client.request(
             "prompts/get", {"name": "summarize_directory", "arguments": {"path": "."}}

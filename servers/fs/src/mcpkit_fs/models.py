@@ -36,7 +36,20 @@ class TextRead(TypedDict):
     total_lines: Annotated[
         int | None, Param(description="lines in the file, when it was read whole")
     ]
-    truncated: Annotated[bool, Param(description="true when lines after end_line were left out")]
+    truncated: Annotated[
+        bool,
+        Param(
+            description="true when lines after end_line (before start_line, for a tail) were"
+            " left out, or a line was cut"
+        ),
+    ]
+    line_cut: Annotated[
+        bool,
+        Param(
+            description="true when the one line shown is longer than max_bytes and only its"
+            " start (its end, for a tail) is shown: a larger max_bytes reads it whole"
+        ),
+    ]
     next_offset: Annotated[int | None, Param(description="the offset that continues the read")]
     encoding: str
     eol: Eol

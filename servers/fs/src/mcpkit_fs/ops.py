@@ -118,18 +118,19 @@ def read_text(
     first = max(0, len(lines) - tail) if tail is not None else (offset or 1) - 1
     count = head if head is not None else limit
     chosen = lines[first:] if count is None else lines[first : first + count]
-    result, cut = _page(chosen, max_bytes, from_end=tail is not None)
+    page = _page(chosen, max_bytes, from_end=tail is not None)
     if tail is not None:
-        first += len(chosen) - len(result)  # a tail cut by max_bytes loses its first lines
-    more = first + len(result) < len(lines)
+        first += len(chosen) - len(page.lines)  # a tail cut by max_bytes loses its first lines
+    more = first + len(page.lines) < len(lines)
     return TextRead(
         path=shown,
-        content=_join(result, first, line_numbers),
+        content=_join(page.lines, first, line_numbers),
         start_line=first + 1,
-        end_line=first + len(result),
+        end_line=first + len(page.lines),
         total_lines=len(lines),
-        truncated=cut,
-        next_offset=first + len(result) + 1 if more else None,
+        truncated=page.truncated,
+        line_cut=page.line_cut,
+        next_offset=first + len(page.lines) + 1 if more else None,
         encoding=codec.name,
         eol=codec.eol,
         size=size,
@@ -193,15 +194,18 @@ def _read_large(
         if first == 0 and raw:
             raw[0] = raw[0].removeprefix(codec.bom)  # not text: small files leave it out too
     lines = [line.decode(codec.encoding, "replace") for line in raw]
-    result, cut = _page(lines, max_bytes, from_end=tail is not None)
+    page = _page(lines, max_bytes, from_end=tail is not None)
     return TextRead(
         path=shown,
-        content=_join(result, first or 0, line_numbers and first is not None),
+        content=_join(page.lines, first or 0, line_numbers and first is not None),
         start_line=None if first is None else first + 1,
-        end_line=None if first is None else first + len(result),
+        end_line=None if first is None else first + len(page.lines),
         total_lines=None,
-        truncated=cut or (count is None and more),
-        next_offset=None if first is None or not (cut or more) else first + len(result) + 1,
+        truncated=page.truncated or (count is None and more),
+        line_cut=page.line_cut,
+        next_offset=None
+        if first is None or not (page.truncated or more)
+        else first + len(page.lines) + 1,
         encoding=codec.name,
         eol="\n",
         size=size,
@@ -257,25 +261,34 @@ def _last_lines(file: BinaryIO, size: int, count: int, max_bytes: int) -> list[b
     return lines[-count:] if count else []
 
 
-def _page(lines: list[str], max_bytes: int, *, from_end: bool) -> tuple[list[str], bool]:
-    """Return the lines that fit in `max_bytes` (from the end for a tail), and if any did not.
+class _Page(NamedTuple):
+    """The lines of a read that fit its byte cap."""
+
+    lines: list[str]
+    truncated: bool  # lines were left out, or the one line shown was cut
+    line_cut: bool  # the one line shown is longer than the cap: only part of it is shown
+
+
+def _page(lines: list[str], max_bytes: int, *, from_end: bool) -> _Page:
+    """Return the lines that fit in `max_bytes` (from the end for a tail).
 
     A single line longer than the budget is cut to it (to its end, for a tail), so a read
     always makes progress.
     """
     if 4 * sum(map(len, lines)) <= max_bytes:  # a character is at most 4 bytes of UTF-8
-        return lines, False
+        return _Page(lines, truncated=False, line_cut=False)
     budget = max_bytes
     kept: list[str] = []
     for line in reversed(lines) if from_end else lines:
         cost = len(line.encode("utf-8"))
         if cost > budget:
-            if not kept:
+            line_cut = not kept
+            if line_cut:
                 kept.append(_cut(line, budget, from_end=from_end))
-            return (kept[::-1] if from_end else kept), True
+            return _Page(kept[::-1] if from_end else kept, truncated=True, line_cut=line_cut)
         kept.append(line)
         budget -= cost
-    return (kept[::-1] if from_end else kept), False
+    return _Page(kept[::-1] if from_end else kept, truncated=False, line_cut=False)
 
 
 def _cut(line: str, budget: int, *, from_end: bool) -> str:

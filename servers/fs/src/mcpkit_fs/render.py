@@ -112,12 +112,21 @@ def multiple_files(result: MultipleFiles) -> str:
 
 
 def text_read(result: TextRead) -> str:
-    """The text itself, then where to continue when lines were left out."""
-    if result["next_offset"] is None:
-        return result["content"]
+    """The text itself, then whether a line was cut and where to continue."""
+    notes: list[str] = []
+    if result["line_cut"]:
+        line = "The line" if result["start_line"] is None else f"Line {result['start_line']}"
+        notes.append(
+            f"[{line} is longer than max_bytes and is shown only in part:"
+            " a larger max_bytes reads it whole]"
+        )
     total = "" if result["total_lines"] is None else f" of {result['total_lines']}"
-    shown = f"up to line {result['end_line']}{total}"
-    return f"{result['content']}\n{_next_page(shown, result['next_offset'])}"
+    if result["next_offset"] is not None:
+        notes.append(_next_page(f"up to line {result['end_line']}{total}", result["next_offset"]))
+    elif result["truncated"] and not result["line_cut"]:  # a tail that lost its first lines
+        start = "" if result["start_line"] is None else f"from line {result['start_line']}{total}: "
+        notes.append(f"[{start}earlier lines did not fit in max_bytes]")
+    return "\n".join([result["content"], *notes]) if notes else result["content"]
 
 
 def file_info(result: FileInfo) -> str:

@@ -586,19 +586,9 @@ def _register_prompts(app: Server, access: Access) -> None:
             mime_type="text/plain" if mime == resources.UNKNOWN else mime,
             text=read["content"],
         )
-        ask = (
-            f"Review {shown}, focusing on {focus}. Point to lines, say why each finding"
-            " matters, and propose edits as edit_file calls."
-        )
-        if read["next_offset"] is not None:
-            total = "" if read["total_lines"] is None else f" of {read['total_lines']}"
-            ask += (
-                f" Only lines 1-{read['end_line']}{total} are shown above: read the rest with"
-                f" read_text_file from offset {read['next_offset']} before judging the whole."
-            )
         return [
             Message(role="user", content=EmbeddedResource(resource=text)),
-            Message(role="user", content=TextContent(text=ask)),
+            Message(role="user", content=TextContent(text=_review_ask(read, focus))),
         ]
 
     @app.prompt(title="Summarise a directory")
@@ -648,3 +638,20 @@ def _register_prompts(app: Server, access: Access) -> None:
             ctx: Context, value: str, arguments: Mapping[str, str]
         ) -> list[str]:
             return await _complete(ctx, access, value)
+
+
+def _review_ask(read: TextRead, focus: str) -> str:
+    """The review_file request: what to look for, and which part of the file is shown."""
+    ask = (
+        f"Review {read['path']}, focusing on {focus}. Point to lines, say why each finding"
+        " matters, and propose edits as edit_file calls."
+    )
+    if read["line_cut"]:
+        ask += " Line 1 is too long to show whole: only its start is above."
+    if read["next_offset"] is not None:
+        total = "" if read["total_lines"] is None else f" of {read['total_lines']}"
+        ask += (
+            f" Only lines 1-{read['end_line']}{total} are shown above: read the rest with"
+            f" read_text_file from offset {read['next_offset']} before judging the whole."
+        )
+    return ask
