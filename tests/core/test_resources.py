@@ -296,11 +296,16 @@ async def test_a_change_while_the_watcher_is_replaced_is_heard(tmp_path: Path) -
         task_group.cancel_scope.cancel()
 
 
-async def test_a_directory_deleted_and_made_again_is_watched_again(tmp_path: Path) -> None:
-    files = FileWatcher()
-    folder = tmp_path / "out"
-    folder.mkdir()
+@pytest.mark.parametrize("depth", [1, 3])
+async def test_a_directory_deleted_and_made_again_is_watched_again(
+    tmp_path: Path, depth: int
+) -> None:
+    # Depth 3: `rm -rf build && mkdir -p build/a/out`, the directory above gone too.
+    top = tmp_path / "build"
+    folder = top.joinpath(*["a", "out"][: depth - 1])
+    folder.mkdir(parents=True)
     (folder / "f.txt").write_text("1")
+    files = FileWatcher()
     calls = 0
     called = anyio.Event()
 
@@ -322,9 +327,9 @@ async def test_a_directory_deleted_and_made_again_is_watched_again(tmp_path: Pat
         task_group.start_soon(files.watch, [folder / "f.txt"], callback, in_place.set)
         with anyio.fail_after(5):
             await in_place.wait()
-        await next_call(lambda: shutil.rmtree(folder))
+        await next_call(lambda: shutil.rmtree(top))
         # Made again with the file at once: the new watch may come after the write.
-        await next_call(lambda: (folder.mkdir(), (folder / "f.txt").write_text("2")))
+        await next_call(lambda: (folder.mkdir(parents=True), (folder / "f.txt").write_text("2")))
         await anyio.sleep(0.5)  # the new watch is in place, and the burst told
         await next_call(lambda: (folder / "f.txt").write_text("3"))
         task_group.cancel_scope.cancel()

@@ -13,8 +13,10 @@ place and the old has delivered the burst it was gathering (a change at that mom
 told twice). A burst of changes (debounced by watchfiles) gives each callback one call.
 
 A watched directory that is deleted loses its watch for good, so the directory above it is
-watched too: when it comes back, a new watch takes it in, and the callbacks of the files
-in it are called once, as what changed there before could not be seen.
+watched too, and while it is missing, the nearest directory above it that exists: when it
+comes back (`rm -rf build && mkdir -p build/out` included), a new watch takes it in, and
+the callbacks of the files in it are called once, as what changed there before could not
+be seen.
 """
 
 import logging
@@ -39,7 +41,7 @@ RETIRE_AFTER = (DEBOUNCE_MS + 2 * STEP_MS) / 1000  # a replaced watch delivers w
 
 
 class _Watch(NamedTuple):
-    directories: frozenset[Path]  # where changes to `paths` show up, and the ones above
+    homes: frozenset[Path]  # the directories where changes to `paths` show up
     paths: frozenset[Path]
     callback: Callback
     in_place: Callable[[], None]
@@ -86,7 +88,7 @@ class FileWatcher:
         self._current: _Watcher | None = None  # the newest
         self._serving: _Watcher | None = None  # the one before, in place, until the newest is
         self._running: set[_Watcher] = set()  # all with a thread, to stop them at the end
-        self._remade: set[Path] = set()  # wanted directories added or deleted as a whole
+        self._remade: set[Path] = set()  # homes, or directories above them, added or deleted
 
     async def watch(
         self, paths: Iterable[Path], callback: Callback, in_place: Callable[[], None]
@@ -97,9 +99,8 @@ class FileWatcher:
         """
         key = object()
         absolute = _absolute(paths)
-        homes = {p if p.is_dir() else p.parent for p in absolute}
-        directories = frozenset(homes | {home.parent for home in homes})
-        self._watches[key] = _Watch(directories, absolute, callback, in_place)
+        homes = frozenset(p if p.is_dir() else p.parent for p in absolute)
+        self._watches[key] = _Watch(homes, absolute, callback, in_place)
         self._changed.set()
         try:
             await anyio.sleep_forever()
@@ -113,8 +114,10 @@ class FileWatcher:
             try:
                 while True:
                     self._changed = anyio.Event()
-                    directories = frozenset(d for d in self._wanted() if d.is_dir())
-                    back = directories & self._remade  # a watch on the old one sees nothing
+                    missing = self._missing_homes()  # before the directories: one may come
+                    directories = frozenset(self._wanted())
+                    # A watch on the old one sees nothing; files in it changed unseen.
+                    back = frozenset(d for d in self._remade if d.is_dir())
                     self._remade.clear()
                     previous = self._current
                     if previous is None or directories != previous.directories or back:
@@ -125,8 +128,7 @@ class FileWatcher:
                         if self._current is not None:
                             self._running.add(self._current)
                             task_group.start_soon(self._follow, self._current)
-                            if back:
-                                task_group.start_soon(self._catch_up, self._current, back)
+                            task_group.start_soon(self._settle, self._current, back, missing)
                     self._arrived()
                     await self._changed.wait()
             finally:
@@ -137,15 +139,38 @@ class FileWatcher:
 
     def _wanted(self) -> set[Path]:
         """Return the directories the watches want watched."""
-        return {d for w in self._watches.values() for d in w.directories}
+        return {d for w in self._watches.values() for d in _directories(w.homes)}
 
-    async def _catch_up(self, watcher: _Watcher, back: frozenset[Path]) -> None:
+    def _missing_homes(self) -> frozenset[Path]:
+        """Return the watches' homes that do not exist (as directories)."""
+        return frozenset(h for w in self._watches.values() for h in w.homes if not h.is_dir())
+
+    def _shapes_a_home(self, path: Path) -> bool:
+        """Whether `path` is a watch's home or a directory above one."""
+        return any(_at_or_above(path, h) for w in self._watches.values() for h in w.homes)
+
+    async def _settle(
+        self, watcher: _Watcher, back: frozenset[Path], missing: frozenset[Path]
+    ) -> None:
         """Once `watcher` is in place, call back the watches of directories made again.
 
         What changed in them between their return and the new watch could not be seen.
+        A home that was `missing` may have come back since, unseen: if `watcher` watches it,
+        it is called back too; if not, the directories now on its way are taken as made
+        again, for a new watcher.
         """
         await watcher.placed.wait()
-        await self._call({w.callback for w in list(self._watches.values()) if w.directories & back})
+        back |= missing & watcher.directories
+        unwatched = self._wanted() - watcher.directories
+        made = {d for d in unwatched if any(_at_or_above(d, home) for home in missing)}
+        if made:
+            self._remade |= made
+            self._changed.set()
+        watches = list(self._watches.values())
+        called = {
+            w.callback for w in watches if any(_at_or_above(d, h) for d in back for h in w.homes)
+        }
+        await self._call(called)
 
     async def _call(self, callbacks: set[Callback]) -> None:
         """Call each callback; one's failure is logged and does not stop the others."""
@@ -178,7 +203,7 @@ class FileWatcher:
             self._serving = None
         covered = current.directories if current is not None else frozenset[Path]()
         for watch in self._watches.values():
-            if {d for d in watch.directories if d.is_dir()} <= covered:
+            if _directories(watch.homes) <= covered:
                 watch.in_place()
 
     async def _follow(self, watcher: _Watcher) -> None:
@@ -198,7 +223,7 @@ class FileWatcher:
             while (changes := await anyio.to_thread.run_sync(next, bursts, None)) is not None:
                 touched = {Path(path) for _, path in changes}
                 remade = {Path(p) for change, p in changes if change != Change.modified}
-                if remade := remade & self._wanted():
+                if remade := {p for p in remade if self._shapes_a_home(p)}:
                     self._remade |= remade  # deleted, or made again: a new watch is needed
                     self._changed.set()
                 touched |= {path.parent for path in touched}
@@ -211,6 +236,26 @@ class FileWatcher:
         finally:
             bursts.close()
             self._running.discard(watcher)
+
+
+def _directories(homes: Iterable[Path]) -> set[Path]:
+    """Return the directories to watch for `homes`.
+
+    That is each home with the directory above it; while a home is missing, the nearest
+    directory above it that exists, where it will show up again.
+    """
+    directories: set[Path] = set()
+    for home in homes:
+        if home.is_dir():
+            directories |= {home, home.parent}
+        else:
+            directories.add(next(d for d in home.parents if d.is_dir()))
+    return directories
+
+
+def _at_or_above(path: Path, home: Path) -> bool:
+    """Whether `path` is `home` or a directory above it."""
+    return path == home or path in home.parents
 
 
 def _absolute(paths: Iterable[Path]) -> frozenset[Path]:
