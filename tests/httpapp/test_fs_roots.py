@@ -8,7 +8,7 @@ from typing import Any
 from httpapp.mcphttp import Served, call, read_lines_until, serving
 from mcpkit import Server
 from mcpkit_fs.globs import GlobSet
-from mcpkit_fs.sandbox import Policy, parse_directory
+from mcpkit_fs.policy import Policy, parse_directory
 from mcpkit_fs.server import build_server
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from mcpkit_fs.globs import GlobSet
-from mcpkit_fs.sandbox import Sandbox, parse_directory
+from mcpkit_fs.policy import parse_directory
+from mcpkit_fs.sandbox import Sandbox
 
 CANARY = "CANARY-outside-the-root"
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from mcpkit_fs import ops, walk
+from mcpkit_fs import reading, walk
 from mcpkit_fs.globs import BadGlob, Glob, deny_rules, parse_gitignore
 from mcpkit_fs.sandbox import AccessDenied, Sandbox
 from servers.fs.conftest import CANARY, Tree
@@ -86,6 +86,6 @@ def test_deny_rules_written_relative_match_at_any_depth(
     sandbox = Sandbox(tree.sandbox.directories, rules)
     for secret in (".ssh/id_rsa", "config/prod.json", "home/private/key", "sub/x.pem"):
         with pytest.raises(AccessDenied, match="deny rule"):
-            ops.read_text(sandbox, secret)
+            reading.read_text(sandbox, secret)
     found = walk.search_content(sandbox, ".", "CANARY", exclude=[])
     assert found["matches"] == []

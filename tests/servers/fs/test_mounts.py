@@ -10,7 +10,7 @@ import pytest
 
 from checked import connect
 from mcpkit.testing import Client
-from mcpkit_fs import mounts, ops
+from mcpkit_fs import mounts, reading
 from mcpkit_fs.models import TextRead
 from mcpkit_fs.mounts import is_local, read_mounts
 from servers.fs.conftest import Tree
@@ -82,14 +82,14 @@ def _mounted_as(tmp_path: Path, kind: str) -> str:
 
 
 class Hang:
-    """ops.read_text as on a hung network filesystem: off the loop, `hello.txt` waits."""
+    """reading.read_text as on a hung network filesystem: off the loop, `hello.txt` waits."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.loop_thread = threading.current_thread()
         self.entered, self.release = threading.Event(), threading.Event()
         self.threads: list[threading.Thread] = []
-        self._read_text = ops.read_text
-        monkeypatch.setattr(ops, "read_text", self.read_text)
+        self._read_text = reading.read_text
+        monkeypatch.setattr(reading, "read_text", self.read_text)
 
     def read_text(self, sandbox: Any, path: str, **options: Any) -> TextRead:
         self.threads.append(threading.current_thread())

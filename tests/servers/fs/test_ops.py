@@ -17,9 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit_fs import edits, finders, ops, render, resources, transfer, walk
+from mcpkit_fs import (
+    edits,
+    finders,
+    listing,
+    mime,
+    reading,
+    render,
+    resources,
+    transfer,
+    walk,
+    writing,
+)
 from mcpkit_fs.edits import Edit
-from mcpkit_fs.ops import MiB
+from mcpkit_fs.reading import MiB
 from mcpkit_fs.sandbox import FsError
 from servers.fs.conftest import Tree
 
@@ -33,7 +44,7 @@ def numbered(count: int) -> str:
 
 def test_read_whole_file(tree: Tree) -> None:
     (tree.root / "f.txt").write_text(numbered(3))
-    read = ops.read_text(tree.sandbox, "f.txt")
+    read = reading.read_text(tree.sandbox, "f.txt")
     assert read["content"] == numbered(3)
     assert (read["start_line"], read["end_line"], read["total_lines"]) == (1, 3, 3)
     assert not read["truncated"]
@@ -43,29 +54,29 @@ def test_read_whole_file(tree: Tree) -> None:
 
 def test_head_tail_offset_limit(tree: Tree) -> None:
     (tree.root / "f.txt").write_text(numbered(10))
-    head = ops.read_text(tree.sandbox, "f.txt", head=2)
+    head = reading.read_text(tree.sandbox, "f.txt", head=2)
     assert head["content"] == "line 1\nline 2\n"
     assert head["next_offset"] == 3
-    tail = ops.read_text(tree.sandbox, "f.txt", tail=2)
+    tail = reading.read_text(tree.sandbox, "f.txt", tail=2)
     assert tail["content"] == "line 9\nline 10\n"
     assert (tail["start_line"], tail["next_offset"]) == (9, None)
-    page = ops.read_text(tree.sandbox, "f.txt", offset=4, limit=3, line_numbers=True)
+    page = reading.read_text(tree.sandbox, "f.txt", offset=4, limit=3, line_numbers=True)
     assert page["content"] == "     4\tline 4\n     5\tline 5\n     6\tline 6\n"
     assert (page["start_line"], page["end_line"], page["next_offset"]) == (4, 6, 7)
     with pytest.raises(FsError, match="head or tail"):
-        ops.read_text(tree.sandbox, "f.txt", head=1, tail=1)
+        reading.read_text(tree.sandbox, "f.txt", head=1, tail=1)
 
 
 def test_byte_cap_truncates_with_a_continuation(tree: Tree) -> None:
     (tree.root / "f.txt").write_text(numbered(100))
-    first = ops.read_text(tree.sandbox, "f.txt", max_bytes=30)
+    first = reading.read_text(tree.sandbox, "f.txt", max_bytes=30)
     assert first["content"] == "line 1\nline 2\nline 3\nline 4\n"
     assert first["truncated"]
     assert first["next_offset"] == 5
-    rest = ops.read_text(tree.sandbox, "f.txt", offset=first["next_offset"], max_bytes=10_000)
+    rest = reading.read_text(tree.sandbox, "f.txt", offset=first["next_offset"], max_bytes=10_000)
     assert rest["content"] == numbered(100)[len(first["content"]) :]
     (tree.root / "long.txt").write_text("x" * 100)
-    cut = ops.read_text(tree.sandbox, "long.txt", max_bytes=10)
+    cut = reading.read_text(tree.sandbox, "long.txt", max_bytes=10)
     assert cut["content"] == "x" * 10
     assert (cut["truncated"], cut["line_cut"], cut["next_offset"]) == (True, True, None)
     assert not first["line_cut"]  # lines were left out, none was cut
@@ -73,24 +84,24 @@ def test_byte_cap_truncates_with_a_continuation(tree: Tree) -> None:
 
 def test_the_byte_cap_counts_bytes_and_a_tail_keeps_the_end(tree: Tree) -> None:
     (tree.root / "accents.txt").write_text("\u00e9" * 1000)  # two bytes each
-    cut = ops.read_text(tree.sandbox, "accents.txt", max_bytes=101)
+    cut = reading.read_text(tree.sandbox, "accents.txt", max_bytes=101)
     assert cut["content"] == "\u00e9" * 50  # the character cut in two is left out
     (tree.root / "long.txt").write_text("START" + "m" * 100 + "END\n")
-    assert ops.read_text(tree.sandbox, "long.txt", tail=1, max_bytes=4)["content"] == "END\n"
+    assert reading.read_text(tree.sandbox, "long.txt", tail=1, max_bytes=4)["content"] == "END\n"
 
 
 def test_a_huge_line_in_a_large_file_is_never_held_whole(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ops, "WHOLE_FILE_BYTES", 1024)
+    monkeypatch.setattr(reading, "WHOLE_FILE_BYTES", 1024)
     long_line = "START" + "m" * (4 * MiB) + "END\n"
     (tree.root / "head.txt").write_text(long_line + "last\n")
     (tree.root / "tail.txt").write_text("first\n" + long_line)
     tracemalloc.start()
     try:
-        head = ops.read_text(tree.sandbox, "head.txt", head=1, max_bytes=100)
-        second = ops.read_text(tree.sandbox, "head.txt", offset=2, max_bytes=100)
-        tail = ops.read_text(tree.sandbox, "tail.txt", tail=1, max_bytes=100)
+        head = reading.read_text(tree.sandbox, "head.txt", head=1, max_bytes=100)
+        second = reading.read_text(tree.sandbox, "head.txt", offset=2, max_bytes=100)
+        tail = reading.read_text(tree.sandbox, "tail.txt", tail=1, max_bytes=100)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -104,16 +115,16 @@ def test_a_huge_line_in_a_large_file_is_never_held_whole(
 
 
 def test_large_file_is_read_in_parts(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ops, "WHOLE_FILE_BYTES", 100)
+    monkeypatch.setattr(reading, "WHOLE_FILE_BYTES", 100)
     (tree.root / "big.log").write_text(numbered(1000))
-    head = ops.read_text(tree.sandbox, "big.log", head=2)
+    head = reading.read_text(tree.sandbox, "big.log", head=2)
     assert head["content"] == "line 1\nline 2\n"
     assert head["total_lines"] is None
     assert head["next_offset"] == 3
-    tail = ops.read_text(tree.sandbox, "big.log", tail=2)
+    tail = reading.read_text(tree.sandbox, "big.log", tail=2)
     assert tail["content"] == "line 999\nline 1000\n"
     assert tail["start_line"] is None
-    page = ops.read_text(tree.sandbox, "big.log", offset=500, max_bytes=20, line_numbers=True)
+    page = reading.read_text(tree.sandbox, "big.log", offset=500, max_bytes=20, line_numbers=True)
     assert page["content"].startswith("   500\tline 500\n")
     assert page["truncated"]
     lines = page["content"].count("\n")
@@ -135,39 +146,39 @@ def test_a_file_that_grows_after_its_fstat_is_read_on_up_to_the_cap(
 
     (tree.root / "f.txt").write_text(numbered(3))
     monkeypatch.setattr(os, "fstat", stale)
-    assert ops.read_text(tree.sandbox, "f.txt")["content"] == numbered(3)
-    assert ops.read_bytes(tree.sandbox, "f.txt", max_bytes=100)[0] == numbered(3).encode()
+    assert reading.read_text(tree.sandbox, "f.txt")["content"] == numbered(3)
+    assert reading.read_bytes(tree.sandbox, "f.txt", max_bytes=100)[0] == numbered(3).encode()
     with pytest.raises(FsError, match="larger than 10 bytes"):
-        ops.read_bytes(tree.sandbox, "f.txt", max_bytes=10)
-    monkeypatch.setattr(ops, "WHOLE_FILE_BYTES", 10)
+        reading.read_bytes(tree.sandbox, "f.txt", max_bytes=10)
+    monkeypatch.setattr(reading, "WHOLE_FILE_BYTES", 10)
     with pytest.raises(FsError, match="grew while being read"):
-        ops.read_text(tree.sandbox, "f.txt")
+        reading.read_text(tree.sandbox, "f.txt")
 
 
 def test_only_cr_and_lf_end_lines(tree: Tree) -> None:
     (tree.root / "f.txt").write_text("a\x0cb\nc\u2028d\n\ne", newline="")
-    read = ops.read_text(tree.sandbox, "f.txt", offset=2, limit=1)
+    read = reading.read_text(tree.sandbox, "f.txt", offset=2, limit=1)
     assert (read["content"], read["total_lines"]) == ("c\u2028d\n", 4)
     (tree.root / "mac.txt").write_text("one\rtwo\r", newline="")
-    assert ops.read_text(tree.sandbox, "mac.txt", tail=1)["content"] == "two\r"
+    assert reading.read_text(tree.sandbox, "mac.txt", tail=1)["content"] == "two\r"
 
 
 def test_encodings_are_detected(tree: Tree) -> None:
     (tree.root / "bom.txt").write_bytes(codecs.BOM_UTF8 + "é\n".encode())
     (tree.root / "u16.txt").write_bytes(codecs.BOM_UTF16_LE + "ü\r\n".encode("utf-16-le"))
     (tree.root / "latin.txt").write_bytes("café\n".encode("latin-1"))
-    assert ops.read_text(tree.sandbox, "bom.txt")["content"] == "é\n"
-    u16 = ops.read_text(tree.sandbox, "u16.txt")
+    assert reading.read_text(tree.sandbox, "bom.txt")["content"] == "é\n"
+    u16 = reading.read_text(tree.sandbox, "u16.txt")
     assert (u16["content"], u16["encoding"], u16["eol"]) == ("ü\r\n", "utf-16-le (BOM)", "\r\n")
-    latin = ops.read_text(tree.sandbox, "latin.txt")
+    latin = reading.read_text(tree.sandbox, "latin.txt")
     assert (latin["content"], latin["encoding"]) == ("café\n", "latin-1")
 
 
 def test_binary_files_point_to_read_media(tree: Tree) -> None:
     (tree.root / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     with pytest.raises(FsError, match="read_media_file"):
-        ops.read_text(tree.sandbox, "img.png")
-    media = ops.read_media(tree.sandbox, "img.png", max_bytes=100)
+        reading.read_text(tree.sandbox, "img.png")
+    media = reading.read_media(tree.sandbox, "img.png", max_bytes=100)
     assert media.mime_type == "image/png"
     assert media.data.startswith(b"\x89PNG")
 
@@ -203,16 +214,16 @@ def test_a_file_too_large_to_read_as_a_resource_is_known_by_size_and_times(
 
 
 def test_mime_from_content_then_name() -> None:
-    assert ops.guess_mime("x.bin", b"RIFF\0\0\0\0WAVEfmt ") == "audio/wav"
-    assert ops.guess_mime("notes.md", b"# hi") == "text/markdown"
-    assert ops.guess_mime("noext", b"") == "application/octet-stream"
+    assert mime.guess_mime("x.bin", b"RIFF\0\0\0\0WAVEfmt ") == "audio/wav"
+    assert mime.guess_mime("notes.md", b"# hi") == "text/markdown"
+    assert mime.guess_mime("noext", b"") == "application/octet-stream"
     # Not the machine's /etc/mime.types, where .ts is a Qt translation.
-    assert ops.guess_mime("main.ts", b"") == "application/octet-stream"
-    assert ops.guess_mime("conf.yml", b"") == "application/yaml"
+    assert mime.guess_mime("main.ts", b"") == "application/octet-stream"
+    assert mime.guess_mime("conf.yml", b"") == "application/yaml"
 
 
 def test_read_many_reports_errors_per_file(tree: Tree) -> None:
-    result = ops.read_many(
+    result = reading.read_many(
         tree.sandbox,
         ["hello.txt", "missing.txt", "../out/secret.txt"],
         max_bytes_per_file=100,
@@ -221,7 +232,7 @@ def test_read_many_reports_errors_per_file(tree: Tree) -> None:
     assert result["files"][0]["content"] == "hello\n"
     assert "does not exist" in (result["files"][1]["error"] or "")
     assert "outside" in (result["files"][2]["error"] or "")
-    capped = ops.read_many(
+    capped = reading.read_many(
         tree.sandbox, ["hello.txt", "hello.txt"], max_bytes_per_file=100, max_total_bytes=6
     )
     assert capped["files"][1]["error"] == "Not read: max_total_bytes was reached."
@@ -231,13 +242,13 @@ def test_read_many_reports_errors_per_file(tree: Tree) -> None:
 
 
 def test_write_modes(tree: Tree) -> None:
-    created = ops.write(tree.sandbox, "new.txt", "one\n", mode="create")
+    created = writing.write(tree.sandbox, "new.txt", "one\n", mode="create")
     assert created["created"]
     with pytest.raises(FsError, match="already exists"):
-        ops.write(tree.sandbox, "new.txt", "two\n", mode="create")
-    ops.write(tree.sandbox, "new.txt", "two\n", mode="append")
+        writing.write(tree.sandbox, "new.txt", "two\n", mode="create")
+    writing.write(tree.sandbox, "new.txt", "two\n", mode="append")
     assert (tree.root / "new.txt").read_text() == "one\ntwo\n"
-    replaced = ops.write(tree.sandbox, "new.txt", "three\n")
+    replaced = writing.write(tree.sandbox, "new.txt", "three\n")
     assert (tree.root / "new.txt").read_text() == "three\n"
     assert replaced["sha256"] == hashlib.sha256(b"three\n").hexdigest()
     assert not replaced["created"]
@@ -247,18 +258,18 @@ def test_text_the_file_cannot_hold_is_a_clear_error_that_writes_nothing(tree: Tr
     latin = tree.root / "latin.txt"
     latin.write_bytes("caf\u00e9\n".encode("latin-1"))
     with pytest.raises(FsError, match="latin-1 cannot hold '\u20ac'"):
-        ops.write(tree.sandbox, "latin.txt", "\u20ac\n", mode="append")
+        writing.write(tree.sandbox, "latin.txt", "\u20ac\n", mode="append")
     assert latin.read_bytes() == "caf\u00e9\n".encode("latin-1")
     with pytest.raises(FsError, match="utf-8 cannot hold"):
-        ops.write(tree.sandbox, "new.txt", "lone \ud800 surrogate")
+        writing.write(tree.sandbox, "new.txt", "lone \ud800 surrogate")
     assert not (tree.root / "new.txt").exists()
     late = tree.root / "late-latin.txt"  # ASCII for its first 8 KiB, Latin-1 after
     late.write_bytes(b"a" * 9000 + "\ncaf\u00e9\n".encode("latin-1"))
-    ops.write(tree.sandbox, "late-latin.txt", "n\u00e9\n", mode="append")
+    writing.write(tree.sandbox, "late-latin.txt", "n\u00e9\n", mode="append")
     assert late.read_bytes().endswith("caf\u00e9\nn\u00e9\n".encode("latin-1"))
     wide = tree.root / "wide.txt"
     wide.write_bytes(codecs.BOM_UTF16_LE + "a\n".encode("utf-16-le"))
-    appended = ops.write(tree.sandbox, "wide.txt", "b\n", mode="append")
+    appended = writing.write(tree.sandbox, "wide.txt", "b\n", mode="append")
     assert appended["bytes_written"] == 4  # in the file's UTF-16, not UTF-8's 2
     assert wide.read_bytes() == codecs.BOM_UTF16_LE + "a\nb\n".encode("utf-16-le")
 
@@ -266,7 +277,7 @@ def test_text_the_file_cannot_hold_is_a_clear_error_that_writes_nothing(tree: Tr
 def test_a_write_to_a_path_ending_in_a_slash_is_refused(tree: Tree) -> None:
     for path in ("newdir/", "newdir/.", "sub/newdir/.."):
         with pytest.raises(FsError, match="give a file path"):
-            ops.write(tree.sandbox, path, "x")
+            writing.write(tree.sandbox, path, "x")
     assert not (tree.root / "newdir").exists()
 
 
@@ -274,35 +285,35 @@ def test_write_keeps_permissions_and_leaves_no_temporary_file(tree: Tree) -> Non
     script = tree.root / "run.sh"
     script.write_text("old")
     script.chmod(0o750)
-    ops.write(tree.sandbox, "run.sh", "new")
+    writing.write(tree.sandbox, "run.sh", "new")
     assert script.stat().st_mode & 0o777 == 0o750
     assert sorted(p.name for p in tree.root.iterdir()) == ["hello.txt", "run.sh", "sub"]
 
 
 def test_expected_sha256_guards_concurrent_changes(tree: Tree) -> None:
-    digest = ops.read_text(tree.sandbox, "hello.txt")["sha256"]
+    digest = reading.read_text(tree.sandbox, "hello.txt")["sha256"]
     assert digest is not None
     (tree.root / "hello.txt").write_text("changed by someone else\n")
     with pytest.raises(FsError, match="changed since it was read"):
-        ops.write(tree.sandbox, "hello.txt", "mine", expected_sha256=digest)
+        writing.write(tree.sandbox, "hello.txt", "mine", expected_sha256=digest)
     assert (tree.root / "hello.txt").read_text() == "changed by someone else\n"
     fresh = hashlib.sha256(b"changed by someone else\n").hexdigest()
-    ops.write(tree.sandbox, "hello.txt", "mine", expected_sha256=fresh)
+    writing.write(tree.sandbox, "hello.txt", "mine", expected_sha256=fresh)
     assert (tree.root / "hello.txt").read_text() == "mine"
 
 
 def test_write_creates_parents_only_when_asked(tree: Tree) -> None:
     with pytest.raises(FsError, match="does not exist"):
-        ops.write(tree.sandbox, "a/b/c.txt", "x")
-    ops.write(tree.sandbox, "a/b/c.txt", "x", create_parents=True)
+        writing.write(tree.sandbox, "a/b/c.txt", "x")
+    writing.write(tree.sandbox, "a/b/c.txt", "x", create_parents=True)
     assert (tree.root / "a" / "b" / "c.txt").read_text() == "x"
 
 
 def test_create_directory(tree: Tree) -> None:
-    assert ops.create_directory(tree.sandbox, "x/y/z")["created"]
-    assert not ops.create_directory(tree.sandbox, "x/y/z")["created"]
+    assert writing.create_directory(tree.sandbox, "x/y/z")["created"]
+    assert not writing.create_directory(tree.sandbox, "x/y/z")["created"]
     with pytest.raises(FsError, match="not a directory"):
-        ops.create_directory(tree.sandbox, "hello.txt")
+        writing.create_directory(tree.sandbox, "hello.txt")
 
 
 # Editing ------------------------------------------------------------------------------------
@@ -311,9 +322,9 @@ def test_create_directory(tree: Tree) -> None:
 def test_edit_must_match_once(tree: Tree) -> None:
     (tree.root / "f.py").write_text("a = 1\nb = 1\nc = 2\n")
     with pytest.raises(FsError, match=r"occurs 2 times \(at lines 1, 2\)"):
-        ops.edit(tree.sandbox, "f.py", [Edit("= 1", "= 3")])
+        writing.edit(tree.sandbox, "f.py", [Edit("= 1", "= 3")])
     assert (tree.root / "f.py").read_text() == "a = 1\nb = 1\nc = 2\n"
-    done = ops.edit(tree.sandbox, "f.py", [Edit("= 1", "= 3", replace_all=True)])
+    done = writing.edit(tree.sandbox, "f.py", [Edit("= 1", "= 3", replace_all=True)])
     assert done["replacements"] == 2
     assert (tree.root / "f.py").read_text() == "a = 3\nb = 3\nc = 2\n"
     assert "-a = 1\n-b = 1\n+a = 3\n+b = 3\n" in done["diff"]
@@ -322,7 +333,7 @@ def test_edit_must_match_once(tree: Tree) -> None:
 def test_overlapping_occurrences_count(tree: Tree) -> None:
     (tree.root / "f.txt").write_text("end\nend\nend\n")
     with pytest.raises(FsError, match=r"occurs 2 times \(at lines 1, 2\)"):
-        ops.edit(tree.sandbox, "f.txt", [Edit("end\nend", "X")])
+        writing.edit(tree.sandbox, "f.txt", [Edit("end\nend", "X")])
     assert (tree.root / "f.txt").read_text() == "end\nend\nend\n"
 
 
@@ -330,40 +341,40 @@ def test_whitespace_alone_is_never_found_by_the_fallback(tree: Tree) -> None:
     (tree.root / "f.txt").write_text("a\nb\n")
     for old in ("   ", "\t\n  \n"):
         with pytest.raises(FsError, match="only whitespace and does not occur exactly so"):
-            ops.edit(tree.sandbox, "f.txt", [Edit(old, "ZZZ")])
+            writing.edit(tree.sandbox, "f.txt", [Edit(old, "ZZZ")])
     assert (tree.root / "f.txt").read_text() == "a\nb\n"
 
 
 def test_edit_changes_no_other_line_ending(tree: Tree) -> None:
     path = tree.root / "mixed.txt"
     path.write_bytes(b"a\r\nb\r\nc\nd\r\ne\rf")
-    ops.edit(tree.sandbox, "mixed.txt", [Edit("a", "A")])
+    writing.edit(tree.sandbox, "mixed.txt", [Edit("a", "A")])
     assert path.read_bytes() == b"A\r\nb\r\nc\nd\r\ne\rf"
-    ops.edit(tree.sandbox, "mixed.txt", [Edit("c\nd", "C\nnew\nD")])  # across two endings
+    writing.edit(tree.sandbox, "mixed.txt", [Edit("c\nd", "C\nnew\nD")])  # across two endings
     assert path.read_bytes() == b"A\r\nb\r\nC\r\nnew\r\nD\r\ne\rf"
-    ops.edit(tree.sandbox, "mixed.txt", [Edit("e\nf", "E\nF")])  # a CR line, then no ending
+    writing.edit(tree.sandbox, "mixed.txt", [Edit("e\nf", "E\nF")])  # a CR line, then no ending
     assert path.read_bytes() == b"A\r\nb\r\nC\r\nnew\r\nD\r\nE\r\nF"
     lf = tree.root / "mostly-lf.txt"
     lf.write_bytes(b"one\ntwo\r\nthree\n")
-    ops.edit(tree.sandbox, "mostly-lf.txt", [Edit("three", "3")])
+    writing.edit(tree.sandbox, "mostly-lf.txt", [Edit("three", "3")])
     assert lf.read_bytes() == b"one\ntwo\r\n3\n"
     mac = tree.root / "mac.txt"
     mac.write_bytes(b"one\rtwo\r")
-    ops.edit(tree.sandbox, "mac.txt", [Edit("one\ntwo", "1\n2")])  # CR files edit across lines
+    writing.edit(tree.sandbox, "mac.txt", [Edit("one\ntwo", "1\n2")])  # CR files edit across lines
     assert mac.read_bytes() == b"1\r2\r"
 
 
 def test_edit_reports_the_near_miss(tree: Tree) -> None:
     (tree.root / "f.py").write_text("def f():\n    return compute(1, 2)\n")
     with pytest.raises(FsError) as caught:
-        ops.edit(tree.sandbox, "f.py", [Edit("return compute(1, 3)", "return 0")])
+        writing.edit(tree.sandbox, "f.py", [Edit("return compute(1, 3)", "return 0")])
     message = str(caught.value)
     assert "lines 2-2" in message
     assert "% similar" in message
     assert "    return compute(1, 2)" in message
     assert "Nothing was changed" in message
     with pytest.raises(FsError, match="Nothing similar"):
-        ops.edit(tree.sandbox, "f.py", [Edit("zzzzzzzzzzzzzzzz", "y")])
+        writing.edit(tree.sandbox, "f.py", [Edit("zzzzzzzzzzzzzzzz", "y")])
 
 
 def test_an_edit_never_merges_a_cr_line_with_an_empty_lf_line(tree: Tree) -> None:
@@ -374,7 +385,7 @@ def test_an_edit_never_merges_a_cr_line_with_an_empty_lf_line(tree: Tree) -> Non
     ]:
         path = tree.root / "cr.txt"
         path.write_bytes(before)
-        ops.edit(tree.sandbox, "cr.txt", [edit])
+        writing.edit(tree.sandbox, "cr.txt", [edit])
         assert path.read_bytes() == after
         lines = len(before.decode().splitlines()) - edit.old.count("\n") + edit.new.count("\n")
         assert len(after.decode().splitlines()) == lines  # no line merged into another
@@ -384,10 +395,12 @@ def test_edits_far_apart_in_a_file_of_mixed_endings(tree: Tree) -> None:
     lines = [f"line {n};" + ("\n" if n % 3 else "\r\n") for n in range(300)]
     path = tree.root / "mixed.txt"
     path.write_bytes("".join(lines).encode())
-    ops.edit(tree.sandbox, "mixed.txt", [Edit("line 10;", "ten"), Edit("line 290;", "290")])
+    writing.edit(tree.sandbox, "mixed.txt", [Edit("line 10;", "ten"), Edit("line 290;", "290")])
     expected = [*lines[:10], "ten\n", *lines[11:290], "290\n", *lines[291:]]
     assert path.read_bytes() == "".join(expected).encode()  # "\n" is the usual ending here
-    ops.edit(tree.sandbox, "mixed.txt", [Edit(path.read_bytes().decode(), "", replace_all=True)])
+    writing.edit(
+        tree.sandbox, "mixed.txt", [Edit(path.read_bytes().decode(), "", replace_all=True)]
+    )
     assert path.read_bytes() == b""
 
 
@@ -396,45 +409,45 @@ def test_the_near_miss_search_is_bounded(tree: Tree, monkeypatch: pytest.MonkeyP
     lines = [f"line {n}" for n in range(10_000)]
     (tree.root / "big.txt").write_text("\n".join([*lines, "return compute(1, 2)", ""]))
     with pytest.raises(FsError, match="Nothing similar"):  # no time to look at all
-        ops.edit(tree.sandbox, "big.txt", [Edit("return compute(1, 3)", "x")])
+        writing.edit(tree.sandbox, "big.txt", [Edit("return compute(1, 3)", "x")])
     monkeypatch.setattr(edits, "NEAR_MISS_SECONDS", 60.0)
     with pytest.raises(FsError, match="lines 10001-10001"):
-        ops.edit(tree.sandbox, "big.txt", [Edit("return compute(1, 3)", "x")])
+        writing.edit(tree.sandbox, "big.txt", [Edit("return compute(1, 3)", "x")])
 
 
 def test_edit_whitespace_fallback_reindents(tree: Tree) -> None:
     (tree.root / "f.py").write_text("if x:\n        call(a)\n        done()\n")
-    ops.edit(tree.sandbox, "f.py", [Edit("call(a)\ndone()", "call(b)\n    nested()")])
+    writing.edit(tree.sandbox, "f.py", [Edit("call(a)\ndone()", "call(b)\n    nested()")])
     assert (tree.root / "f.py").read_text() == "if x:\n        call(b)\n            nested()\n"
 
 
 def test_edit_keeps_crlf_bom_and_encoding(tree: Tree) -> None:
     path = tree.root / "win.txt"
     path.write_bytes(codecs.BOM_UTF8 + b"one\r\ntwo\r\nthree\r\n")
-    ops.edit(tree.sandbox, "win.txt", [Edit("two\nthree", "2\n3")])
+    writing.edit(tree.sandbox, "win.txt", [Edit("two\nthree", "2\n3")])
     assert path.read_bytes() == codecs.BOM_UTF8 + b"one\r\n2\r\n3\r\n"
     latin = tree.root / "latin.txt"
     latin.write_bytes("café = 1\n".encode("latin-1"))
-    ops.edit(tree.sandbox, "latin.txt", [Edit("1", "2")])
+    writing.edit(tree.sandbox, "latin.txt", [Edit("1", "2")])
     assert latin.read_bytes() == "café = 2\n".encode("latin-1")
     with pytest.raises(FsError, match="cannot hold"):
-        ops.edit(tree.sandbox, "latin.txt", [Edit("2", "€")])
+        writing.edit(tree.sandbox, "latin.txt", [Edit("2", "€")])
 
 
 def test_edit_replacement_is_literal(tree: Tree) -> None:
     (tree.root / "f.txt").write_text("price\n")
-    ops.edit(tree.sandbox, "f.txt", [Edit("price", r"$& \1 $1")])
+    writing.edit(tree.sandbox, "f.txt", [Edit("price", r"$& \1 $1")])
     assert (tree.root / "f.txt").read_text() == "$& \\1 $1\n"
 
 
 def test_edit_dry_run_and_sequence(tree: Tree) -> None:
     (tree.root / "f.txt").write_text("a\nb\n")
-    dry = ops.edit(tree.sandbox, "f.txt", [Edit("a", "x"), Edit("x\nb", "y")], dry_run=True)
+    dry = writing.edit(tree.sandbox, "f.txt", [Edit("a", "x"), Edit("x\nb", "y")], dry_run=True)
     assert not dry["applied"]
     assert dry["diff"].endswith("-a\n-b\n+y\n")
     assert (tree.root / "f.txt").read_text() == "a\nb\n"
     with pytest.raises(FsError, match="Edit 2: oldText was not found"):
-        ops.edit(tree.sandbox, "f.txt", [Edit("a", "x"), Edit("a", "y")])
+        writing.edit(tree.sandbox, "f.txt", [Edit("a", "x"), Edit("a", "y")])
     assert (tree.root / "f.txt").read_text() == "a\nb\n"
 
 
@@ -444,13 +457,13 @@ def test_edit_dry_run_and_sequence(tree: Tree) -> None:
 def test_list_directory_pages_and_sizes(tree: Tree) -> None:
     for name, size in (("a.bin", 5), ("b.bin", 50), ("c.bin", 1)):
         (tree.root / name).write_bytes(b"x" * size)
-    page = ops.list_directory(tree.sandbox, ".", limit=2)
+    page = listing.list_directory(tree.sandbox, ".", limit=2)
     assert [e["name"] for e in page["entries"]] == ["a.bin", "b.bin"]
     assert (page["total_entries"], page["truncated"], page["next_offset"]) == (5, True, 2)
-    rest = ops.list_directory(tree.sandbox, ".", offset=2)
+    rest = listing.list_directory(tree.sandbox, ".", offset=2)
     assert [e["name"] for e in rest["entries"]] == ["c.bin", "hello.txt", "sub"]
     assert rest["entries"][2]["type"] == "directory"
-    sized = ops.list_directory_with_sizes(tree.sandbox, ".", sort_by="size")
+    sized = listing.list_directory_with_sizes(tree.sandbox, ".", sort_by="size")
     assert [(e["name"], e["size"]) for e in sized["entries"]] == [
         ("b.bin", 50),
         ("hello.txt", 6),
@@ -464,7 +477,7 @@ def test_list_directory_pages_and_sizes(tree: Tree) -> None:
 
 def test_file_info(tree: Tree) -> None:
     (tree.root / "link").symlink_to("hello.txt")
-    info = ops.file_info(tree.sandbox, "hello.txt", with_hash=True)
+    info = listing.file_info(tree.sandbox, "hello.txt", with_hash=True)
     assert (info["size"], info["isFile"], info["isDirectory"], info["type"]) == (
         6,
         True,
@@ -473,44 +486,44 @@ def test_file_info(tree: Tree) -> None:
     )
     assert info["mime_type"] == "text/plain"
     assert info["sha256"] == hashlib.sha256(b"hello\n").hexdigest()
-    link = ops.file_info(tree.sandbox, "link")
+    link = listing.file_info(tree.sandbox, "link")
     assert (link["type"], link["symlink_target"]) == ("symlink", f"{tree.root}/hello.txt")
     (tree.root / "out").symlink_to(tree.out / "secret.txt")
-    outside = ops.file_info(tree.sandbox, "out")
+    outside = listing.file_info(tree.sandbox, "out")
     assert outside["symlink_target"] == "(outside the allowed directories, or missing)"
 
 
 def test_work_on_the_loop_stays_small(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ops, "LOOP_FILE_BYTES", 6)
-    monkeypatch.setattr(ops, "LOOP_ENTRIES", 2)
-    assert ops.read_text(tree.sandbox, "hello.txt", on_loop=True)["content"] == "hello\n"
+    monkeypatch.setattr(reading, "LOOP_FILE_BYTES", 6)
+    monkeypatch.setattr(listing, "LOOP_ENTRIES", 2)
+    assert reading.read_text(tree.sandbox, "hello.txt", on_loop=True)["content"] == "hello\n"
     (tree.root / "big.txt").write_text("hello!\n")
     for read in (
-        lambda: ops.read_text(tree.sandbox, "big.txt", on_loop=True),
-        lambda: ops.read_media(tree.sandbox, "big.txt", max_bytes=100, on_loop=True),
-        lambda: ops.list_directory(tree.sandbox, ".", on_loop=True),
-        lambda: ops.list_directory_with_sizes(tree.sandbox, ".", on_loop=True),
-        lambda: ops.file_info(tree.sandbox, "hello.txt", with_hash=True, on_loop=True),
+        lambda: reading.read_text(tree.sandbox, "big.txt", on_loop=True),
+        lambda: reading.read_media(tree.sandbox, "big.txt", max_bytes=100, on_loop=True),
+        lambda: listing.list_directory(tree.sandbox, ".", on_loop=True),
+        lambda: listing.list_directory_with_sizes(tree.sandbox, ".", on_loop=True),
+        lambda: listing.file_info(tree.sandbox, "hello.txt", with_hash=True, on_loop=True),
     ):
-        with pytest.raises(ops.TooLarge):
+        with pytest.raises(reading.TooLarge):
             read()
-    listing = ops.list_directory(tree.sandbox, "sub", on_loop=True)
-    assert [e["name"] for e in listing["entries"]] == ["inner.txt"]
-    assert ops.read_text(tree.sandbox, "big.txt")["content"] == "hello!\n"
+    listed = listing.list_directory(tree.sandbox, "sub", on_loop=True)
+    assert [e["name"] for e in listed["entries"]] == ["inner.txt"]
+    assert reading.read_text(tree.sandbox, "big.txt")["content"] == "hello!\n"
 
 
 def test_compare_files(tree: Tree) -> None:
     (tree.root / "a.txt").write_text("one\ntwo\n")
     (tree.root / "b.txt").write_text("one\n2\n")
-    result = ops.compare(tree.sandbox, "a.txt", "b.txt")
+    result = reading.compare(tree.sandbox, "a.txt", "b.txt")
     assert not result["identical"]
     assert "-two\n+2\n" in result["diff"]
-    assert ops.compare(tree.sandbox, "a.txt", "a.txt")["identical"]
+    assert reading.compare(tree.sandbox, "a.txt", "a.txt")["identical"]
 
 
 def test_allowed_directories(tree: Tree) -> None:
     sandbox = tree.sandbox_with(str(tree.root), f"{tree.out}:ro")
-    found = ops.allowed_directories(sandbox)["directories"]
+    found = listing.allowed_directories(sandbox)["directories"]
     assert [(d["path"], d["read_only"]) for d in found] == [
         (str(tree.root), False),
         (str(tree.out), True),
@@ -640,7 +653,7 @@ def test_copies_and_writes_keep_permissions_but_never_setuid(tree: Tree) -> None
     tool.chmod(0o4755)
     transfer.copy(tree.sandbox, "tool", "tool-copy")
     assert stat.S_IMODE((tree.root / "tool-copy").stat().st_mode) == 0o755
-    ops.write(tree.sandbox, "tool", "#!/bin/sh\necho changed\n")
+    writing.write(tree.sandbox, "tool", "#!/bin/sh\necho changed\n")
     assert stat.S_IMODE(tool.stat().st_mode) == 0o755  # as the kernel does on a write
 
 
@@ -655,7 +668,7 @@ def test_moves_and_copies_say_what_is_wrong(tree: Tree, other_device: Path) -> N
         transfer.move(tree.sandbox, "file.txt", "same.txt", overwrite=True)
     assert (tree.root / "file.txt").exists()  # rename(2) would have done nothing, silently
     with pytest.raises(FsError, match="not a SHA-256"):
-        ops.write(tree.sandbox, "file.txt", "x", expected_sha256="nothex")
+        writing.write(tree.sandbox, "file.txt", "x", expected_sha256="nothex")
     (tree.root / "link").symlink_to("file.txt")
     (other_device / "link").write_text("in the way")
     both = tree.sandbox_with(str(tree.root), str(other_device))
@@ -668,7 +681,7 @@ def test_moves_and_copies_say_what_is_wrong(tree: Tree, other_device: Path) -> N
 def test_compare_files_that_differ_only_in_how_they_are_stored(tree: Tree) -> None:
     (tree.root / "lf.txt").write_bytes(b"a\nb\n")
     (tree.root / "crlf.txt").write_bytes(b"a\r\nb\r\n")
-    result = ops.compare(tree.sandbox, "lf.txt", "crlf.txt")
+    result = reading.compare(tree.sandbox, "lf.txt", "crlf.txt")
     assert (result["identical"], result["diff"]) == (False, "")
     assert "hold the same lines, stored differently" in render.comparison(result)
 
@@ -676,9 +689,9 @@ def test_compare_files_that_differ_only_in_how_they_are_stored(tree: Tree) -> No
 def test_a_large_file_with_a_bom_reads_without_it(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ops, "WHOLE_FILE_BYTES", 100)
+    monkeypatch.setattr(reading, "WHOLE_FILE_BYTES", 100)
     (tree.root / "bom.txt").write_bytes(codecs.BOM_UTF8 + b"first\n" + b"x\n" * 100)
-    assert ops.read_text(tree.sandbox, "bom.txt", head=1)["content"] == "first\n"
+    assert reading.read_text(tree.sandbox, "bom.txt", head=1)["content"] == "first\n"
 
 
 def test_trees_nested_too_deeply_are_clear_errors(tree: Tree) -> None:

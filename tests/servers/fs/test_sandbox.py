@@ -16,25 +16,16 @@ from pathlib import Path
 import pytest
 
 from mcpkit import ToolError
-from mcpkit_fs import ops, transfer, walk
+from mcpkit_fs import listing, reading, transfer, walk, writing
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.globs import GlobSet
-from mcpkit_fs.sandbox import (
-    AccessDenied,
-    AllowedDir,
-    FsError,
-    Policy,
-    Sandbox,
-    open_file,
-    parse_directory,
-    resolve_directory,
-    root_path,
-)
+from mcpkit_fs.policy import AllowedDir, Policy, parse_directory, resolve_directory, root_path
+from mcpkit_fs.sandbox import AccessDenied, FsError, Sandbox, open_file
 from servers.fs.conftest import CANARY, Tree
 
 
 def read(sandbox: Sandbox, path: str) -> str:
-    return ops.read_text(sandbox, path)["content"]
+    return reading.read_text(sandbox, path)["content"]
 
 
 def test_errors_are_tool_errors() -> None:
@@ -149,29 +140,29 @@ def test_symlink_loop_is_an_error(tree: Tree) -> None:
 def test_dangling_link_is_never_written_through(tree: Tree) -> None:
     (tree.root / "new").symlink_to(tree.out / "created.txt")
     with pytest.raises(FsError, match="symbolic link"):
-        ops.write(tree.sandbox, "new", "data")
+        writing.write(tree.sandbox, "new", "data")
     with pytest.raises(FsError):
-        ops.write(tree.sandbox, "new", "data", mode="append")
+        writing.write(tree.sandbox, "new", "data", mode="append")
     assert not (tree.out / "created.txt").exists()
 
 
 def test_write_through_a_directory_link_to_outside_is_denied(tree: Tree) -> None:
     (tree.root / "d").symlink_to(tree.out)
     with pytest.raises(AccessDenied):
-        ops.write(tree.sandbox, "d/planted.txt", "x")
+        writing.write(tree.sandbox, "d/planted.txt", "x")
     with pytest.raises(AccessDenied):
-        ops.create_directory(tree.sandbox, "d/newdir")
+        writing.create_directory(tree.sandbox, "d/newdir")
     assert sorted(p.name for p in tree.out.iterdir()) == ["secret.txt"]
 
 
 def test_write_replaces_a_link_target_file_inside_never_outside(tree: Tree) -> None:
     (tree.root / "hl").hardlink_to(tree.out / "secret.txt")
     # An atomic replace gives the name a new inode: the outside file keeps its content.
-    ops.write(tree.sandbox, "hl", "replaced")
+    writing.write(tree.sandbox, "hl", "replaced")
     assert (tree.out / "secret.txt").read_text() == CANARY
     (tree.root / "hl2").hardlink_to(tree.out / "secret.txt")
     with pytest.raises(FsError, match="hard links"):
-        ops.write(tree.sandbox, "hl2", "appended", mode="append")
+        writing.write(tree.sandbox, "hl2", "appended", mode="append")
     assert (tree.out / "secret.txt").read_text() == CANARY
 
 
@@ -180,7 +171,7 @@ def test_fifo_is_refused_without_blocking(tree: Tree) -> None:
     with pytest.raises(FsError, match="not a regular file"):
         read(tree.sandbox, "fifo")
     with pytest.raises(FsError, match="not a regular file"):
-        ops.read_media(tree.sandbox, "fifo", max_bytes=10)
+        reading.read_media(tree.sandbox, "fifo", max_bytes=10)
 
 
 def test_socket_is_refused(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -203,7 +194,7 @@ def test_device_link_is_refused(tree: Tree) -> None:
 def test_size_cap_is_enforced_by_bytes_read(tree: Tree) -> None:
     (tree.root / "big.bin").write_bytes(b"\x89PNG" + b"x" * 2000)
     with pytest.raises(FsError, match="larger than 1000 bytes"):
-        ops.read_media(tree.sandbox, "big.bin", max_bytes=1000)
+        reading.read_media(tree.sandbox, "big.bin", max_bytes=1000)
 
 
 def test_search_patterns_cannot_escape(tree: Tree) -> None:
@@ -232,8 +223,8 @@ def test_deny_globs(tree: Tree) -> None:
     for path in (".ssh/id_rsa", ".env", "alias/id_rsa", "sub/../.env"):
         with pytest.raises(AccessDenied, match="deny rule"):
             read(sandbox, path)
-    listing = ops.list_directory(sandbox, ".")
-    assert ".env" not in [e["name"] for e in listing["entries"]]
+    listed = listing.list_directory(sandbox, ".")
+    assert ".env" not in [e["name"] for e in listed["entries"]]
     found = walk.search_content(sandbox, ".", "CANARY", exclude=[])
     assert found["matches"] == []
     with pytest.raises(AccessDenied, match="denied"):
@@ -258,10 +249,10 @@ def test_read_only_directory(tree: Tree) -> None:
     sandbox = tree.sandbox_with(f"{tree.root}:ro")
     assert read(sandbox, "hello.txt") == "hello\n"
     attempts = [
-        lambda: ops.write(sandbox, "hello.txt", "x"),
-        lambda: ops.write(sandbox, "new/x.txt", "x", create_parents=True),
-        lambda: ops.edit(sandbox, "hello.txt", [Edit("hello", "bye")]),
-        lambda: ops.create_directory(sandbox, "newdir/deeper"),
+        lambda: writing.write(sandbox, "hello.txt", "x"),
+        lambda: writing.write(sandbox, "new/x.txt", "x", create_parents=True),
+        lambda: writing.edit(sandbox, "hello.txt", [Edit("hello", "bye")]),
+        lambda: writing.create_directory(sandbox, "newdir/deeper"),
         lambda: transfer.delete(sandbox, "hello.txt"),
         lambda: transfer.move(sandbox, "hello.txt", "moved.txt"),
         lambda: transfer.copy(sandbox, "hello.txt", "copied.txt"),
@@ -270,7 +261,9 @@ def test_read_only_directory(tree: Tree) -> None:
         with pytest.raises(AccessDenied, match="read-only"):
             attempt()
     assert sorted(p.name for p in tree.root.iterdir()) == ["hello.txt", "sub"]
-    assert ops.edit(sandbox, "hello.txt", [Edit("hello", "bye")], dry_run=True)["applied"] is False
+    assert (
+        writing.edit(sandbox, "hello.txt", [Edit("hello", "bye")], dry_run=True)["applied"] is False
+    )
 
 
 def test_allowed_roots_are_never_deleted_or_moved(tree: Tree) -> None:
@@ -296,10 +289,10 @@ def test_a_nested_read_only_directory_holds_whatever_the_way_in(tree: Tree) -> N
     for way_in in ("sub", "sublink", "here/sub", "abs", "here/here/sublink"):
         assert read(sandbox, f"{way_in}/inner.txt") == "inner\n"
         attempts = [
-            lambda w=way_in: ops.write(sandbox, f"{w}/inner.txt", "pwned"),
-            lambda w=way_in: ops.write(sandbox, f"{w}/new/x.txt", "x", create_parents=True),
-            lambda w=way_in: ops.edit(sandbox, f"{w}/inner.txt", [Edit("inner", "pwned")]),
-            lambda w=way_in: ops.create_directory(sandbox, f"{w}/newdir"),
+            lambda w=way_in: writing.write(sandbox, f"{w}/inner.txt", "pwned"),
+            lambda w=way_in: writing.write(sandbox, f"{w}/new/x.txt", "x", create_parents=True),
+            lambda w=way_in: writing.edit(sandbox, f"{w}/inner.txt", [Edit("inner", "pwned")]),
+            lambda w=way_in: writing.create_directory(sandbox, f"{w}/newdir"),
             lambda w=way_in: transfer.delete(sandbox, f"{w}/inner.txt"),
             lambda w=way_in: transfer.move(sandbox, "hello.txt", f"{w}/moved.txt"),
         ]
@@ -311,22 +304,23 @@ def test_a_nested_read_only_directory_holds_whatever_the_way_in(tree: Tree) -> N
             transfer.delete(sandbox, way_to_sub, recursive=True)
     assert sorted(p.name for p in (tree.root / "sub").iterdir()) == ["inner.txt"]
     assert (tree.root / "sub" / "inner.txt").read_text() == "inner\n"
-    ops.write(sandbox, "here/hello.txt", "still writable\n")  # ROOT's own rules in ROOT
+    writing.write(sandbox, "here/hello.txt", "still writable\n")  # ROOT's own rules in ROOT
     assert read(sandbox, "hello.txt") == "still writable\n"
 
 
 _BIND_MOUNTED_WRITE = """
 import sys
-from mcpkit_fs import ops
+from mcpkit_fs import writing
 from mcpkit_fs.globs import GlobSet
-from mcpkit_fs.sandbox import AccessDenied, Sandbox, parse_directory
+from mcpkit_fs.policy import parse_directory
+from mcpkit_fs.sandbox import AccessDenied, Sandbox
 root, alias = sys.argv[1:]
 sandbox = Sandbox(
     [parse_directory(root, read_only=False), parse_directory(root + "/sub:ro", read_only=False)],
     GlobSet(()),
 )
 try:
-    ops.write(sandbox, alias + "/pwned.txt", "x")
+    writing.write(sandbox, alias + "/pwned.txt", "x")
 except AccessDenied as exc:
     print(exc)
 """
@@ -358,10 +352,12 @@ def test_a_root_takes_the_mode_of_the_innermost_directory_and_appears_once(tree:
     allowed = policy.allowed(roots)
     assert [(d.path, d.read_only) for d in allowed] == [(str(tree.root), True), (str(inner), False)]
     sandbox = Sandbox(allowed, GlobSet(()))
-    ops.write(sandbox, "sub/a.txt", "a")  # the operator let sub be written, inside a read-only ROOT
-    ops.write(sandbox, "to-sub/b.txt", "b")  # and by a link too
+    writing.write(
+        sandbox, "sub/a.txt", "a"
+    )  # the operator let sub be written, inside a read-only ROOT
+    writing.write(sandbox, "to-sub/b.txt", "b")  # and by a link too
     with pytest.raises(AccessDenied, match="read-only"):
-        ops.write(sandbox, "c.txt", "c")
+        writing.write(sandbox, "c.txt", "c")
 
 
 def test_a_name_shown_with_replacement_never_reveals_denied_look_alikes(tree: Tree) -> None:
@@ -444,7 +440,7 @@ def test_symlink_swapped_in_during_reads_never_leaks(tree: Tree) -> None:
             assert content == "inside\n"
             outcomes["read"] += 1
             with contextlib.suppress(FsError):
-                ops.write(tree.sandbox, "d/new.txt", "planted")
+                writing.write(tree.sandbox, "d/new.txt", "planted")
     finally:
         stop.set()
         swapper.join()
@@ -513,7 +509,7 @@ def test_roots_never_make_a_read_only_directory_writable(tree: Tree, mode: str) 
     ]
     sandbox = Sandbox(allowed, GlobSet(()))
     with pytest.raises(AccessDenied, match="read-only"):
-        ops.write(sandbox, "sub/inner.txt", "pwned")
+        writing.write(sandbox, "sub/inner.txt", "pwned")
     assert (tree.root / "sub" / "inner.txt").read_text() == "inner\n"
 
 

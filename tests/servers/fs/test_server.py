@@ -16,10 +16,10 @@ from checked import connect
 from e2e.fs_helpers import WRITE_TOOLS
 from mcpkit import Context, Server
 from mcpkit.testing import Client, RPCError
-from mcpkit_fs import ops, walk
+from mcpkit_fs import reading, walk
 from mcpkit_fs.access import Progress
 from mcpkit_fs.globs import GlobSet
-from mcpkit_fs.sandbox import Policy, RootsMode, parse_directory
+from mcpkit_fs.policy import Policy, RootsMode, parse_directory
 from mcpkit_fs.server import build_server
 from servers.fs.conftest import CANARY, Tree
 
@@ -153,7 +153,7 @@ async def test_small_reads_run_on_the_event_loop_and_large_ones_in_a_thread(
         return await run_sync(work, *args, **kwargs)
 
     monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
-    monkeypatch.setattr(ops, "LOOP_FILE_BYTES", 6)
+    monkeypatch.setattr(reading, "LOOP_FILE_BYTES", 6)
     (tree.root / "big.txt").write_text("hello!\n")
     async with connect(server_for(tree.root)) as client:
         await call(client, "list_allowed_directories")  # the client's roots, once

@@ -9,7 +9,7 @@ from mcpkit import cli
 
 from . import __version__
 from .globs import BadGlob, deny_rules
-from .sandbox import Policy, parse_directory
+from .policy import Policy, parse_directory
 from .server import build_server
 
 CONFIG_HINT = """{

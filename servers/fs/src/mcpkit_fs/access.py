@@ -23,8 +23,9 @@ from mcpkit import ClientRequestError, Context
 from mcpkit.errors import CannotAsk
 
 from .mounts import LocalMounts
-from .ops import TooLarge
-from .sandbox import AccessDenied, AllowedDir, Policy, Sandbox, resolve_directory, root_path
+from .policy import AllowedDir, Policy, resolve_directory, root_path
+from .reading import TooLarge
+from .sandbox import AccessDenied, Sandbox
 
 logger = logging.getLogger("mcpkit_fs.access")
 MAX_CACHED = 64  # distinct sets of roots remembered

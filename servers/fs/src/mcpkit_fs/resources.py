@@ -10,7 +10,9 @@ import stat
 import sys
 from typing import NamedTuple
 
-from .ops import guess_mime, hash_file, list_directory
+from .listing import list_directory
+from .mime import guess_mime
+from .reading import hash_file
 from .render import one_per_line
 from .sandbox import FsError, Sandbox, open_file
 from .text import BinaryFile, decode

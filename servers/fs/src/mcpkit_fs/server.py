@@ -1,6 +1,7 @@
 """mcp-fs: the reference filesystem tools and more, confined to the allowed directories.
 
-This module only registers. The work is in `ops`, `transfer`, `walk` and `resources`
+This module only registers. The work is in `reading`, `writing`, `listing`, `transfer`, `walk`
+and `resources`
 (which run in worker threads, but for small reads: see `Access.run_bounded`); `access` gives
 each request its sandbox.
 """
@@ -34,9 +35,10 @@ from mcpkit import (
 )
 from mcpkit.jsonrpc import encode
 
-from . import __version__, ops, render, resources, transfer, walk
+from . import __version__, listing, reading, render, resources, transfer, walk, writing
 from .access import Access, Progress
 from .edits import Edit
+from .mime import guess_mime
 from .models import (
     AllowedDirectories,
     Comparison,
@@ -56,7 +58,9 @@ from .models import (
     TreeNode,
     Written,
 )
-from .sandbox import FsError, Policy, Sandbox
+from .policy import Policy
+from .reading import KiB, MiB
+from .sandbox import FsError, Sandbox
 
 READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -70,8 +74,6 @@ REPLACE = ToolAnnotations(
 CHANGE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
-KiB = 1024
-MiB = 1024 * KiB
 TEMPLATE = "file:///{+path}"
 PROMPT_ENTRIES = 500  # the most entries of a tree summarize_directory shows
 Contents = list[TextResourceContents | BlobResourceContents]
@@ -126,7 +128,7 @@ def _register_reads(app: Server, access: Access) -> None:
         ] = None,
         limit: Annotated[int | None, Param(ge=0, description="Number of lines from offset")] = None,
         max_bytes: Annotated[int, Param(ge=1, le=16 * MiB, description="Cap on text returned")] = (
-            ops.DEFAULT_READ_BYTES
+            reading.DEFAULT_READ_BYTES
         ),
         with_line_numbers: bool = False,
     ) -> TextRead:
@@ -137,7 +139,7 @@ def _register_reads(app: Server, access: Access) -> None:
         """
         return await access.run_bounded(
             ctx,
-            lambda s, on_loop: ops.read_text(
+            lambda s, on_loop: reading.read_text(
                 s,
                 path,
                 head=head,
@@ -169,7 +171,7 @@ def _register_reads(app: Server, access: Access) -> None:
         """Read a file as base64: an image or audio block, or an embedded blob otherwise."""
         media = await access.run_bounded(
             ctx,
-            lambda s, on_loop: ops.read_media(s, path, max_bytes=max_bytes, on_loop=on_loop),
+            lambda s, on_loop: reading.read_media(s, path, max_bytes=max_bytes, on_loop=on_loop),
             f"read media {path}",
         )
         data = base64.b64encode(media.data).decode()
@@ -185,12 +187,12 @@ def _register_reads(app: Server, access: Access) -> None:
         ctx: Context,
         paths: Annotated[list[str], Param(min_length=1, max_length=100)],
         max_bytes_per_file: Annotated[int, Param(ge=1, le=16 * MiB)] = 64 * KiB,
-        max_total_bytes: Annotated[int, Param(ge=1, le=16 * MiB)] = ops.DEFAULT_READ_BYTES,
+        max_total_bytes: Annotated[int, Param(ge=1, le=16 * MiB)] = reading.DEFAULT_READ_BYTES,
     ) -> MultipleFiles:
         """Read several text files at once; a file that fails carries its error."""
         return await access.run(
             ctx,
-            lambda s: ops.read_many(
+            lambda s: reading.read_many(
                 s, paths, max_bytes_per_file=max_bytes_per_file, max_total_bytes=max_total_bytes
             ),
             f"read {len(paths)} files",
@@ -206,7 +208,7 @@ def _register_reads(app: Server, access: Access) -> None:
         """List a directory's entries with their types, a page at a time, by name."""
         return await access.run_bounded(
             ctx,
-            lambda s, on_loop: ops.list_directory(
+            lambda s, on_loop: listing.list_directory(
                 s, path, offset=offset, limit=limit, on_loop=on_loop
             ),
             f"list {path}",
@@ -223,7 +225,7 @@ def _register_reads(app: Server, access: Access) -> None:
         """List a directory's entries with sizes and the total, sorted by name or size."""
         return await access.run_bounded(
             ctx,
-            lambda s, on_loop: ops.list_directory_with_sizes(
+            lambda s, on_loop: listing.list_directory_with_sizes(
                 s, path, sort_by=sortBy, offset=offset, limit=limit, on_loop=on_loop
             ),
             f"list {path}",
@@ -239,7 +241,9 @@ def _register_reads(app: Server, access: Access) -> None:
         tick = Progress(ctx, "MiB hashed")
         return await access.run_bounded(
             ctx,
-            lambda s, on_loop: ops.file_info(s, path, with_hash=hash, tick=tick, on_loop=on_loop),
+            lambda s, on_loop: listing.file_info(
+                s, path, with_hash=hash, tick=tick, on_loop=on_loop
+            ),
             f"info {path}",
         )
 
@@ -253,7 +257,7 @@ def _register_reads(app: Server, access: Access) -> None:
         """Return the unified diff between two text files."""
         return await access.run(
             ctx,
-            lambda s: ops.compare(s, path_a, path_b, context=context_lines),
+            lambda s: reading.compare(s, path_a, path_b, context=context_lines),
             f"compared {path_a} and {path_b}",
         )
 
@@ -261,7 +265,7 @@ def _register_reads(app: Server, access: Access) -> None:
     async def list_allowed_directories(ctx: Context) -> AllowedDirectories:
         """List the directories this server may use, and which are read-only."""
         return await access.run_bounded(
-            ctx, lambda s, _: ops.allowed_directories(s), "listed allowed directories"
+            ctx, lambda s, _: listing.allowed_directories(s), "listed allowed directories"
         )
 
 
@@ -373,7 +377,7 @@ def _register_writes(app: Server, access: Access) -> None:
         """Write text (UTF-8) to a file: replace it atomically, append, or create it only."""
         return await access.run(
             ctx,
-            lambda s: ops.write(
+            lambda s: writing.write(
                 s,
                 path,
                 content,
@@ -401,7 +405,9 @@ def _register_writes(app: Server, access: Access) -> None:
         changes = [Edit(e.oldText, e.newText, e.replaceAll) for e in edits]
         return await access.run(
             ctx,
-            lambda s: ops.edit(s, path, changes, dry_run=dryRun, expected_sha256=expected_sha256),
+            lambda s: writing.edit(
+                s, path, changes, dry_run=dryRun, expected_sha256=expected_sha256
+            ),
             f"edited {path}" + (" (dry run)" if dryRun else ""),
             changes=not dryRun,  # a dry run changes nothing: a cancellation ends it at once
         )
@@ -410,7 +416,7 @@ def _register_writes(app: Server, access: Access) -> None:
     async def create_directory(ctx: Context, path: PathArg) -> Created:
         """Create a directory with any missing parents; an existing one is fine."""
         return await access.run(
-            ctx, lambda s: ops.create_directory(s, path), f"mkdir {path}", changes=True
+            ctx, lambda s: writing.create_directory(s, path), f"mkdir {path}", changes=True
         )
 
     @app.tool(title="Move or rename", annotations=CHANGE, text=render.moved)
@@ -576,11 +582,11 @@ def _register_prompts(app: Server, access: Access) -> None:
     ) -> list[Message]:
         """Review a file for bugs and clarity, with a focus."""
         try:
-            read = await access.run(ctx, lambda s: ops.read_text(s, path), f"read {path}")
+            read = await access.run(ctx, lambda s: reading.read_text(s, path), f"read {path}")
         except FsError as exc:
             raise InvalidParams(str(exc)) from None
         shown = read["path"]
-        mime = ops.guess_mime(shown, b"")
+        mime = guess_mime(shown, b"")
         text = TextResourceContents(
             uri=_uri(shown),
             mime_type="text/plain" if mime == resources.UNKNOWN else mime,

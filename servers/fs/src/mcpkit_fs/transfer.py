@@ -15,8 +15,9 @@ import stat
 from collections.abc import Generator
 from contextlib import contextmanager, suppress
 
+from .listing import entry_type
 from .models import Copied, Deleted, Moved
-from .ops import entry_type, open_read
+from .reading import open_read
 from .sandbox import (
     PERMISSIONS,
     AccessDenied,

@@ -16,9 +16,11 @@ from operator import attrgetter
 
 from . import finders
 from .globs import Glob, GlobSet, IgnoreRule, is_ignored, parse_gitignore
+from .listing import dirent_type
 from .models import ContentMatch, ContentMatches, EntryType, Matches, Tree, TreeNode
-from .ops import Tick, dirent_type, no_tick
-from .sandbox import AllowedDir, FsError, Sandbox, open_directory
+from .policy import AllowedDir
+from .reading import Tick, no_tick
+from .sandbox import FsError, Sandbox, open_directory
 from .text import BinaryFile, bare_lines, sniff
 
 TICK_EVERY = 256

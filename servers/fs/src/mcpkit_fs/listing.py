@@ -1,0 +1,247 @@
+"""Listing directories and describing entries: types, sizes, times, link targets.
+
+Listings are sorted by name, leave denied entries out, and come a page at a time.
+"""
+
+import os
+import stat
+from collections.abc import Callable
+from datetime import UTC, datetime
+from itertools import islice
+from operator import itemgetter
+from typing import Literal, TypeVar
+
+from .mime import guess_mime
+from .models import (
+    AllowedDirectories,
+    AllowedDirectory,
+    Entry,
+    EntryType,
+    FileInfo,
+    Listing,
+    Page,
+    SizedEntry,
+    SizedListing,
+)
+from .reading import Tick, TooLarge, no_tick, sha256_of
+from .sandbox import FsError, Place, Sandbox, open_directory
+
+LOOP_ENTRIES = 2000  # what a listing may do `on_loop` (see reading.LOOP_FILE_BYTES)
+EntryT = TypeVar("EntryT", bound=Entry)
+SortBy = Literal["name", "size"]
+
+
+def entry_type(mode: int) -> EntryType:
+    """Return the entry type for an `st_mode`."""
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "other"
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
+
+
+def list_directory(
+    sandbox: Sandbox, path: str, *, offset: int = 0, limit: int = 1000, on_loop: bool = False
+) -> Listing:
+    """List a directory's entries by name (denied ones left out), a page at a time.
+
+    Raises:
+        FsError: the path is not a directory that may be read.
+        TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
+    """
+    shown, entries = _scan(sandbox, path, _plain, on_loop=on_loop)
+    page, about = _paginate(shown, entries, offset, limit)
+    return Listing(**about, entries=page)
+
+
+def list_directory_with_sizes(
+    sandbox: Sandbox,
+    path: str,
+    *,
+    sort_by: SortBy = "name",
+    offset: int = 0,
+    limit: int = 1000,
+    on_loop: bool = False,
+) -> SizedListing:
+    """List a directory's entries with sizes (largest first by `size`), a page at a time.
+
+    Raises:
+        FsError: the path is not a directory that may be read.
+        TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
+    """
+    shown, entries = _scan(sandbox, path, _sized, on_loop=on_loop)
+    if sort_by == "size":
+        entries.sort(key=lambda e: e["size"] or 0, reverse=True)  # stable: ties stay by name
+    total = sum(e["size"] or 0 for e in entries)
+    page, about = _paginate(shown, entries, offset, limit)
+    return SizedListing(**about, entries=page, total_size=total)
+
+
+def _paginate(
+    shown: str, entries: list[EntryT], offset: int, limit: int
+) -> tuple[list[EntryT], Page]:
+    """Return the page of `entries` that starts at `offset`, and what a listing says of it."""
+    page = entries[offset : offset + limit]
+    end = offset + len(page)
+    more = end < len(entries)
+    return page, {
+        "path": shown,
+        "total_entries": len(entries),
+        "truncated": more,
+        "next_offset": end if more else None,
+    }
+
+
+def _scan(
+    sandbox: Sandbox,
+    path: str,
+    describe: Callable[[list[os.DirEntry[str]]], list[EntryT]],
+    *,
+    on_loop: bool,
+) -> tuple[str, list[EntryT]]:
+    """Return the shown path of a directory and its entries by name, denied ones left out.
+
+    `describe` turns the directory's items into entries, while it is open (a stat of an
+    entry needs it).
+
+    Raises:
+        FsError: the path is not a directory that may be read.
+        TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
+    """
+    with sandbox.place(path) as place:
+        fd = open_directory(place)
+        try:
+            with os.scandir(fd) as found:
+                items = list(islice(found, LOOP_ENTRIES + 1) if on_loop else found)
+            if len(items) > LOOP_ENTRIES and on_loop:
+                raise TooLarge(place.shown)
+            if sandbox.deny:  # checked once: most sandboxes have no deny globs
+                items = [
+                    item
+                    for item in items
+                    if not sandbox.is_denied(place.root, _child(place.relative, item.name))
+                ]
+            entries = describe(items)
+        finally:
+            os.close(fd)
+        entries.sort(key=_by_name)
+        return place.shown, entries
+
+
+_by_name = itemgetter("name")
+
+
+def _child(relative: str, name: str) -> str:
+    return f"{relative}/{name}" if relative else name
+
+
+def _plain(items: list[os.DirEntry[str]]) -> list[Entry]:
+    """Return the entries with their types, from the listing itself.
+
+    One loop, no call per entry for files (most entries): a listing's cost is per entry.
+    """
+    return [
+        {
+            "name": item.name,
+            "type": "file" if item.is_file(follow_symlinks=False) else dirent_type(item),
+        }
+        for item in items
+    ]
+
+
+def _sized(items: list[os.DirEntry[str]]) -> list[SizedEntry]:
+    """Return the entries with their sizes and modification times (a stat call each)."""
+    return [_sized_entry(item) for item in items]
+
+
+def _sized_entry(item: os.DirEntry[str]) -> SizedEntry:
+    kind = dirent_type(item)
+    try:
+        status = item.stat(follow_symlinks=False)
+    except OSError:  # gone since the listing
+        return {"name": item.name, "type": kind, "size": None, "modified": None}
+    size = status.st_size if kind == "file" else None
+    return {"name": item.name, "type": kind, "size": size, "modified": _iso(status.st_mtime)}
+
+
+def dirent_type(item: os.DirEntry[str]) -> EntryType:
+    """Return the type of a directory entry, from the listing itself when it tells.
+
+    Files come first: they are most entries, and a link is neither a file nor a directory
+    when links are not followed.
+    """
+    if item.is_file(follow_symlinks=False):
+        return "file"
+    if item.is_dir(follow_symlinks=False):
+        return "directory"
+    if item.is_symlink():
+        return "symlink"
+    return "other"
+
+
+def file_info(
+    sandbox: Sandbox,
+    path: str,
+    *,
+    with_hash: bool = False,
+    tick: Tick = no_tick,
+    on_loop: bool = False,
+) -> FileInfo:
+    """Describe a file, directory or link (a link itself, not what it points to).
+
+    A hash calls `tick` with the MiB hashed so far.
+
+    Raises:
+        FsError: the path does not exist or may not be read.
+        TooLarge: `on_loop` and `with_hash`: a hash reads the whole file.
+    """
+    if on_loop and with_hash:
+        raise TooLarge(path)
+    with sandbox.place(path, follow=False) as place:
+        status = place.lstat()
+        if status is None:
+            raise FsError(f"{place.shown} does not exist.")
+        kind = entry_type(status.st_mode)
+        target = _link_target(sandbox, place) if kind == "symlink" else None
+        digest = sha256_of(place, tick) if with_hash and kind == "file" else None
+        shown = place.shown
+    birth: float | None = getattr(status, "st_birthtime", None)
+    return FileInfo(
+        path=shown,
+        size=status.st_size,
+        created=_iso(birth) if birth is not None else None,
+        modified=_iso(status.st_mtime),
+        accessed=_iso(status.st_atime),
+        isDirectory=kind == "directory",
+        isFile=kind == "file",
+        permissions=f"{stat.S_IMODE(status.st_mode):03o}",
+        type=kind,
+        symlink_target=target,
+        mime_type=guess_mime(shown, b"") if kind == "file" else None,
+        sha256=digest,
+    )
+
+
+def _link_target(sandbox: Sandbox, place: Place) -> str:
+    """Return where the link at `place` leads, if that is inside the allowed directories."""
+    try:
+        with sandbox.place(place.shown) as target:
+            return target.shown
+    except FsError:
+        return "(outside the allowed directories, or missing)"
+
+
+def allowed_directories(sandbox: Sandbox) -> AllowedDirectories:
+    """Return the directories the sandbox allows."""
+    return AllowedDirectories(
+        directories=[
+            AllowedDirectory(path=d.given, read_only=d.read_only, source=d.source)
+            for d in sandbox.directories
+        ]
+    )

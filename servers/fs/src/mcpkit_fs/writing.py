@@ -1,0 +1,196 @@
+"""Changing files: write, append, edit, make directories; atomic, and never through a link.
+
+Like the reads, every function takes the sandbox first and raises `FsError` with a message
+that says what to do next; a refused change leaves everything as it was.
+"""
+
+import hashlib
+import os
+import re
+import stat
+from typing import Literal
+
+from .edits import Edit, EditMismatch, apply_edits, unified_diff
+from .models import Created, Edited, Written
+from .reading import WHOLE_FILE_BYTES, MiB, decode_text, open_read, sha256_of, sniff_text
+from .sandbox import FsError, Place, Sandbox, explain, require_writable, write_atomic
+from .text import to_lf, with_endings
+
+_SHA256 = re.compile("[0-9a-fA-F]{64}")
+WriteMode = Literal["overwrite", "append", "create"]
+
+
+def write(
+    sandbox: Sandbox,
+    path: str,
+    content: str,
+    *,
+    mode: WriteMode = "overwrite",
+    expected_sha256: str | None = None,
+    create_parents: bool = False,
+) -> Written:
+    """Write `content` (UTF-8) to a file: replace it, append to it, or create it only.
+
+    With `expected_sha256`, the file must exist with exactly that hash.
+
+    Raises:
+        FsError: the file exists in create mode, changed since it was read, or cannot
+            be written.
+    """
+    if path.endswith(("/", "/.", "/..")):
+        raise FsError(f"{path} ends as a directory does: give a file path.")
+    with sandbox.place(path, follow=False, make_parents=create_parents) as place:
+        require_writable(place)
+        existed = place.lstat() is not None
+        if mode == "create" and existed:
+            raise FsError(f"{place.shown} already exists: use mode 'overwrite' to replace it.")
+        if expected_sha256 is not None:
+            _check_hash(place, expected_sha256)
+        if mode == "append" and existed:
+            written = _append(place, content)
+        else:
+            data = _encode(content, "utf-8", place.shown)
+            write_atomic(place, data, create_only=mode == "create")
+            written = len(data)
+        digest = sha256_of(place)
+        return Written(
+            path=place.shown,
+            mode=mode,
+            bytes_written=written,
+            created=not existed,
+            sha256=digest,
+        )
+
+
+def _encode(content: str, encoding: str, shown: str) -> bytes:
+    """Return `content` in `encoding`.
+
+    Raises:
+        FsError: the encoding cannot hold it (or it is not Unicode: a lone surrogate).
+    """
+    try:
+        return content.encode(encoding)
+    except UnicodeEncodeError as exc:
+        bad = content[exc.start : exc.end]
+        raise FsError(
+            f"{shown}: {encoding} cannot hold {bad!r} of the content: nothing was written."
+        ) from None
+
+
+def _append(place: Place, content: str) -> int:
+    """Append `content` to the file at `place`, in the file's own encoding; return the bytes.
+
+    Raises:
+        FsError: the file is not a plain regular file, or its encoding cannot hold `content`.
+    """
+    assert place.name is not None
+    flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(place.name, flags, dir_fd=place.dir_fd)
+    except OSError as exc:
+        raise explain(exc, place.shown) from None
+    with os.fdopen(fd, "ab") as file:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise FsError(f"{place.shown} is not a regular file: refused.")
+        if status.st_nlink > 1:
+            # Appending in place would change every other name of this file too.
+            raise FsError(f"{place.shown} has other hard links: append refused.")
+        with open_read(place) as reader:  # the whole text tells UTF-8 from Latin-1
+            head = reader.read(WHOLE_FILE_BYTES + 1)
+        if len(head) <= WHOLE_FILE_BYTES:
+            _, codec = decode_text(head, place.shown)
+        else:
+            codec = sniff_text(head[:8192], place.shown)
+        data = _encode(content, codec.encoding, place.shown)
+        file.write(data)
+    return len(data)
+
+
+def _check_hash(place: Place, expected: str) -> None:
+    """Raise FsError unless the file at `place` exists with SHA-256 `expected`."""
+    if not _SHA256.fullmatch(expected):
+        raise FsError(
+            "expected_sha256 is not a SHA-256 (64 hexadecimal digits): pass the sha256 that"
+            " reading or writing the file returned."
+        )
+    if place.lstat() is None:
+        raise FsError(f"{place.shown} does not exist, but expected_sha256 was given.")
+    actual = sha256_of(place)
+    if actual != expected.lower():
+        raise FsError(
+            f"{place.shown} changed since it was read (its SHA-256 is now {actual}): read it"
+            " again and redo the change."
+        )
+
+
+def edit(
+    sandbox: Sandbox,
+    path: str,
+    edits: list[Edit],
+    *,
+    dry_run: bool = False,
+    expected_sha256: str | None = None,
+) -> Edited:
+    """Apply text edits to a file, keeping its encoding, BOM and line endings.
+
+    Raises:
+        FsError: an edit does not match exactly once, or the file cannot be edited.
+    """
+    with sandbox.place(path, follow=False) as place:
+        if not dry_run:
+            require_writable(place)
+        if expected_sha256 is not None:
+            _check_hash(place, expected_sha256)
+        with open_read(place) as file:
+            data = file.read(WHOLE_FILE_BYTES + 1)
+        if len(data) > WHOLE_FILE_BYTES:
+            raise FsError(
+                f"{place.shown} is over {WHOLE_FILE_BYTES // MiB} MiB: too large to edit."
+            )
+        text, codec = decode_text(data, place.shown)
+        # Edits are matched on LF text; each line gets its own ending back.
+        before = to_lf(text)
+        normalised = [Edit(to_lf(e.old), to_lf(e.new), e.replace_all) for e in edits]
+        try:
+            after, count = apply_edits(before, normalised)
+        except EditMismatch as exc:
+            raise FsError(f"{place.shown}: {exc} Nothing was changed.") from None
+        try:
+            new_data = codec.encode(with_endings(after, text, codec.eol))
+        except UnicodeEncodeError:
+            raise FsError(
+                f"{place.shown} is stored as {codec.name}, which cannot hold the new text."
+            ) from None
+        if not dry_run:
+            write_atomic(place, new_data)
+        return Edited(
+            path=place.shown,
+            diff=unified_diff(before, after, place.shown, place.shown),
+            replacements=count,
+            applied=not dry_run,
+            sha256=hashlib.sha256(data if dry_run else new_data).hexdigest(),
+        )
+
+
+def create_directory(sandbox: Sandbox, path: str) -> Created:
+    """Create a directory and any missing parents (an existing one is fine).
+
+    Raises:
+        FsError: something else is at the path, or the directory is read-only.
+    """
+    with sandbox.place(path, make_parents=True) as place:
+        status = place.lstat()
+        if status is not None:
+            if not stat.S_ISDIR(status.st_mode):
+                raise FsError(f"{place.shown} exists and is not a directory.")
+            return Created(path=place.shown, created=False)
+        require_writable(place)
+        assert place.name is not None
+        try:
+            os.mkdir(place.name, dir_fd=place.dir_fd)
+        except FileExistsError:
+            return Created(path=place.shown, created=False)
+        except OSError as exc:
+            raise explain(exc, place.shown) from None
+        return Created(path=place.shown, created=True)
