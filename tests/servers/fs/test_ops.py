@@ -659,10 +659,18 @@ def test_copies_and_writes_keep_permissions_but_never_setuid(tree: Tree) -> None
 
 def test_moves_and_copies_say_what_is_wrong(tree: Tree, other_device: Path) -> None:
     (tree.root / "file.txt").write_text("f")
-    with pytest.raises(FsError, match=r"file\.txt is a file: a directory never replaces it"):
-        transfer.move(tree.sandbox, "sub", "file.txt", overwrite=True)
-    with pytest.raises(FsError, match=r"file\.txt is a file: a directory never replaces it"):
-        transfer.copy(tree.sandbox, "sub", "file.txt", recursive=True, overwrite=True)
+    for overwrite in (False, True):  # not "pass overwrite=true", which cannot help
+        with pytest.raises(FsError, match=r"file\.txt is a file: a directory never replaces it"):
+            transfer.move(tree.sandbox, "sub", "file.txt", overwrite=overwrite)
+        with pytest.raises(FsError, match=r"file\.txt is a file: a directory never replaces it"):
+            transfer.copy(tree.sandbox, "sub", "file.txt", recursive=True, overwrite=overwrite)
+        inside = rf"sub is a directory, which is never replaced: .* as {tree.root}/sub/NAME\."
+        with pytest.raises(FsError, match=inside):
+            transfer.move(tree.sandbox, "file.txt", "sub", overwrite=overwrite)
+        with pytest.raises(FsError, match=inside):
+            transfer.copy(tree.sandbox, "file.txt", "sub", overwrite=overwrite)
+    assert (tree.root / "file.txt").read_text() == "f"
+    assert sorted(p.name for p in (tree.root / "sub").iterdir()) == ["inner.txt"]
     os.link(tree.root / "file.txt", tree.root / "same.txt")
     with pytest.raises(FsError, match="is the source itself"):
         transfer.move(tree.sandbox, "file.txt", "same.txt", overwrite=True)

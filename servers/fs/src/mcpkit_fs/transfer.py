@@ -222,12 +222,16 @@ def _prepare_destination(dst: Place, overwrite: bool, source: os.stat_result) ->
         return False
     if (status.st_dev, status.st_ino) == (source.st_dev, source.st_ino):
         raise FsError(f"{dst.shown} is the source itself (a hard link to it): nothing to do.")
-    if not overwrite:
-        raise FsError(f"{dst.shown} already exists: pass overwrite=true to replace it.")
+    # What overwrite cannot do is said first: asking for it would only meet another error.
     if stat.S_ISDIR(status.st_mode):
-        raise FsError(f"{dst.shown} is a directory: it is never overwritten; delete it first.")
+        raise FsError(
+            f"{dst.shown} is a directory, which is never replaced: to put the source inside"
+            f" it, give the destination as {dst.shown.rstrip('/')}/NAME."
+        )
     if stat.S_ISDIR(source.st_mode):
         raise FsError(f"{dst.shown} is a file: a directory never replaces it; delete it first.")
+    if not overwrite:
+        raise FsError(f"{dst.shown} already exists: pass overwrite=true to replace it.")
     return True
 
 
