@@ -274,6 +274,23 @@ def test_text_the_file_cannot_hold_is_a_clear_error_that_writes_nothing(tree: Tr
     assert wide.read_bytes() == codecs.BOM_UTF16_LE + "a\nb\n".encode("utf-16-le")
 
 
+@pytest.mark.parametrize("whole", [True, False])
+def test_an_append_ends_its_lines_as_the_file_does(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, whole: bool
+) -> None:
+    if not whole:  # a file too large to read whole: its first lines tell
+        monkeypatch.setattr(writing, "WHOLE_FILE_BYTES", 8)
+    windows = tree.root / "windows.txt"
+    windows.write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\n")
+    appended = writing.write(tree.sandbox, "windows.txt", "three\nfour\r\n", mode="append")
+    assert windows.read_bytes() == b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\nfour\r\n"
+    assert appended["bytes_written"] == len(b"three\r\nfour\r\n")
+    unix = tree.root / "unix.txt"
+    unix.write_bytes(b"one\ntwo\n")
+    writing.write(tree.sandbox, "unix.txt", "three\r\n", mode="append")
+    assert unix.read_bytes() == b"one\ntwo\nthree\n"
+
+
 def test_a_write_to_a_path_ending_in_a_slash_is_refused(tree: Tree) -> None:
     for path in ("newdir/", "newdir/.", "sub/newdir/.."):
         with pytest.raises(FsError, match="give a file path"):

@@ -367,7 +367,10 @@ def _register_writes(app: Server, access: Access) -> None:
         content: str,
         mode: Annotated[
             Literal["overwrite", "append", "create"],
-            Param(description="overwrite (atomic), append, or create (fails if it exists)"),
+            Param(
+                description="overwrite (atomic); append, in the file's encoding and line"
+                " endings; or create (fails if it exists)"
+            ),
         ] = "overwrite",
         expected_sha256: Annotated[
             str | None, Param(description="Refuse unless the file has this SHA-256 now")

@@ -117,6 +117,12 @@ def to_lf(text: str) -> str:
     return _LINE_END.sub("\n", text) if "\r" in text else text
 
 
+def with_eol(text: str, eol: Eol) -> str:
+    """Return `text` with every line ending made `eol`."""
+    text = to_lf(text)
+    return text if eol == "\n" else text.replace("\n", eol)
+
+
 def with_endings(edited: str, original: str, eol: Eol) -> str:
     """Return `edited`, an LF version of `original` after edits, with its own line endings.
 
@@ -127,7 +133,7 @@ def with_endings(edited: str, original: str, eol: Eol) -> str:
     old_lines = split_lines(original)
     old_ends = [line[len(line.rstrip("\r\n")) :] for line in old_lines]
     if all(end in (eol, "") for end in old_ends):  # one kind of ending: the usual case
-        return edited if eol == "\n" else edited.replace("\n", eol)
+        return with_eol(edited, eol)
     old_bare = [line.rstrip("\r\n") for line in old_lines]
     new_bare = bare_lines(edited)
     ends = [eol] * len(new_bare)

@@ -14,7 +14,7 @@ from .edits import Edit, EditMismatch, apply_edits, unified_diff
 from .models import Created, Edited, Written
 from .reading import WHOLE_FILE_BYTES, MiB, decode_text, open_read, sha256_of, sniff_text
 from .sandbox import FsError, Place, Sandbox, explain, require_writable, write_atomic
-from .text import to_lf, with_endings
+from .text import SNIFF_BYTES, line_ending, to_lf, with_endings, with_eol
 
 _SHA256 = re.compile("[0-9a-fA-F]{64}")
 WriteMode = Literal["overwrite", "append", "create"]
@@ -78,7 +78,7 @@ def _encode(content: str, encoding: str, shown: str) -> bytes:
 
 
 def _append(place: Place, content: str) -> int:
-    """Append `content` to the file at `place`, in the file's own encoding; return the bytes.
+    """Append `content` to the file at `place`, in its encoding and line ending; return the bytes.
 
     Raises:
         FsError: the file is not a plain regular file, or its encoding cannot hold `content`.
@@ -100,9 +100,12 @@ def _append(place: Place, content: str) -> int:
             head = reader.read(WHOLE_FILE_BYTES + 1)
         if len(head) <= WHOLE_FILE_BYTES:
             _, codec = decode_text(head, place.shown)
-        else:
-            codec = sniff_text(head[:8192], place.shown)
-        data = _encode(content, codec.encoding, place.shown)
+        else:  # a larger file's lines end as its first ones do
+            codec = sniff_text(head[:SNIFF_BYTES], place.shown)
+            first = head[len(codec.bom) : SNIFF_BYTES].decode(codec.encoding, "replace")
+            codec = codec._replace(eol=line_ending(first))
+        # The new lines end as the file's lines do, as an edit's would.
+        data = _encode(with_eol(content, codec.eol), codec.encoding, place.shown)
         file.write(data)
     return len(data)
 
