@@ -114,6 +114,26 @@ def test_a_huge_line_in_a_large_file_is_never_held_whole(
     assert (tail["truncated"], tail["line_cut"]) == (True, True)
 
 
+@pytest.mark.parametrize("whole", [True, False])
+def test_an_offset_past_the_end_says_so(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, whole: bool
+) -> None:
+    if not whole:  # a file too large to read whole: its line count is not known
+        monkeypatch.setattr(reading, "WHOLE_FILE_BYTES", 8)
+    (tree.root / "ten.txt").write_text(numbered(10))
+    past = "fewer than 12 lines" if not whole else "10 lines"
+    with pytest.raises(FsError, match=f"ten.txt has {past}: offset 12 is past its end"):
+        reading.read_text(tree.sandbox, "ten.txt", offset=12, limit=5)
+    last = reading.read_text(tree.sandbox, "ten.txt", offset=10)
+    assert last["content"] == "line 10\n"
+    assert reading.read_text(tree.sandbox, "ten.txt", tail=0)["content"] == ""
+    (tree.root / "empty.txt").write_text("")
+    assert reading.read_text(tree.sandbox, "empty.txt", offset=1)["content"] == ""
+    (tree.root / "one.txt").write_text("only\n")
+    with pytest.raises(FsError, match=r"one\.txt has 1 line: offset 2 is past"):
+        reading.read_text(tree.sandbox, "one.txt", offset=2)
+
+
 def test_large_file_is_read_in_parts(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reading, "WHOLE_FILE_BYTES", 100)
     (tree.root / "big.log").write_text(numbered(1000))

@@ -56,7 +56,8 @@ def read_text(
     `max_bytes` of text are returned; `truncated` and `next_offset` say where to go on.
 
     Raises:
-        FsError: conflicting arguments, or the file cannot be read as text.
+        FsError: conflicting arguments, `offset` past the last line, or the file cannot
+            be read as text.
         TooLarge: `on_loop`, and the file is over `LOOP_FILE_BYTES`.
     """
     if head is not None and tail is not None:
@@ -74,6 +75,8 @@ def read_text(
     text, codec = decode_text(data, shown)
     lines = split_lines(text)
     first = max(0, len(lines) - tail) if tail is not None else (offset or 1) - 1
+    if offset is not None and first >= max(len(lines), 1):
+        raise _past_the_end(shown, offset, len(lines))
     count = head if head is not None else limit
     chosen = lines[first:] if count is None else lines[first : first + count]
     page = _page(chosen, max_bytes, from_end=tail is not None)
@@ -114,6 +117,17 @@ def _reading(sandbox: Sandbox, path: str, *, on_loop: bool) -> Generator[tuple[B
         yield file, size, shown
 
 
+def _past_the_end(shown: str, offset: int, total: int | None) -> FsError:
+    """The error for an `offset` past the last line of a file of `total` lines (None: unknown)."""
+    if total is None:
+        lines = f"fewer than {offset} lines"
+    else:
+        lines = "1 line" if total == 1 else f"{total} lines"
+    return FsError(
+        f"{shown} has {lines}: offset {offset} is past its end. Read from a smaller one."
+    )
+
+
 def _read_up_to(file: BinaryIO, size: int, cap: int) -> bytes:
     """Return the bytes of an open file: all of them, or `cap + 1` if it holds more than `cap`.
 
@@ -149,6 +163,8 @@ def _read_large(
     else:
         first = (offset or 1) - 1
         raw, more = _lines_from(file, first, count, max_bytes)
+        if first and not raw and count != 0:
+            raise _past_the_end(shown, first + 1, None)
         if first == 0 and raw:
             raw[0] = raw[0].removeprefix(codec.bom)  # not text: small files leave it out too
     lines = [line.decode(codec.encoding, "replace") for line in raw]
