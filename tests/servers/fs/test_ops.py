@@ -20,6 +20,7 @@ import pytest
 from mcpkit_fs import (
     edits,
     finders,
+    large_file_search,
     listing,
     mime,
     reading,
@@ -888,7 +889,7 @@ def test_a_match_far_along_a_long_line_is_shown(tree: Tree) -> None:
     (tree.root / "min.js").write_text("a" * 5000 + "needle" + "b" * 5000 + "\n")
     (match,) = walk.search_content(tree.sandbox, ".", "needle", exclude=[])["matches"]
     assert match["column"] == 5001
-    assert len(match["text"]) == walk.MAX_MATCH_CHARS
+    assert len(match["text"]) == finders.MAX_MATCH_CHARS
     assert match["text"] == "a" * 250 + "needle" + "b" * 244
 
 
@@ -971,9 +972,71 @@ def test_search_content_searches_one_file_when_named(
     found = walk.search_content(tree.sandbox, "ignored.txt", "needle", exclude=[])
     assert [(m["path"], m["line"]) for m in found["matches"]] == [(f"{tree.root}/ignored.txt", 2)]
     assert (found["path"], found["files_searched"]) == (f"{tree.root}/ignored.txt", 1)
-    monkeypatch.setattr(walk, "MAX_SEARCHED_FILE", 8)
-    with pytest.raises(FsError, match="is over 0 MiB, more than search_content reads"):
-        walk.search_content(tree.sandbox, "ignored.txt", "needle", exclude=[])
+    monkeypatch.setattr(walk, "MAX_SEARCHED_FILE", 8)  # a file too large: read line by line
+    again = walk.search_content(tree.sandbox, "ignored.txt", "needle", exclude=[])
+    assert (again["matches"], again["files_searched"]) == (found["matches"], 1)
+
+
+@pytest.mark.parametrize("context", [0, 2])
+@pytest.mark.parametrize("is_regex", [False, True])
+def test_search_content_reads_a_large_file_a_line_at_a_time(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, context: int, is_regex: bool
+) -> None:
+    monkeypatch.setattr(walk, "MAX_SEARCHED_FILE", 64)
+    monkeypatch.setattr(large_file_search, "MAX_LINE_BYTES", 32)
+    lines = [f"line {n}" + (" ERROR" if n % 7 == 0 else "") for n in range(1, 51)]
+    lines[20] = "x" * 40 + " ERROR past the line cap"  # line 21: only its first 32 bytes
+    log = tree.root / "app.log"
+    log.write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    ticks: list[int] = []
+    query = "E.ROR" if is_regex else "error"
+    found = walk.search_content(
+        tree.sandbox, "app.log", query, is_regex=is_regex, context_lines=context,
+        exclude=[], max_results=3, tick_mib=ticks.append,
+    )  # fmt: skip
+    whole = [(n, text) for n, text in enumerate(lines, 1) if "ERROR" in text and n != 21]
+    assert [(m["line"], m["text"]) for m in found["matches"]] == whole[:3]
+    assert (found["truncated"], found["next_offset"], found["files_searched"]) == (True, 3, 1)
+    first = found["matches"][0]
+    assert first["before"] == lines[7 - context - 1 : 6]
+    assert first["after"] == lines[7 : 7 + context]
+    rest = walk.search_content(
+        tree.sandbox, "app.log", query, is_regex=is_regex, context_lines=context,
+        exclude=[], offset=3,
+    )  # fmt: skip
+    assert [(m["line"], m["text"]) for m in rest["matches"]] == whole[3:]
+    assert rest["matches"][-1]["after"] == lines[49 : 49 + context]  # the end came first
+    assert ticks == []  # under a MiB read
+
+
+def test_a_large_file_search_holds_a_line_of_at_most_a_mib(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(walk, "MAX_SEARCHED_FILE", 1024)
+    log = tree.root / "one-line.log"  # Latin-1, with a line of 16 MiB
+    log.write_bytes(b"caf\xe9 " + b"x" * (16 * MiB) + b" needle\nlast needle\ncaf\xe9 needle\n")
+    ticks: list[int] = []
+    tracemalloc.start()
+    try:
+        found = walk.search_content(
+            tree.sandbox, "one-line.log", "needle", exclude=[], tick_mib=ticks.append
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # Line 1's needle lies past its first MiB, which alone is searched.
+    assert [(m["line"], m["text"]) for m in found["matches"]] == [
+        (2, "last needle"),
+        (3, "caf\u00e9 needle"),
+    ]
+    assert peak < 8 * MiB  # a few pieces of a MiB, never the whole line
+    assert ticks == list(range(1, 17))  # each MiB, the long line's too: a cancellation stops it
+    (tree.root / "wide.log").write_bytes(codecs.BOM_UTF16_LE + "needle\n".encode("utf-16-le") * 99)
+    with pytest.raises(FsError, match=r"wide\.log is a UTF-16 file over 0 MiB: too large"):
+        walk.search_content(tree.sandbox, "wide.log", "needle", exclude=[])
+    (tree.root / "data.bin").write_bytes(b"needle\0" * 200)
+    binary = walk.search_content(tree.sandbox, "data.bin", "needle", exclude=[])
+    assert (binary["matches"], binary["files_searched"]) == ([], 1)
 
 
 def test_search_content_matches_a_regex_line_by_line(tree: Tree) -> None:

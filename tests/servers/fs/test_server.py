@@ -507,6 +507,34 @@ async def test_a_cancelled_hash_reads_no_further(tree: Tree, anyio_backend: str)
         assert await client.request("ping") == {}
 
 
+async def test_a_cancelled_search_of_a_large_file_reads_no_further(
+    tree: Tree, anyio_backend: str
+) -> None:
+    (tree.root / "big.log").write_bytes(b"line\n" * (8 * 1024 * 1024))  # 40 MiB, 8 Mi lines
+    async with connect(server_for(tree.root)) as client:
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "search",
+                "method": "tools/call",
+                "params": {
+                    "name": "search_content",
+                    "arguments": {"path": "big.log", "query": "absent"},
+                    "_meta": {"progressToken": "search"},
+                },
+            }
+        )
+        progress = await client.wait_for_notification("notifications/progress")
+        assert progress["params"]["message"] == f"{progress['params']['progress']} MiB read"
+        await client.notify("notifications/cancelled", {"requestId": "search"})
+        await anyio.sleep(0.2)  # for the thread to reach its next MiB
+        cpu = time.process_time()
+        await anyio.sleep(0.5)
+        assert time.process_time() - cpu < 0.1
+        assert not [m for m in client.messages if m.get("id") == "search"]  # no response
+        assert await client.request("ping") == {}
+
+
 async def test_progress_stops_a_walk_whose_request_is_cancelled(tree: Tree) -> None:
     for n in range(2000):
         (tree.root / f"f{n}").touch()

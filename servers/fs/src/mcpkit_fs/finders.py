@@ -25,13 +25,40 @@ class Hit(Protocol):
 
 # The first match of the query in a line, or None: a pattern's `search` will do.
 Find = Callable[[str], Hit | None]
+# Whether bytes may hold the query: false only if no line of them can match.
+Prefilter = Callable[[bytes], bool]
 
 LINE_SECONDS = 1.0  # far beyond what any real line takes
+MAX_MATCH_CHARS = 500  # a longer matching line is cut to this much around the match
 
 
 def literal(query: str, *, case_sensitive: bool) -> re.Pattern[str]:
     """Return the pattern of the literal text `query`: its `search` is a `Find`."""
     return re.compile(re.escape(query), 0 if case_sensitive else re.IGNORECASE)
+
+
+def byte_prefilter(query: str, *, case_sensitive: bool) -> Prefilter | None:
+    """Return a quick test of raw bytes for the literal `query`, or None for non-ASCII text.
+
+    Bytes that fail it do not hold the query in UTF-8 or Latin-1 (UTF-16 is not checked),
+    so they need no decoding. Without case, the bytes are lowered first: a plain search
+    of lowered bytes takes a third of the time of a case-blind regular expression.
+    """
+    if not query.isascii():
+        return None
+    needle = query.encode("ascii")
+    if case_sensitive:
+
+        def holds(data: bytes) -> bool:
+            return needle in data
+
+        return holds
+    needle = needle.lower()
+
+    def holds_without_case(data: bytes) -> bool:
+        return needle in data.lower()
+
+    return holds_without_case
 
 
 def expression(query: str, *, case_sensitive: bool) -> Find:
@@ -59,3 +86,11 @@ def expression(query: str, *, case_sensitive: bool) -> Find:
             ) from None
 
     return find
+
+
+def around(line: str, column: int) -> str:
+    """Return `line`, or the `MAX_MATCH_CHARS` of it around `column` if it is longer."""
+    if len(line) <= MAX_MATCH_CHARS:
+        return line
+    start = max(0, min(column - MAX_MATCH_CHARS // 2, len(line) - MAX_MATCH_CHARS))
+    return line[start : start + MAX_MATCH_CHARS]

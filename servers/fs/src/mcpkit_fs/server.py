@@ -336,9 +336,10 @@ def _register_walks(app: Server, access: Access) -> None:
     ) -> ContentMatches:
         """Find lines in a text file, or in the text files below a directory (grep).
 
-        .gitignore is honoured by default below a directory.
+        A file named by path is searched whatever its size (a log of gigabytes too). Below
+        a directory, .gitignore is honoured by default and files over 8 MiB are skipped.
         """
-        tick = Progress(ctx, "entries walked")
+        tick, tick_mib = Progress(ctx, "entries walked"), Progress(ctx, "MiB read")
         return await access.run(
             ctx,
             lambda s: walk.search_content(
@@ -354,6 +355,7 @@ def _register_walks(app: Server, access: Access) -> None:
                 offset=offset,
                 gitignore=respect_gitignore,
                 tick=tick,
+                tick_mib=tick_mib,
             ),
             f"searched contents of {path}",
         )

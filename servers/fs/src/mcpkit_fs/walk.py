@@ -10,22 +10,23 @@ import codecs
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import BinaryIO, NamedTuple
 
-from . import finders
+from . import finders, large_file_search
 from .globs import Glob, GlobSet, IgnoreRule, is_ignored, parse_gitignore
 from .listing import dirent_type
 from .models import ContentMatch, ContentMatches, EntryType, Matches, Tree, TreeNode
 from .policy import AllowedDir
-from .reading import Tick, no_tick
+from .reading import Tick, no_tick, open_read
 from .sandbox import FsError, Sandbox, open_directory
-from .text import BinaryFile, bare_lines, sniff
+from .text import SNIFF_BYTES, BinaryFile, bare_lines, sniff
 
 TICK_EVERY = 256
-MAX_SEARCHED_FILE = 8 * 1024 * 1024  # larger files are skipped by search_content
-MAX_MATCH_CHARS = 500  # a longer matching line is cut to this much around the match
+MAX_SEARCHED_FILE = 8 * 1024 * 1024  # larger files are skipped below a directory
 # Levels a walk goes down at most: each holds a directory open and a frame of the walk,
 # and deeper trees are made to break tools, not by people.
 MAX_WALK_DEPTH = 100
@@ -297,104 +298,167 @@ def search_content(
     offset: int = 0,
     gitignore: bool = True,
     tick: Tick = no_tick,
+    tick_mib: Tick = no_tick,
 ) -> ContentMatches:
     """Find lines matching a text or regular expression in a file, or the files below a directory.
 
-    Binary files, files over 8 MiB, and what `.gitignore` files ignore are skipped (a file
-    named by `path` is searched whatever `.gitignore` says, or refused). The
-    first `offset` matches are skipped (a next page). A page ends after `max_results`
-    matches, or once its lines hold over `MAX_PAGE_CHARS` characters.
+    Below a directory, binary files, files over 8 MiB, and what `.gitignore` files ignore
+    are skipped. A file named by `path` is searched whatever `.gitignore` says, and
+    whatever its size: one over 8 MiB block by block (see `large_file_search`), calling
+    `tick_mib` with the MiB read. The first `offset` matches are skipped (a next page). A
+    page ends after `max_results` matches, or once its lines hold over `MAX_PAGE_CHARS`
+    characters.
 
     Raises:
-        FsError: the expression is invalid, the path is not a readable directory or text
-            file, or it is a file over 8 MiB.
+        FsError: the expression is invalid, or the path is not a readable directory or
+            text file.
     """
     if is_regex:
-        text_pattern, find = None, finders.expression(query, case_sensitive=case_sensitive)
+        whole_text, find = None, finders.expression(query, case_sensitive=case_sensitive)
     else:
-        text_pattern = finders.literal(query, case_sensitive=case_sensitive)
-        find = text_pattern.search
-    # Literal ASCII text can rule files out on their bytes, before any decoding.
-    prefilter = _byte_pattern(query, case_sensitive) if not is_regex else None
-    only = Glob(include) if include else None
-    shown, prefix, fd, batches = _search_start(
-        sandbox, path, exclude=exclude, gitignore=gitignore, tick=tick
+        whole_text = finders.literal(query, case_sensitive=case_sensitive)
+        find = whole_text.search
+    wanted = _Query(
+        find,
+        whole_text,
+        # Literal ASCII text can rule files out on their bytes, before any decoding.
+        finders.byte_prefilter(query, case_sensitive=case_sensitive) if not is_regex else None,
+        Glob(include) if include else None,
+        context_lines,
     )
-    matches: list[ContentMatch] = []
-    wanted = offset + max_results
-    page_chars = 0
-    files = 0
-    try:
-        for batch, name in _files(batches, only):
-            data = _read_small_file(name, batch.dir_fd)
-            if data is None:
-                continue
-            files += 1
-            if prefilter is not None and _misses(prefilter, data):
-                continue
-            text = _text(data)
-            if text is None:
-                continue
-            # One scan of the whole text rules most files out, for literal text only: a
-            # regex can match a line alone and not the text (`^x`, `x$` before CRLF, ...).
-            if text_pattern is not None and text_pattern.search(text) is None:
-                continue
-            room = wanted - len(matches)
-            shown_name = prefix + batch.relative(name)
-            for match in _matching_lines(shown_name, text, find, context_lines, room + 1):
-                matches.append(match)
-                if len(matches) > offset:
-                    page_chars += _chars(match)
-                if page_chars > MAX_PAGE_CHARS and len(matches) < wanted:
-                    wanted = len(matches)  # the page ends here; a next one takes the rest
-            if len(matches) > wanted:
-                break
-    finally:
-        os.close(fd)
-    page = matches[offset:wanted]
-    truncated = len(matches) > wanted
+    searched = _Searched()
+    with _searching(sandbox, path, wanted, searched, exclude, gitignore, tick, tick_mib) as (
+        shown,
+        found,
+    ):
+        page, truncated = _page(found, offset, max_results)
     return ContentMatches(
         path=shown,
         matches=page,
-        files_searched=files,
+        files_searched=searched.files,
         truncated=truncated,
         next_offset=offset + len(page) if truncated else None,
     )
 
 
-def _search_start(
-    sandbox: Sandbox, path: str, *, exclude: list[str], gitignore: bool, tick: Tick
-) -> tuple[str, str, int, Iterator[Batch]]:
-    """Open where a search starts: a directory to walk, or one regular file.
+class _Query(NamedTuple):
+    """What search_content looks for."""
 
-    Returns the shown path, what comes before the shown path of each file searched, a
-    descriptor to close when done, and the batches of the files to search.
+    find: finders.Find
+    whole_text: re.Pattern[str] | None  # literal text: rules a file out in one scan
+    prefilter: finders.Prefilter | None  # literal ASCII: rules bytes out before decoding
+    only: Glob | None  # the files to search below a directory
+    context: int
+
+
+@dataclass
+class _Searched:
+    """How many files a search has read."""
+
+    files: int = 0
+
+
+@contextmanager
+def _searching(
+    sandbox: Sandbox,
+    path: str,
+    wanted: _Query,
+    searched: _Searched,
+    exclude: list[str],
+    gitignore: bool,
+    tick: Tick,
+    tick_mib: Tick,
+) -> Generator[tuple[str, Iterator[ContentMatch]]]:
+    """Open where a search starts, one file or a directory; yield its shown path and matches.
 
     Raises:
-        FsError: the path is neither a directory nor a regular file that may be read, or
-            it is a file over 8 MiB.
+        FsError: the path is neither a directory nor a regular file that may be read.
     """
     with sandbox.place(path) as place:
         status = place.lstat()
-        if place.name is not None and status is not None and stat.S_ISREG(status.st_mode):
-            if status.st_size > MAX_SEARCHED_FILE:
-                raise FsError(
-                    f"{place.shown} is over {MAX_SEARCHED_FILE >> 20} MiB, more than"
-                    " search_content reads: read it with read_text_file, a page at a time."
-                )
-            fd = os.dup(place.dir_fd)
-            file = Batch("", 1, fd, [(place.name, "file")])
-            return place.shown, place.shown.removesuffix(place.name), fd, iter([file])
+        one_file = place.name is not None and status is not None and stat.S_ISREG(status.st_mode)
+        file = open_read(place) if one_file else None
+        shown = place.shown
+    if file is not None:
+        with file:
+            searched.files = 1
+            yield shown, _in_one_file(file, shown, wanted, tick_mib)
+        return
     shown, fd, walker = _start(sandbox, path, exclude=exclude, gitignore=gitignore, tick=tick)
-    return shown, f"{shown.rstrip('/')}/", fd, walker.batches(fd)
+    try:
+        yield shown, _in_files(walker.batches(fd), f"{shown.rstrip('/')}/", wanted, searched)
+    finally:
+        os.close(fd)
 
 
-def _around(line: str, column: int) -> str:
-    """Return `line`, or the `MAX_MATCH_CHARS` of it around `column` if it is longer."""
-    if len(line) <= MAX_MATCH_CHARS:
-        return line
-    start = max(0, min(column - MAX_MATCH_CHARS // 2, len(line) - MAX_MATCH_CHARS))
-    return line[start : start + MAX_MATCH_CHARS]
+def _in_files(
+    batches: Iterator[Batch], prefix: str, wanted: _Query, searched: _Searched
+) -> Iterator[ContentMatch]:
+    """Yield the matches in the text files of `batches`, whose shown paths start with `prefix`."""
+    for batch, name in _files(batches, wanted.only):
+        data = _read_small_file(name, batch.dir_fd)
+        if data is not None:
+            searched.files += 1
+            yield from _in_text(data, prefix + batch.relative(name), wanted)
+
+
+def _in_one_file(
+    file: BinaryIO, shown: str, wanted: _Query, tick_mib: Tick
+) -> Iterator[ContentMatch]:
+    """Yield the matches in the open regular file `file`, of any size.
+
+    Raises:
+        FsError: the file is in UTF-16 and too large to read whole.
+    """
+    if os.fstat(file.fileno()).st_size <= MAX_SEARCHED_FILE:
+        yield from _in_text(file.read(MAX_SEARCHED_FILE + 1), shown, wanted)
+        return
+    try:
+        codec = sniff(file.read(SNIFF_BYTES))
+    except BinaryFile:
+        return
+    if codec.encoding.startswith("utf-16"):
+        raise FsError(f"{shown} is a UTF-16 file over {MAX_SEARCHED_FILE >> 20} MiB: too large.")
+    file.seek(len(codec.bom))
+    yield from large_file_search.matches(
+        file, shown, codec.encoding, wanted.find, wanted.prefilter, wanted.context, tick_mib
+    )
+
+
+def _in_text(data: bytes, name: str, wanted: _Query) -> Iterator[ContentMatch]:
+    """Yield the matches in the bytes of the file `name`, if it is text."""
+    if wanted.prefilter is not None and _misses(wanted.prefilter, data):
+        return
+    text = _text(data)
+    if text is None:
+        return
+    # One scan of the whole text rules most files out, for literal text only: a regex can
+    # match a line alone and not the text (`^x`, `x$` before CRLF, ...).
+    if wanted.whole_text is not None and wanted.whole_text.search(text) is None:
+        return
+    yield from _matching_lines(name, text, wanted.find, wanted.context)
+
+
+def _page(
+    found: Iterator[ContentMatch], offset: int, max_results: int
+) -> tuple[list[ContentMatch], bool]:
+    """Return the page of `found` that starts at `offset`, and whether more follow.
+
+    A page ends after `max_results` matches, or once its lines hold over `MAX_PAGE_CHARS`
+    characters; the search stops at the first match past it.
+    """
+    matches: list[ContentMatch] = []
+    end = offset + max_results
+    page_chars = 0
+    for match in found:
+        matches.append(match)
+        if len(matches) > end:
+            break
+        if len(matches) > offset:
+            page_chars += _chars(match)
+        if page_chars > MAX_PAGE_CHARS and len(matches) < end:
+            end = len(matches)  # the page ends here; a next one takes the rest
+    return matches[offset:end], len(matches) > end
 
 
 def _chars(match: ContentMatch) -> int:
@@ -402,16 +466,9 @@ def _chars(match: ContentMatch) -> int:
     return len(match["text"]) + sum(map(len, match["before"])) + sum(map(len, match["after"]))
 
 
-def _byte_pattern(query: str, case_sensitive: bool) -> re.Pattern[bytes] | None:
-    """Return a bytes pattern for a literal ASCII query, or None if it has other characters."""
-    if not query.isascii():
-        return None
-    return re.compile(re.escape(query.encode("ascii")), 0 if case_sensitive else re.IGNORECASE)
-
-
-def _misses(prefilter: re.Pattern[bytes], data: bytes) -> bool:
+def _misses(prefilter: finders.Prefilter, data: bytes) -> bool:
     """Return whether the bytes certainly do not contain the query (UTF-16 is not checked)."""
-    return prefilter.search(data) is None and not data.startswith(_UTF16_BOMS)
+    return not prefilter(data) and not data.startswith(_UTF16_BOMS)
 
 
 def _files(batches: Iterator[Batch], only: Glob | None) -> Iterator[tuple[Batch, str]]:
@@ -462,30 +519,24 @@ def _text(data: bytes) -> str | None:
 
 
 def _matching_lines(
-    name: str, text: str, find: finders.Find, context: int, limit: int
-) -> list[ContentMatch]:
-    """Return up to `limit` matching lines of `text` with `context` lines around each."""
+    name: str, text: str, find: finders.Find, context: int
+) -> Iterator[ContentMatch]:
+    """Yield the matching lines of `text` with `context` lines around each."""
     lines = bare_lines(text)
-    found: list[ContentMatch] = []
     for index, line in enumerate(lines):
         hit = find(line)
         if hit is None:
             continue
         if context:
-            before = [x[:MAX_MATCH_CHARS] for x in lines[max(0, index - context) : index]]
-            after = [x[:MAX_MATCH_CHARS] for x in lines[index + 1 : index + 1 + context]]
+            before = [x[: finders.MAX_MATCH_CHARS] for x in lines[max(0, index - context) : index]]
+            after = [x[: finders.MAX_MATCH_CHARS] for x in lines[index + 1 : index + 1 + context]]
         else:  # the usual case, spared two comprehensions (a third of the time per match)
             before, after = [], []
-        found.append(
-            {
-                "path": name,
-                "line": index + 1,
-                "column": hit.start() + 1,
-                "text": _around(line, hit.start()),
-                "before": before,
-                "after": after,
-            }
-        )
-        if len(found) >= limit:
-            break
-    return found
+        yield {
+            "path": name,
+            "line": index + 1,
+            "column": hit.start() + 1,
+            "text": finders.around(line, hit.start()),
+            "before": before,
+            "after": after,
+        }

@@ -1,0 +1,113 @@
+"""search_content in one file too large to read whole (a log of gigabytes): block by block.
+
+Memory stays bounded whatever the file: the file is read in blocks of whole lines, and a
+line longer than `MAX_LINE_BYTES` is searched (and shown) in its first part only. Lines
+end at LF (CRLF included); a file whose lines end in CR alone reads as one long line. When
+the query is literal ASCII text, a block's bytes are checked first: the blocks of a log
+that do not hold it, most of them, are passed over at that cost alone.
+"""
+
+from collections import deque
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from . import finders
+from .models import ContentMatch
+from .reading import MiB, Tick
+
+MAX_LINE_BYTES = MiB  # a longer line is searched, and shown, in its first MiB only
+BLOCK_BYTES = MiB
+
+
+def matches(
+    file: BinaryIO,
+    name: str,
+    encoding: str,
+    find: finders.Find,
+    prefilter: finders.Prefilter | None,
+    context: int,
+    tick: Tick,
+) -> Iterator[ContentMatch]:
+    """Yield the matching lines of the open text `file`, with `context` lines around each.
+
+    `encoding` is the file's (UTF-8 or Latin-1); `prefilter`, when given, must pass the
+    bytes of every line that `find` can match. `tick` follows each MiB read.
+    """
+    before: deque[bytes] = deque(maxlen=context)
+    waiting: deque[ContentMatch] = deque()  # found, with their lines after still to come
+    number = 0
+    for block in _blocks(file, tick):
+        if prefilter is not None and not waiting and not prefilter(block):
+            number += block.count(b"\n")
+            if context:  # the block's last lines, in a deque that keeps `context` of them
+                before.extend(block.rsplit(b"\n", context + 1)[:-1])
+            continue
+        for line in block.split(b"\n")[:-1]:
+            number += 1
+            line = line[:MAX_LINE_BYTES]
+            if waiting:
+                shown = _decode(line, encoding)[: finders.MAX_MATCH_CHARS]
+                for match in waiting:
+                    match["after"].append(shown)
+                while waiting and len(waiting[0]["after"]) == context:
+                    yield waiting.popleft()
+            if prefilter is None or prefilter(line):
+                text = _decode(line, encoding)
+                if (hit := find(text)) is not None:
+                    match = _match(name, number, text, hit.start(), before, encoding)
+                    if context:
+                        waiting.append(match)
+                    else:
+                        yield match
+            before.append(line)
+    yield from waiting  # the end of the file came before their lines after
+
+
+def _blocks(file: BinaryIO, tick: Tick) -> Iterator[bytes]:
+    """Yield `file` in blocks of whole lines, each ending in LF; tick each MiB read.
+
+    Of a line longer than `MAX_LINE_BYTES` and still unfinished at the end of a read, only
+    the first `MAX_LINE_BYTES` are kept: the rest is read past, never held.
+    """
+    pending = b""  # the start of a line that goes on in the next read
+    skipping = False  # in a long line, past the part kept
+    read = done = 0
+    while data := file.read(BLOCK_BYTES):
+        read += len(data)
+        if read >> 20 > done:
+            done = read >> 20
+            tick(done)
+        if skipping:
+            end = data.find(b"\n")
+            if end < 0:
+                continue
+            data, skipping = data[end + 1 :], False
+        data = pending + data
+        end = data.rfind(b"\n") + 1
+        block, pending = data[:end], data[end:]
+        if len(pending) > MAX_LINE_BYTES:
+            block += pending[:MAX_LINE_BYTES] + b"\n"
+            pending, skipping = b"", True
+        if block:
+            yield block
+    if pending:
+        yield pending + b"\n"
+
+
+def _match(
+    name: str, number: int, text: str, column: int, before: deque[bytes], encoding: str
+) -> ContentMatch:
+    """Return the match of line `number`, whose text is `text`, found at `column`."""
+    return {
+        "path": name,
+        "line": number,
+        "column": column + 1,
+        "text": finders.around(text, column),
+        "before": [_decode(line, encoding)[: finders.MAX_MATCH_CHARS] for line in before],
+        "after": [],
+    }
+
+
+def _decode(line: bytes, encoding: str) -> str:
+    """Return the text of a line, without its line ending."""
+    return line.rstrip(b"\r\n").decode(encoding, "replace")
