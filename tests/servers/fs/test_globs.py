@@ -2,7 +2,7 @@
 
 import pytest
 
-from mcpkit_fs import reading, walk
+from mcpkit_fs import content_search, reading, walk
 from mcpkit_fs.globs import BadGlob, Glob, deny_rules, parse_gitignore
 from mcpkit_fs.sandbox import AccessDenied, Sandbox
 from servers.fs.conftest import CANARY, Tree
@@ -56,7 +56,7 @@ def test_a_bad_glob_is_a_clear_error(tree: Tree) -> None:
         lambda: walk.directory_tree(
             tree.sandbox, ".", exclude=["[z-a]"], max_depth=2, max_entries=9
         ),
-        lambda: walk.search_content(tree.sandbox, ".", "x", exclude=[], include="[z-a]"),
+        lambda: content_search.search_content(tree.sandbox, ".", "x", exclude=[], include="[z-a]"),
     ):
         with pytest.raises(BadGlob, match="Fix it"):
             attempt()
@@ -87,5 +87,5 @@ def test_deny_rules_written_relative_match_at_any_depth(
     for secret in (".ssh/id_rsa", "config/prod.json", "home/private/key", "sub/x.pem"):
         with pytest.raises(AccessDenied, match="deny rule"):
             reading.read_text(sandbox, secret)
-    found = walk.search_content(sandbox, ".", "CANARY", exclude=[])
+    found = content_search.search_content(sandbox, ".", "CANARY", exclude=[])
     assert found["matches"] == []

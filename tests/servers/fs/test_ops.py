@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from mcpkit_fs import (
+    content_search,
     edits,
     finders,
     large_file_search,
@@ -881,13 +882,15 @@ def test_walks_stop_at_their_depth_cap_instead_of_failing(tree: Tree) -> None:
     names = walk.search_files(tree.sandbox, ".", "note.txt", exclude=[], max_results=10_000)
     # Entries 100 levels down at most: the notes of the first 99 directories.
     assert len(names["matches"]) == walk.MAX_WALK_DEPTH - 1
-    found = walk.search_content(tree.sandbox, ".", "needle", exclude=[], max_results=10_000)
+    found = content_search.search_content(
+        tree.sandbox, ".", "needle", exclude=[], max_results=10_000
+    )
     assert len(found["matches"]) == walk.MAX_WALK_DEPTH - 1
 
 
 def test_a_match_far_along_a_long_line_is_shown(tree: Tree) -> None:
     (tree.root / "min.js").write_text("a" * 5000 + "needle" + "b" * 5000 + "\n")
-    (match,) = walk.search_content(tree.sandbox, ".", "needle", exclude=[])["matches"]
+    (match,) = content_search.search_content(tree.sandbox, ".", "needle", exclude=[])["matches"]
     assert match["column"] == 5001
     assert len(match["text"]) == finders.MAX_MATCH_CHARS
     assert match["text"] == "a" * 250 + "needle" + "b" * 244
@@ -897,25 +900,29 @@ def test_search_content_skips_git_even_without_a_gitignore(tree: Tree) -> None:
     (tree.root / ".git").mkdir()
     (tree.root / ".git" / "config").write_text("needle = true\n")
     (tree.root / "code.txt").write_text("needle\n")
-    found = walk.search_content(tree.sandbox, ".", "needle", exclude=[])
+    found = content_search.search_content(tree.sandbox, ".", "needle", exclude=[])
     assert [Path(m["path"]).name for m in found["matches"]] == ["code.txt"]
-    everything = walk.search_content(tree.sandbox, ".", "needle", exclude=[], gitignore=False)
+    everything = content_search.search_content(
+        tree.sandbox, ".", "needle", exclude=[], gitignore=False
+    )
     assert len(everything["matches"]) == 2
 
 
 def test_search_content(tree: Tree) -> None:
     make_project(tree.root)
-    found = walk.search_content(tree.sandbox, ".", "todo", exclude=[])
+    found = content_search.search_content(tree.sandbox, ".", "todo", exclude=[])
     assert [(Path(m["path"]).name, m["line"], m["column"]) for m in found["matches"]] == [
         ("app.py", 2, 8),
         ("y.py", 1, 3),
         ("util.py", 2, 18),
     ]
-    everything = walk.search_content(tree.sandbox, ".", "TODO", exclude=[], gitignore=False)
+    everything = content_search.search_content(
+        tree.sandbox, ".", "TODO", exclude=[], gitignore=False
+    )
     names = {Path(m["path"]).name for m in everything["matches"]}
     assert {"index.js", "out.txt", "debug.log"} <= names
     assert "bin.dat" not in names
-    exact = walk.search_content(
+    exact = content_search.search_content(
         tree.sandbox,
         ".",
         r"return \d+",
@@ -930,17 +937,19 @@ def test_search_content(tree: Tree) -> None:
         ["def helper():"],
         [],
     )
-    only = walk.search_content(tree.sandbox, ".", "todo", include="*/deep/**", exclude=[])
+    only = content_search.search_content(tree.sandbox, ".", "todo", include="*/deep/**", exclude=[])
     assert [Path(m["path"]).name for m in only["matches"]] == ["y.py"]
-    capped = walk.search_content(tree.sandbox, ".", "todo", exclude=[], max_results=2)
+    capped = content_search.search_content(tree.sandbox, ".", "todo", exclude=[], max_results=2)
     assert (len(capped["matches"]), capped["truncated"], capped["next_offset"]) == (2, True, 2)
-    last = walk.search_content(tree.sandbox, ".", "todo", exclude=[], max_results=2, offset=2)
+    last = content_search.search_content(
+        tree.sandbox, ".", "todo", exclude=[], max_results=2, offset=2
+    )
     assert ([Path(m["path"]).name for m in last["matches"]], last["next_offset"]) == (
         ["util.py"],
         None,
     )
     with pytest.raises(FsError, match="Invalid regular expression"):
-        walk.search_content(tree.sandbox, ".", "(", is_regex=True, exclude=[])
+        content_search.search_content(tree.sandbox, ".", "(", is_regex=True, exclude=[])
 
 
 def test_search_content_text_groups_overlapping_context_as_grep_does(tree: Tree) -> None:
@@ -950,7 +959,7 @@ def test_search_content_text_groups_overlapping_context_as_grep_does(tree: Tree)
     for file in files:
         file.write_text("".join(f"{line}\n" for line in lines))
     for context in (0, 1, 2, 3):
-        found = walk.search_content(
+        found = content_search.search_content(
             tree.sandbox, "notes", "mark", context_lines=context, exclude=[]
         )
         options = [f"-C{context}"] if context else []  # grep -C0 still writes "--"
@@ -969,11 +978,13 @@ def test_search_content_searches_one_file_when_named(
     (tree.root / ".gitignore").write_text("ignored.txt\n")
     (tree.root / "ignored.txt").write_text("one\nneedle two\n")
     (tree.root / "other.txt").write_text("needle\n")
-    found = walk.search_content(tree.sandbox, "ignored.txt", "needle", exclude=[])
+    found = content_search.search_content(tree.sandbox, "ignored.txt", "needle", exclude=[])
     assert [(m["path"], m["line"]) for m in found["matches"]] == [(f"{tree.root}/ignored.txt", 2)]
     assert (found["path"], found["files_searched"]) == (f"{tree.root}/ignored.txt", 1)
-    monkeypatch.setattr(walk, "MAX_SEARCHED_FILE", 8)  # a file too large: read line by line
-    again = walk.search_content(tree.sandbox, "ignored.txt", "needle", exclude=[])
+    monkeypatch.setattr(
+        content_search, "MAX_SEARCHED_FILE", 8
+    )  # a file too large: read line by line
+    again = content_search.search_content(tree.sandbox, "ignored.txt", "needle", exclude=[])
     assert (again["matches"], again["files_searched"]) == (found["matches"], 1)
 
 
@@ -982,7 +993,7 @@ def test_search_content_searches_one_file_when_named(
 def test_search_content_reads_a_large_file_a_line_at_a_time(
     tree: Tree, monkeypatch: pytest.MonkeyPatch, context: int, is_regex: bool
 ) -> None:
-    monkeypatch.setattr(walk, "MAX_SEARCHED_FILE", 64)
+    monkeypatch.setattr(content_search, "MAX_SEARCHED_FILE", 64)
     monkeypatch.setattr(large_file_search, "MAX_LINE_BYTES", 32)
     lines = [f"line {n}" + (" ERROR" if n % 7 == 0 else "") for n in range(1, 51)]
     lines[20] = "x" * 40 + " ERROR past the line cap"  # line 21: only its first 32 bytes
@@ -990,7 +1001,7 @@ def test_search_content_reads_a_large_file_a_line_at_a_time(
     log.write_bytes(("\r\n".join(lines) + "\r\n").encode())
     ticks: list[int] = []
     query = "E.ROR" if is_regex else "error"
-    found = walk.search_content(
+    found = content_search.search_content(
         tree.sandbox, "app.log", query, is_regex=is_regex, context_lines=context,
         exclude=[], max_results=3, tick_mib=ticks.append,
     )  # fmt: skip
@@ -1000,7 +1011,7 @@ def test_search_content_reads_a_large_file_a_line_at_a_time(
     first = found["matches"][0]
     assert first["before"] == lines[7 - context - 1 : 6]
     assert first["after"] == lines[7 : 7 + context]
-    rest = walk.search_content(
+    rest = content_search.search_content(
         tree.sandbox, "app.log", query, is_regex=is_regex, context_lines=context,
         exclude=[], offset=3,
     )  # fmt: skip
@@ -1012,13 +1023,13 @@ def test_search_content_reads_a_large_file_a_line_at_a_time(
 def test_a_large_file_search_holds_a_line_of_at_most_a_mib(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(walk, "MAX_SEARCHED_FILE", 1024)
+    monkeypatch.setattr(content_search, "MAX_SEARCHED_FILE", 1024)
     log = tree.root / "one-line.log"  # Latin-1, with a line of 16 MiB
     log.write_bytes(b"caf\xe9 " + b"x" * (16 * MiB) + b" needle\nlast needle\ncaf\xe9 needle\n")
     ticks: list[int] = []
     tracemalloc.start()
     try:
-        found = walk.search_content(
+        found = content_search.search_content(
             tree.sandbox, "one-line.log", "needle", exclude=[], tick_mib=ticks.append
         )
         peak = tracemalloc.get_traced_memory()[1]
@@ -1033,9 +1044,9 @@ def test_a_large_file_search_holds_a_line_of_at_most_a_mib(
     assert ticks == list(range(1, 17))  # each MiB, the long line's too: a cancellation stops it
     (tree.root / "wide.log").write_bytes(codecs.BOM_UTF16_LE + "needle\n".encode("utf-16-le") * 99)
     with pytest.raises(FsError, match=r"wide\.log is a UTF-16 file over 0 MiB: too large"):
-        walk.search_content(tree.sandbox, "wide.log", "needle", exclude=[])
+        content_search.search_content(tree.sandbox, "wide.log", "needle", exclude=[])
     (tree.root / "data.bin").write_bytes(b"needle\0" * 200)
-    binary = walk.search_content(tree.sandbox, "data.bin", "needle", exclude=[])
+    binary = content_search.search_content(tree.sandbox, "data.bin", "needle", exclude=[])
     assert (binary["matches"], binary["files_searched"]) == ([], 1)
 
 
@@ -1043,8 +1054,8 @@ def test_search_content_matches_a_regex_line_by_line(tree: Tree) -> None:
     (tree.root / "lf.txt").write_text("x = 1\nfoo = 2\n")
     (tree.root / "crlf.txt").write_bytes(b"a foo\r\nb\r\n")
     (tree.root / "cr.txt").write_bytes(b"z\rfoo\r")
-    starts = walk.search_content(tree.sandbox, ".", "^foo", is_regex=True, exclude=[])
-    ends = walk.search_content(tree.sandbox, ".", "foo$", is_regex=True, exclude=[])
+    starts = content_search.search_content(tree.sandbox, ".", "^foo", is_regex=True, exclude=[])
+    ends = content_search.search_content(tree.sandbox, ".", "foo$", is_regex=True, exclude=[])
     assert sorted((Path(m["path"]).name, m["line"]) for m in starts["matches"]) == [
         ("cr.txt", 2),
         ("lf.txt", 2),
@@ -1061,27 +1072,29 @@ def test_a_regex_that_backtracks_for_ever_gives_up_with_a_clear_error(
     monkeypatch.setattr(finders, "LINE_SECONDS", 0.2)
     (tree.root / "a.txt").write_text("a" * 34 + "!\n")
     with pytest.raises(FsError, match="backtracks too much"):
-        walk.search_content(tree.sandbox, ".", "^(a|a)*$", is_regex=True, exclude=[])
+        content_search.search_content(tree.sandbox, ".", "^(a|a)*$", is_regex=True, exclude=[])
     with pytest.raises(FsError, match="Invalid regular expression"):
-        walk.search_content(tree.sandbox, ".", "(unclosed", is_regex=True, exclude=[])
-    found = walk.search_content(tree.sandbox, ".", "^a+!$", is_regex=True, exclude=[])
+        content_search.search_content(tree.sandbox, ".", "(unclosed", is_regex=True, exclude=[])
+    found = content_search.search_content(tree.sandbox, ".", "^a+!$", is_regex=True, exclude=[])
     assert [(m["line"], m["column"]) for m in found["matches"]] == [(1, 1)]
 
 
 def test_a_search_page_ends_at_its_size_cap_and_the_next_goes_on(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(walk, "MAX_PAGE_CHARS", 100)
+    monkeypatch.setattr(content_search, "MAX_PAGE_CHARS", 100)
     for n in range(3):
         (tree.root / f"f{n}.txt").write_text(
             "".join(f"match {n}.{k} {'x' * 20}\n" for k in range(5))
         )
-    everything = walk.search_content(tree.sandbox, ".", "match", exclude=[], max_results=1000)
+    everything = content_search.search_content(
+        tree.sandbox, ".", "match", exclude=[], max_results=1000
+    )
     assert len(everything["matches"]) == 4  # 4 x 30 characters: over the cap of 100
     assert everything["truncated"]
     seen = list(everything["matches"])
     while (offset := everything["next_offset"]) is not None:
-        everything = walk.search_content(
+        everything = content_search.search_content(
             tree.sandbox, ".", "match", exclude=[], max_results=1000, offset=offset
         )
         seen += everything["matches"]
@@ -1093,11 +1106,11 @@ def test_a_search_page_ends_at_its_size_cap_and_the_next_goes_on(
 def test_search_content_reads_files_in_blocks_up_to_the_cap(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(walk, "READ_BLOCK", 8)
-    monkeypatch.setattr(walk, "MAX_SEARCHED_FILE", 40)
+    monkeypatch.setattr(content_search, "READ_BLOCK", 8)
+    monkeypatch.setattr(content_search, "MAX_SEARCHED_FILE", 40)
     (tree.root / "at-cap.txt").write_text("x" * 32 + " needle\n")  # 40 bytes: read in 5 blocks
     (tree.root / "over-cap.txt").write_text("x" * 33 + " needle\n")  # 41 bytes: skipped
-    found = walk.search_content(tree.sandbox, ".", "needle", exclude=[])
+    found = content_search.search_content(tree.sandbox, ".", "needle", exclude=[])
     assert [Path(m["path"]).name for m in found["matches"]] == ["at-cap.txt"]
 
 
@@ -1108,7 +1121,7 @@ def test_search_content_reads_a_fifo_swapped_in_after_the_listing_without_blocki
     os.mkfifo(tree.root / "swapped")
     fd = os.open(tree.root, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        read = walk._read_small_file("swapped", fd)  # pyright: ignore[reportPrivateUsage]
+        read = content_search._read_small_file("swapped", fd)  # pyright: ignore[reportPrivateUsage]
         assert read in (None, b"")
     finally:
         os.close(fd)
@@ -1118,10 +1131,10 @@ def test_search_content_finds_text_in_every_encoding(tree: Tree) -> None:
     (tree.root / "u16.txt").write_bytes(codecs.BOM_UTF16_LE + "a Needle\n".encode("utf-16-le"))
     (tree.root / "latin.txt").write_bytes("café needle\n".encode("latin-1"))
     (tree.root / "accent.txt").write_text("naïve\n")
-    found = walk.search_content(tree.sandbox, ".", "needle", exclude=[])
+    found = content_search.search_content(tree.sandbox, ".", "needle", exclude=[])
     assert sorted((Path(m["path"]).name, m["text"]) for m in found["matches"]) == [
         ("latin.txt", "café needle"),
         ("u16.txt", "a Needle"),
     ]
-    accented = walk.search_content(tree.sandbox, ".", "NAÏVE", exclude=[])
+    accented = content_search.search_content(tree.sandbox, ".", "NAÏVE", exclude=[])
     assert [m["text"] for m in accented["matches"]] == ["naïve"]

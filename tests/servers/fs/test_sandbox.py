@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mcpkit import ToolError
-from mcpkit_fs import listing, reading, transfer, walk, writing
+from mcpkit_fs import content_search, listing, reading, transfer, walk, writing
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.globs import GlobSet
 from mcpkit_fs.policy import AllowedDir, Policy, parse_directory, resolve_directory, root_path
@@ -206,7 +206,7 @@ def test_search_patterns_cannot_escape(tree: Tree) -> None:
 
 def test_walks_do_not_follow_links_out(tree: Tree) -> None:
     (tree.root / "d").symlink_to(tree.out)
-    result = walk.search_content(tree.sandbox, ".", "CANARY", exclude=[])
+    result = content_search.search_content(tree.sandbox, ".", "CANARY", exclude=[])
     assert result["matches"] == []
     tree_result = walk.directory_tree(tree.sandbox, ".", exclude=[], max_depth=5, max_entries=99)
     link = next(node for node in tree_result["tree"] if node["name"] == "d")
@@ -225,7 +225,7 @@ def test_deny_globs(tree: Tree) -> None:
             read(sandbox, path)
     listed = listing.list_directory(sandbox, ".")
     assert ".env" not in [e["name"] for e in listed["entries"]]
-    found = walk.search_content(sandbox, ".", "CANARY", exclude=[])
+    found = content_search.search_content(sandbox, ".", "CANARY", exclude=[])
     assert found["matches"] == []
     with pytest.raises(AccessDenied, match="denied"):
         transfer.delete(sandbox, ".ssh", recursive=True)

@@ -1,9 +1,8 @@
 """mcp-fs: the reference filesystem tools and more, confined to the allowed directories.
 
-This module only registers. The work is in `reading`, `writing`, `listing`, `transfer`, `walk`
-and `resources`
-(which run in worker threads, but for small reads: see `Access.run_bounded`); `access` gives
-each request its sandbox.
+This module only registers. The work is in `reading`, `writing`, `listing`, `transfer`,
+`walk`, `content_search` and `resources` (which run in worker threads, but for small reads:
+see `Access.run_bounded`); `access` gives each request its sandbox.
 """
 
 import base64
@@ -35,7 +34,17 @@ from mcpkit import (
 )
 from mcpkit.jsonrpc import encode
 
-from . import __version__, listing, reading, render, resources, transfer, walk, writing
+from . import (
+    __version__,
+    content_search,
+    listing,
+    reading,
+    render,
+    resources,
+    transfer,
+    walk,
+    writing,
+)
 from .access import Access, Progress
 from .edits import Edit
 from .mime import guess_mime
@@ -342,7 +351,7 @@ def _register_walks(app: Server, access: Access) -> None:
         tick, tick_mib = Progress(ctx, "entries walked"), Progress(ctx, "MiB read")
         return await access.run(
             ctx,
-            lambda s: walk.search_content(
+            lambda s: content_search.search_content(
                 s,
                 path,
                 query,
