@@ -197,6 +197,34 @@ async def test_progress_on_a_walk(everything: Everything, fs: FsTree) -> None:
     assert seen[0] == 256
 
 
+async def test_search_content_greps_a_log_too_large_to_read_whole(
+    everything: Everything, fs: FsTree
+) -> None:
+    lines = [f"2026-11-22 INFO request {n} served" for n in range(600_000)]  # about 20 MiB
+    for n in (17, 300_000, 599_999):
+        lines[n] = f"2026-11-22 ERROR request {n} failed"
+    (fs.root / "app.log").write_text("\n".join(lines) + "\n")
+    seen: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(message or "")
+
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        with anyio.fail_after(30):
+            result = await conn.session.call_tool(
+                "search_content",
+                {"path": "app.log", "query": "error", "context_lines": 1},
+                progress_callback=on_progress,
+            )
+    found = structured(result)
+    assert [(m["line"], m["before"], m["after"]) for m in found["matches"]] == [
+        (18, [lines[16]], [lines[18]]),
+        (300_001, [lines[299_999]], [lines[300_001]]),
+        (600_000, [lines[599_998]], []),
+    ]
+    assert seen[0] == "1 MiB read"  # then at most every 0.2 s
+
+
 async def test_names_that_are_not_utf8_go_out_as_unicode(
     everything: Everything, fs: FsTree
 ) -> None:
