@@ -17,6 +17,9 @@ from .reading import MiB, Tick
 
 MAX_LINE_BYTES = MiB  # a longer line is searched, and shown, in its first MiB only
 BLOCK_BYTES = MiB
+# Enough of a line's bytes for the characters a context line shows (a character of UTF-8
+# takes at most 4): context lines are kept this short, whatever the lines are.
+_CONTEXT_BYTES = 4 * finders.MAX_MATCH_CHARS
 
 
 def matches(
@@ -40,13 +43,14 @@ def matches(
         if prefilter is not None and not waiting and not prefilter(block):
             number += block.count(b"\n")
             if context:  # the block's last lines, in a deque that keeps `context` of them
-                before.extend(block.rsplit(b"\n", context + 1)[:-1])
+                tail = block.rsplit(b"\n", context + 1)[:-1]
+                before.extend(line[:_CONTEXT_BYTES] for line in tail)
             continue
         for line in block.split(b"\n")[:-1]:
             number += 1
             line = line[:MAX_LINE_BYTES]
             if waiting:
-                shown = _decode(line, encoding)[: finders.MAX_MATCH_CHARS]
+                shown = _decode(line[:_CONTEXT_BYTES], encoding)[: finders.MAX_MATCH_CHARS]
                 for match in waiting:
                     match["after"].append(shown)
                 while waiting and len(waiting[0]["after"]) == context:
@@ -59,7 +63,7 @@ def matches(
                         waiting.append(match)
                     else:
                         yield match
-            before.append(line)
+            before.append(line[:_CONTEXT_BYTES])
     yield from waiting  # the end of the file came before their lines after
 
 
