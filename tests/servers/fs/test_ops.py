@@ -1079,6 +1079,51 @@ def test_a_regex_that_backtracks_for_ever_gives_up_with_a_clear_error(
     assert [(m["line"], m["column"]) for m in found["matches"]] == [(1, 1)]
 
 
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "a{99999999}",  # would take some 30 GB to compile
+        "[ab]{200000}",
+        "(?:(?:a{1000}){1000}){1000}",  # small counts, multiplied by nesting
+        "a{40000}b{40000}c{40000}",  # counts are added along the expression
+        "x(?#[)a{99999999}]",  # a comment that looks like the start of a set
+        "(?x)a{3}  # free spacing",
+        "(?V1)[[a]b{99999999}]",
+    ],
+)
+def test_a_regex_too_large_to_compile_is_refused_before_compiling(
+    tree: Tree, expression: str
+) -> None:
+    (tree.root / "a.txt").write_text("aaa\n")
+    with pytest.raises(FsError, match=r"repeats its parts|not supported"):
+        content_search.search_content(tree.sandbox, ".", expression, is_regex=True, exclude=[])
+
+
+@pytest.mark.parametrize(
+    ("expression", "parts"),
+    [
+        ("abc", 3),
+        ("a{5}", 5),
+        ("a{0,99999999}", 0),  # only the least count is unrolled
+        ("a{2,}b", 3),
+        ("[]{]{7}", 7),  # "]" and "{" in a set
+        ("\\{5}", 3),  # an escaped brace is a character
+        ("(a{2}){3}", 6),
+        ("(a|bc){2}", 8),  # alternatives are added
+    ],
+)
+def test_repeats_counts_the_parts_an_expression_unrolls_to(expression: str, parts: int) -> None:
+    assert finders.repeats(expression) == parts
+
+
+def test_a_regex_with_modest_repeats_still_searches(tree: Tree) -> None:
+    (tree.root / "a.txt").write_text("id 2026-11-22 ok\n" + "b" * 3000 + "\n")
+    found = content_search.search_content(
+        tree.sandbox, ".", r"\d{4}-\d{2}-\d{2}|b{2000,}", is_regex=True, exclude=[]
+    )
+    assert [(m["line"], m["column"]) for m in found["matches"]] == [(1, 4), (2, 1)]
+
+
 def test_a_search_page_ends_at_its_size_cap_and_the_next_goes_on(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
