@@ -972,6 +972,68 @@ def test_search_content_text_groups_overlapping_context_as_grep_does(tree: Tree)
         assert render.content_matches(found) == grep.stdout.rstrip("\n")
 
 
+def _git_untracked(directory: Path) -> set[str]:
+    """The files below `directory` that git neither tracks nor ignores, relative to it."""
+    git = shutil.which("git")
+    assert git, "these tests compare with git: install git"
+    listed = subprocess.run(
+        [git, "ls-files", "--others", "--exclude-standard"],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(listed.stdout.split())
+
+
+@pytest.mark.parametrize("start", [".", "sub", "sub/deeper"])
+def test_search_content_ignores_what_git_does_from_any_start(tree: Tree, start: str) -> None:
+    git = shutil.which("git")
+    assert git, "these tests compare with git: install git"
+    subprocess.run([git, "init", "-q"], cwd=tree.root, check=True)
+    for path, text in {
+        ".gitignore": "*.log\n/top-only.txt\nsub/generated/\n\\#hash.txt\n",
+        "sub/.gitignore": "!keep.log\n",
+        "top-only.txt": "needle\n",
+        "sub/top-only.txt": "needle\n",  # /top-only.txt is anchored to the top
+        "sub/a.txt": "needle\n",
+        "sub/b.log": "needle\n",
+        "sub/keep.log": "needle\n",
+        "sub/#hash.txt": "needle\n",
+        "sub/generated/x.txt": "needle\n",
+        "sub/deeper/c.log": "needle\n",
+        "sub/deeper/d.txt": "needle\n",
+        "sub/deeper/keep.log": "needle\n",
+    }.items():
+        (tree.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree.root / path).write_text(text)
+    for fixture in ("hello.txt", "sub/inner.txt"):
+        (tree.root / fixture).unlink()
+    found = content_search.search_content(tree.sandbox, start, "needle", exclude=[])
+    searched = {str(Path(m["path"]).relative_to(tree.root / start)) for m in found["matches"]}
+    assert searched == {
+        name for name in _git_untracked(tree.root / start) if not name.endswith(".gitignore")
+    }
+    assert "generated/x.txt" not in searched  # the rule of the top .gitignore held below
+
+
+def test_search_content_leaves_the_rules_above_a_repository_out_of_it(tree: Tree) -> None:
+    git = shutil.which("git")
+    assert git, "these tests compare with git: install git"
+    (tree.root / ".gitignore").write_text("*.log\n")
+    vendor = tree.root / "sub" / "vendor"
+    vendor.mkdir()
+    subprocess.run([git, "init", "-q"], cwd=vendor, check=True)
+    (vendor / "lib").mkdir()
+    for log in ("v.log", "lib/w.log"):
+        (vendor / log).write_text("needle\n")
+    found = content_search.search_content(tree.sandbox, "sub/vendor", "needle", exclude=[])
+    assert [Path(m["path"]).name for m in found["matches"]] == ["w.log", "v.log"]
+    below = content_search.search_content(tree.sandbox, "sub/vendor/lib", "needle", exclude=[])
+    assert [Path(m["path"]).name for m in below["matches"]] == ["w.log"]
+    assert _git_untracked(vendor) == {"v.log", "lib/w.log"}
+
+
 def test_search_content_searches_one_file_when_named(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:

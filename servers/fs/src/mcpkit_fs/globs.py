@@ -126,14 +126,19 @@ def deny_rules(patterns: Iterable[str]) -> GlobSet:
 class IgnoreRule(NamedTuple):
     """One line of a `.gitignore`, relative to the directory that holds the file."""
 
-    base: str  # the directory of the .gitignore, relative to the walk's start ("" = start)
+    base: str  # the directory of the .gitignore below the walk's start ("" = at or above)
+    above: str  # for a .gitignore above the start: the path from its directory to the start
     glob: Glob
     negate: bool
     directories_only: bool
 
 
-def parse_gitignore(text: str, base: str) -> list[IgnoreRule]:
-    """Return the rules of a `.gitignore` file found in directory `base`."""
+def parse_gitignore(text: str, base: str, *, above: str = "") -> list[IgnoreRule]:
+    """Return the rules of a `.gitignore` file.
+
+    The file is in the directory `base` below the walk's start, or in one `above` the start
+    by that path.
+    """
     rules: list[IgnoreRule] = []
     for raw in text.splitlines():
         line = raw.rstrip()
@@ -141,6 +146,8 @@ def parse_gitignore(text: str, base: str) -> list[IgnoreRule]:
             continue
         negate = line.startswith("!")
         line = line[1:] if negate else line
+        if line.startswith(("\\#", "\\!")):  # an escaped first character is literal
+            line = line[1:]
         directories_only = line.endswith("/")
         line = line.rstrip("/")
         if not line:
@@ -150,7 +157,7 @@ def parse_gitignore(text: str, base: str) -> list[IgnoreRule]:
             glob = Glob(line.lstrip("/"), anchored="/" in line)
         except BadGlob:
             continue  # as git does: a rule it cannot read ignores nothing
-        rules.append(IgnoreRule(base, glob, negate, directories_only))
+        rules.append(IgnoreRule(base, above, glob, negate, directories_only))
     return rules
 
 
@@ -160,9 +167,12 @@ def is_ignored(rules: Sequence[IgnoreRule], path: str, is_dir: bool) -> bool:
     for rule in rules:
         if rule.directories_only and not is_dir:
             continue
-        if rule.base and not path.startswith(rule.base + "/"):
-            continue
-        relative = path[len(rule.base) + 1 :] if rule.base else path
+        if rule.base:
+            if not path.startswith(rule.base + "/"):
+                continue
+            relative = path[len(rule.base) + 1 :]
+        else:
+            relative = f"{rule.above}/{path}" if rule.above else path
         if rule.glob.match(relative):
             ignored = not rule.negate
     return ignored

@@ -89,7 +89,7 @@ class Walker:
 
     def batches(self, fd: int) -> Iterator[Batch]:
         """Yield the entries below the directory open at `fd` in batches."""
-        rules = self._rules(fd, "") if self.gitignore else []
+        rules = self._inherited_rules(fd) + self._rules(fd, "") if self.gitignore else []
         yield from self._batches(fd, "", 1, rules)
 
     def _batches(
@@ -136,7 +136,35 @@ class Walker:
         below_root = f"{self.base}/{path}" if self.base else path
         return self.exclude.match(path) or self.sandbox.is_denied(self.root, below_root)
 
-    def _rules(self, fd: int, relative: str) -> list[IgnoreRule]:
+    def _inherited_rules(self, fd: int) -> list[IgnoreRule]:
+        """Return the rules of the `.gitignore` files above the start, open at `fd`.
+
+        They are read from the allowed directory down, within the start's repository: the
+        rules above a directory that holds `.git` do not apply below it.
+        """
+        if not self.base or _holds_git(fd):
+            return []
+        names = self.base.split("/")
+        rules: list[IgnoreRule] = []
+        try:
+            current = os.open(self.root.path, _DIR_FLAGS)
+        except OSError:
+            return []
+        try:
+            for index, name in enumerate(names):
+                if _holds_git(current):
+                    rules = []
+                rules += self._rules(current, "", above="/".join(names[index:]))
+                below = os.open(name, _DIR_FLAGS, dir_fd=current)
+                os.close(current)
+                current = below
+        except OSError:  # the path changed since it was resolved: no rules from above
+            return []
+        finally:
+            os.close(current)
+        return rules
+
+    def _rules(self, fd: int, relative: str, *, above: str = "") -> list[IgnoreRule]:
         """Return the rules of the `.gitignore` in the directory open at `fd`, if any."""
         try:
             handle = os.open(".gitignore", _FILE_FLAGS, dir_fd=fd)
@@ -146,7 +174,16 @@ class Walker:
             if not stat.S_ISREG(os.fstat(handle).st_mode):
                 return []
             text = file.read(1 << 20).decode("utf-8", "replace")
-        return parse_gitignore(text, relative)
+        return parse_gitignore(text, relative, above=above)
+
+
+def _holds_git(fd: int) -> bool:
+    """Return whether the directory open at `fd` is the top of a git repository."""
+    try:
+        os.stat(".git", dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
 
 
 def start(
