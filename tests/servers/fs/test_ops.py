@@ -1034,6 +1034,21 @@ def test_search_content_leaves_the_rules_above_a_repository_out_of_it(tree: Tree
     assert _git_untracked(vendor) == {"v.log", "lib/w.log"}
 
 
+@pytest.mark.parametrize("size", [100, 9 * MiB])  # read whole, or block by block
+def test_search_content_refuses_one_binary_file(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    (tree.root / "blob.bin").write_bytes(b"needle\x00" + b"\x01" * size)
+    with pytest.raises(FsError, match=r"blob\.bin is a binary file"):
+        content_search.search_content(tree.sandbox, "blob.bin", "needle", exclude=[])
+
+
+def test_search_content_refuses_a_fifo_at_once(tree: Tree) -> None:
+    os.mkfifo(tree.root / "pipe")
+    with pytest.raises(FsError, match="pipe is not a regular file"):
+        content_search.search_content(tree.sandbox, "pipe", "needle", exclude=[])
+
+
 def test_search_content_searches_one_file_when_named(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,7 +18,7 @@ from typing import BinaryIO, NamedTuple
 from . import finders, large_file_search
 from .globs import Glob
 from .models import ContentMatch, ContentMatches
-from .reading import Tick, no_tick, open_read
+from .reading import Tick, no_tick, open_read, sniff_text
 from .sandbox import FsError, Sandbox
 from .text import SNIFF_BYTES, BinaryFile, bare_lines, sniff
 from .walk import Batch, start
@@ -123,7 +123,10 @@ def _searching(
     """
     with sandbox.place(path) as place:
         status = place.lstat()
-        one_file = place.name is not None and status is not None and stat.S_ISREG(status.st_mode)
+        # Anything but a directory is opened as one file: a FIFO or device is refused there.
+        one_file = (
+            place.name is not None and status is not None and not stat.S_ISDIR(status.st_mode)
+        )
         file = open_read(place) if one_file else None
         shown = place.shown
     if file is not None:
@@ -155,14 +158,12 @@ def _in_one_file(
     """Yield the matches in the open regular file `file`, of any size.
 
     Raises:
-        FsError: the file is in UTF-16 and too large to read whole.
+        FsError: the file is binary, or in UTF-16 and too large to read whole.
     """
+    head = file.read(SNIFF_BYTES)
+    codec = sniff_text(head, shown)
     if os.fstat(file.fileno()).st_size <= MAX_SEARCHED_FILE:
-        yield from _in_text(file.read(MAX_SEARCHED_FILE + 1), shown, wanted)
-        return
-    try:
-        codec = sniff(file.read(SNIFF_BYTES))
-    except BinaryFile:
+        yield from _in_text(head + file.read(MAX_SEARCHED_FILE + 1 - len(head)), shown, wanted)
         return
     if codec.encoding.startswith("utf-16"):
         raise FsError(f"{shown} is a UTF-16 file over {MAX_SEARCHED_FILE >> 20} MiB: too large.")
@@ -259,7 +260,7 @@ def _read_small_file(name: str, dir_fd: int) -> bytes | None:
 def _text(data: bytes) -> str | None:
     """Return the text of a file's bytes, or None if they are binary."""
     try:
-        codec = sniff(data[:8192])
+        codec = sniff(data[:SNIFF_BYTES])
     except BinaryFile:
         return None
     return data[len(codec.bom) :].decode(codec.encoding, "replace")
