@@ -502,6 +502,11 @@ def test_list_directory_pages_and_sizes(tree: Tree) -> None:
     rest = listing.list_directory(tree.sandbox, ".", offset=2)
     assert [e["name"] for e in rest["entries"]] == ["c.bin", "hello.txt", "sub"]
     assert rest["entries"][2]["type"] == "directory"
+    for list_entries in (listing.list_directory, listing.list_directory_with_sizes):
+        with pytest.raises(FsError, match="has 5 entries: offset 5 is past its end"):
+            list_entries(tree.sandbox, ".", offset=5)
+    (tree.root / "sub" / "empty").mkdir()
+    assert listing.list_directory(tree.sandbox, "sub/empty")["entries"] == []
     sized = listing.list_directory_with_sizes(tree.sandbox, ".", sort_by="size")
     assert [(e["name"], e["size"]) for e in sized["entries"]] == [
         ("b.bin", 50),

@@ -52,7 +52,7 @@ def list_directory(
     """List a directory's entries by name (denied ones left out), a page at a time.
 
     Raises:
-        FsError: the path is not a directory that may be read.
+        FsError: the path is not a directory that may be read, or `offset` is past its end.
         TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
     """
     shown, entries = _scan(sandbox, path, _plain, on_loop=on_loop)
@@ -72,7 +72,7 @@ def list_directory_with_sizes(
     """List a directory's entries with sizes (largest first by `size`), a page at a time.
 
     Raises:
-        FsError: the path is not a directory that may be read.
+        FsError: the path is not a directory that may be read, or `offset` is past its end.
         TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
     """
     shown, entries = _scan(sandbox, path, _sized, on_loop=on_loop)
@@ -86,7 +86,16 @@ def list_directory_with_sizes(
 def _paginate(
     shown: str, entries: list[EntryT], offset: int, limit: int
 ) -> tuple[list[EntryT], Page]:
-    """Return the page of `entries` that starts at `offset`, and what a listing says of it."""
+    """Return the page of `entries` that starts at `offset`, and what a listing says of it.
+
+    Raises:
+        FsError: `offset` is past the last entry.
+    """
+    if offset and offset >= len(entries):
+        raise FsError(
+            f"{shown} has {len(entries)} entries: offset {offset} is past its end."
+            " Use a smaller offset, or none to list from the start."
+        )
     page = entries[offset : offset + limit]
     end = offset + len(page)
     more = end < len(entries)
@@ -111,7 +120,7 @@ def _scan(
     entry needs it).
 
     Raises:
-        FsError: the path is not a directory that may be read.
+        FsError: the path is not a directory that may be read, or `offset` is past its end.
         TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
     """
     with sandbox.place(path) as place:
