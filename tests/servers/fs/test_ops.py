@@ -854,6 +854,24 @@ def test_directory_tree_marks_the_directories_that_max_entries_cut(tree: Tree) -
     assert (whole["truncated"], whole["tree"][0]["truncated"]) == (False, False)
 
 
+def test_searches_say_where_they_stopped_at_the_depth_limit(tree: Tree) -> None:
+    deep = tree.root.joinpath(*["d"] * (walk.MAX_WALK_DEPTH + 2))
+    deep.mkdir(parents=True)
+    (deep / "needle.txt").write_text("needle\n")
+    first_cut = tree.root.joinpath(*["d"] * walk.MAX_WALK_DEPTH)  # listed, not walked into
+    by_name = walk.search_files(tree.sandbox, ".", "needle", exclude=[], max_results=10)
+    by_content = content_search.search_content(tree.sandbox, ".", "needle", exclude=[])
+    for result in (by_name, by_content):
+        assert (result["matches"], result["too_deep"]) == ([], str(first_cut))
+    assert f"the first being {first_cut}: search from it" in render.matches(by_name)
+    assert f"the first being {first_cut}: search from it" in render.content_matches(by_content)
+    below = walk.search_files(tree.sandbox, str(first_cut), "needle", exclude=[], max_results=10)
+    assert (below["matches"], below["too_deep"]) == ([str(deep / "needle.txt")], None)
+    shallow = walk.search_files(tree.sandbox, "sub", "inner", exclude=[], max_results=10)
+    assert shallow["too_deep"] is None
+    assert "not searched" not in render.matches(shallow)
+
+
 def test_directory_tree_reports_progress(tree: Tree) -> None:
     for n in range(600):
         (tree.root / f"f{n:03}").touch()
@@ -1128,8 +1146,8 @@ def test_a_large_file_search_holds_a_line_of_at_most_a_mib(
     with pytest.raises(FsError, match=r"wide\.log is a UTF-16 file over 0 MiB: too large"):
         content_search.search_content(tree.sandbox, "wide.log", "needle", exclude=[])
     (tree.root / "data.bin").write_bytes(b"needle\0" * 200)
-    binary = content_search.search_content(tree.sandbox, "data.bin", "needle", exclude=[])
-    assert (binary["matches"], binary["files_searched"]) == ([], 1)
+    with pytest.raises(FsError, match=r"data\.bin is a binary file"):
+        content_search.search_content(tree.sandbox, "data.bin", "needle", exclude=[])
 
 
 def test_search_content_matches_a_regex_line_by_line(tree: Tree) -> None:

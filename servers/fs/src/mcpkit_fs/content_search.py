@@ -85,6 +85,7 @@ def search_content(
         files_searched=searched.files,
         truncated=truncated,
         next_offset=offset + len(page) if truncated else None,
+        too_deep=searched.too_deep,
     )
 
 
@@ -100,9 +101,10 @@ class _Query(NamedTuple):
 
 @dataclass
 class _Searched:
-    """How many files a search has read."""
+    """How many files a search has read, and the first directory too deep to walk into."""
 
     files: int = 0
+    too_deep: str | None = None
 
 
 @contextmanager
@@ -136,7 +138,8 @@ def _searching(
         return
     shown, fd, walker = start(sandbox, path, exclude=exclude, gitignore=gitignore, tick=tick)
     try:
-        yield shown, _in_files(walker.batches(fd), f"{shown.rstrip('/')}/", wanted, searched)
+        yield shown, _in_files(walker.batches(fd), walker.prefix, wanted, searched)
+        searched.too_deep = walker.too_deep
     finally:
         os.close(fd)
 

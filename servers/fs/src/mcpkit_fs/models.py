@@ -18,6 +18,10 @@ from .text import Eol
 EntryType = Literal["file", "directory", "symlink", "other"]
 NextOffset = Annotated[int | None, Param(description="the offset of the next page")]
 NextMatches = Annotated[int | None, Param(description="the offset of the next page of matches")]
+TooDeep = Annotated[
+    str | None,
+    Param(description="the first directory too deep to walk into (100 levels): search from it"),
+]
 
 
 class TextRead(TypedDict):
@@ -186,6 +190,7 @@ class Matches(TypedDict):
     matches: list[str]
     truncated: bool
     next_offset: NextMatches
+    too_deep: TooDeep
 
 
 class ContentMatch(TypedDict):
@@ -207,6 +212,7 @@ class ContentMatches(TypedDict):
     files_searched: int
     truncated: bool
     next_offset: NextMatches
+    too_deep: TooDeep
 
 
 class Comparison(TypedDict):

@@ -26,6 +26,7 @@ from .models import (
     TextRead,
     Written,
 )
+from .walk import MAX_WALK_DEPTH
 
 _MARKS = {"file": "[FILE] ", "directory": "[DIR] ", "symlink": "[LINK] ", "other": "[OTHER] "}
 # What str.splitlines() breaks lines at, newline aside: in a name, each would start a line.
@@ -62,6 +63,8 @@ def matches(result: Matches) -> str:
     lines = list(result["matches"]) or [f"No matches below {result['path']}"]
     if result["next_offset"] is not None:
         lines.append(_next_page("more matches", result["next_offset"]))
+    if result["too_deep"] is not None:
+        lines.append(_too_deep(result["too_deep"]))
     return one_per_line(lines)
 
 
@@ -96,6 +99,8 @@ def content_matches(result: ContentMatches) -> str:
         out.append(f"No matches in {result['path']} ({result['files_searched']} files searched)")
     if result["next_offset"] is not None:
         out.append(_next_page("more matches", result["next_offset"]))
+    if result["too_deep"] is not None:
+        out.append(_BREAK.sub(_escape, _too_deep(result["too_deep"])))
     return "\n".join(out)
 
 
@@ -232,6 +237,14 @@ def _escape(line_break: re.Match[str]) -> str:
 def _next_page(what: str, next_offset: int) -> str:
     """The last line of a page that is not the last: what it holds, and where to go on."""
     return f"[{what}: continue with offset={next_offset}]"
+
+
+def _too_deep(directory: str) -> str:
+    """The last line of a search that met directories too deep to walk into."""
+    return (
+        f"[not searched: the directories over {MAX_WALK_DEPTH} levels down, the first being"
+        f" {directory}: search from it to go on]"
+    )
 
 
 def _size(size: int | None) -> str:

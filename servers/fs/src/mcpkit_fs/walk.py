@@ -65,6 +65,7 @@ class Walker:
         sandbox: Sandbox,
         root: AllowedDir,
         base: str,
+        shown: str,
         *,
         exclude: GlobSet,
         gitignore: bool,
@@ -74,11 +75,13 @@ class Walker:
         self.sandbox = sandbox
         self.root = root
         self.base = base  # the start directory, relative to the root
+        self.prefix = f"{shown.rstrip('/')}/"  # of the shown paths of entries
         self.exclude = exclude
         self.gitignore = gitignore
         self.max_depth = max_depth
         self.tick = tick
         self.seen = 0
+        self.too_deep: str | None = None  # the shown path of the first directory at max_depth
         self.filtering = bool(exclude) or bool(sandbox.deny)  # checked per entry: kept cheap
 
     def walk(self, fd: int) -> Iterator[Found]:
@@ -118,6 +121,8 @@ class Walker:
                 yield batch
                 batch = Batch(relative, depth, fd, [])
             if not descend:
+                if kind == "directory" and self.too_deep is None:
+                    self.too_deep = self.prefix + path
                 continue
             try:
                 sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
@@ -202,6 +207,7 @@ def start(
             sandbox,
             place.root,
             place.relative,
+            place.shown,
             exclude=GlobSet(exclude),
             gitignore=gitignore,
             max_depth=max_depth,
@@ -292,14 +298,20 @@ def search_files(
             if skipped < offset:
                 skipped += 1
             elif len(found) < max_results:
-                found.append(f"{shown.rstrip('/')}/{entry.relative}")
+                found.append(walker.prefix + entry.relative)
             else:
                 truncated = True
                 break
     finally:
         os.close(fd)
     next_offset = offset + len(found) if truncated else None
-    return Matches(path=shown, matches=found, truncated=truncated, next_offset=next_offset)
+    return Matches(
+        path=shown,
+        matches=found,
+        truncated=truncated,
+        next_offset=next_offset,
+        too_deep=walker.too_deep,
+    )
 
 
 def _name_matcher(pattern: str) -> Callable[[str], bool]:
