@@ -1082,10 +1082,23 @@ def test_search_content_searches_one_file_when_named(
     assert [(m["path"], m["line"]) for m in found["matches"]] == [(f"{tree.root}/ignored.txt", 2)]
     assert (found["path"], found["files_searched"]) == (f"{tree.root}/ignored.txt", 1)
     monkeypatch.setattr(
-        content_search, "MAX_SEARCHED_FILE", 8
+        content_search, "WHOLE_FILE_BYTES", 8
     )  # a file too large: read line by line
     again = content_search.search_content(tree.sandbox, "ignored.txt", "needle", exclude=[])
     assert (again["matches"], again["files_searched"]) == (found["matches"], 1)
+
+
+def test_one_file_search_counts_lines_as_read_text_file_does(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Too large to search below a directory, small enough for read_text_file to read
+    # whole: both must split its lines alike, lone CRs included.
+    monkeypatch.setattr(content_search, "MAX_SEARCHED_FILE", 16)
+    (tree.root / "mac.txt").write_bytes(b"first\rsecond\rthe needle\rlast\r")
+    found = content_search.search_content(tree.sandbox, "mac.txt", "needle", exclude=[])
+    (match,) = found["matches"]
+    line = reading.read_text(tree.sandbox, "mac.txt", offset=match["line"], limit=1)
+    assert (match["line"], line["content"]) == (3, "the needle\r")
 
 
 @pytest.mark.parametrize("context", [0, 2])
@@ -1093,7 +1106,7 @@ def test_search_content_searches_one_file_when_named(
 def test_search_content_reads_a_large_file_a_line_at_a_time(
     tree: Tree, monkeypatch: pytest.MonkeyPatch, context: int, is_regex: bool
 ) -> None:
-    monkeypatch.setattr(content_search, "MAX_SEARCHED_FILE", 64)
+    monkeypatch.setattr(content_search, "WHOLE_FILE_BYTES", 64)
     monkeypatch.setattr(large_file_search, "MAX_LINE_BYTES", 32)
     lines = [f"line {n}" + (" ERROR" if n % 7 == 0 else "") for n in range(1, 51)]
     lines[20] = "x" * 40 + " ERROR past the line cap"  # line 21: only its first 32 bytes
@@ -1123,7 +1136,7 @@ def test_search_content_reads_a_large_file_a_line_at_a_time(
 def test_a_large_file_search_holds_a_line_of_at_most_a_mib(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(content_search, "MAX_SEARCHED_FILE", 1024)
+    monkeypatch.setattr(content_search, "WHOLE_FILE_BYTES", 1024)
     log = tree.root / "one-line.log"  # Latin-1, with a line of 16 MiB
     log.write_bytes(b"caf\xe9 " + b"x" * (16 * MiB) + b" needle\nlast needle\ncaf\xe9 needle\n")
     ticks: list[int] = []

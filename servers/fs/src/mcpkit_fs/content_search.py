@@ -3,7 +3,8 @@
 Below a directory, the walk (`walk.start`) gives the files; each is read whole, up to
 `MAX_SEARCHED_FILE`, and ruled out as cheaply as possible: literal text is looked for in
 its bytes, then in its whole text, before any line is. A file named by `path` is searched
-whatever its size: a larger one in bounded memory, by `large_file_search`.
+whatever its size: read whole up to the 16 MiB that read_text_file reads whole (so both
+count lines alike), and a larger one in bounded memory, by `large_file_search`.
 """
 
 import codecs
@@ -18,7 +19,7 @@ from typing import BinaryIO, NamedTuple
 from . import finders, large_file_search
 from .globs import Glob
 from .models import ContentMatch, ContentMatches
-from .reading import Tick, no_tick, open_read, sniff_text
+from .reading import WHOLE_FILE_BYTES, Tick, no_tick, open_read, sniff_text
 from .sandbox import FsError, Sandbox
 from .text import SNIFF_BYTES, BinaryFile, bare_lines, sniff
 from .walk import Batch, start
@@ -51,7 +52,7 @@ def search_content(
 
     Below a directory, binary files, files over 8 MiB, and what `.gitignore` files ignore
     are skipped. A file named by `path` is searched whatever `.gitignore` says, and
-    whatever its size: one over 8 MiB block by block (see `large_file_search`), calling
+    whatever its size: one over 16 MiB block by block (see `large_file_search`), calling
     `tick_mib` with the MiB read. The first `offset` matches are skipped (a next page). A
     page ends after `max_results` matches, or once its lines hold over `MAX_PAGE_CHARS`
     characters.
@@ -165,11 +166,11 @@ def _in_one_file(
     """
     head = file.read(SNIFF_BYTES)
     codec = sniff_text(head, shown)
-    if os.fstat(file.fileno()).st_size <= MAX_SEARCHED_FILE:
-        yield from _in_text(head + file.read(MAX_SEARCHED_FILE + 1 - len(head)), shown, wanted)
+    if os.fstat(file.fileno()).st_size <= WHOLE_FILE_BYTES:
+        yield from _in_text(head + file.read(WHOLE_FILE_BYTES + 1 - len(head)), shown, wanted)
         return
     if codec.encoding.startswith("utf-16"):
-        raise FsError(f"{shown} is a UTF-16 file over {MAX_SEARCHED_FILE >> 20} MiB: too large.")
+        raise FsError(f"{shown} is a UTF-16 file over {WHOLE_FILE_BYTES >> 20} MiB: too large.")
     file.seek(len(codec.bom))
     yield from large_file_search.matches(
         file, shown, codec.encoding, wanted.find, wanted.prefilter, wanted.context, tick_mib
