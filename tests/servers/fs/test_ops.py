@@ -34,6 +34,7 @@ from mcpkit_fs import (
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.reading import MiB
 from mcpkit_fs.sandbox import FsError
+from mcpkit_fs.text import line_count, some_lines, split_lines
 from servers.fs.conftest import Tree
 
 
@@ -52,6 +53,30 @@ def test_read_whole_file(tree: Tree) -> None:
     assert not read["truncated"]
     assert read["next_offset"] is None
     assert read["sha256"] == hashlib.sha256(numbered(3).encode()).hexdigest()
+
+
+def test_a_read_makes_only_the_lines_it_returns(tree: Tree) -> None:
+    # 1 Mi lines of one character: a list of them all would take some 60 MB.
+    lines = MiB
+    (tree.root / "short.txt").write_bytes(b"x\n" * lines)
+    tracemalloc.start()
+    try:
+        head = reading.read_text(tree.sandbox, "short.txt", head=1)
+        tail = reading.read_text(tree.sandbox, "short.txt", tail=2)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (head["content"], head["total_lines"], head["next_offset"]) == ("x\n", lines, 2)
+    assert (tail["content"], tail["start_line"]) == ("x\nx\n", lines - 1)
+    assert peak < 10 * MiB  # the bytes, their text, and little more
+
+
+@pytest.mark.parametrize("text", ["", "a", "a\n", "\r\n\r", "a\rb\r\nc\nd", "\n\n\r\r", "x\r"])
+def test_line_count_and_some_lines_agree_with_split_lines(text: str) -> None:
+    lines = split_lines(text)
+    assert line_count(text) == len(lines)
+    for start, stop in ((0, 1), (1, 3), (0, 99), (2, 2)):
+        assert some_lines(text, start, stop) == lines[start:stop]
 
 
 def test_head_tail_offset_limit(tree: Tree) -> None:

@@ -16,7 +16,7 @@ from .edits import unified_diff
 from .mime import guess_mime
 from .models import Comparison, FileText, MultipleFiles, TextRead
 from .sandbox import FsError, Place, Sandbox, open_file
-from .text import BinaryFile, Codec, decode, sniff, split_lines
+from .text import BinaryFile, Codec, decode, line_count, sniff, some_lines
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -73,22 +73,27 @@ def read_text(
     if len(data) > WHOLE_FILE_BYTES:
         raise FsError(f"{shown} grew while being read: read it again.")
     text, codec = decode_text(data, shown)
-    lines = split_lines(text)
-    first = max(0, len(lines) - tail) if tail is not None else (offset or 1) - 1
-    if offset is not None and first >= max(len(lines), 1):
-        raise _past_the_end(shown, offset, len(lines))
+    total = line_count(text)
+    first = max(0, total - tail) if tail is not None else (offset or 1) - 1
+    if offset is not None and first >= max(total, 1):
+        raise _past_the_end(shown, offset, total)
     count = head if head is not None else limit
-    chosen = lines[first:] if count is None else lines[first : first + count]
+    wanted = total - first if count is None else min(count, total - first)
+    # A line takes a byte at least, so a page holds `max_bytes` lines at most: only those
+    # are made, never a list of all (which costs 30 times the file for short lines).
+    if tail is not None:
+        first += max(0, wanted - max_bytes)
+    chosen = some_lines(text, first, first + min(wanted, max_bytes))
     page = _page(chosen, max_bytes, from_end=tail is not None)
     if tail is not None:
         first += len(chosen) - len(page.lines)  # a tail cut by max_bytes loses its first lines
-    more = first + len(page.lines) < len(lines)
+    more = first + len(page.lines) < total
     return TextRead(
         path=shown,
         content=_join(page.lines, first, line_numbers),
         start_line=first + 1,
         end_line=first + len(page.lines),
-        total_lines=len(lines),
+        total_lines=total,
         truncated=page.truncated,
         line_cut=page.line_cut,
         next_offset=first + len(page.lines) + 1 if more else None,

@@ -7,6 +7,7 @@ a BOM) are read as Latin-1, which maps every byte to a character and back unchan
 
 import codecs
 import re
+from itertools import islice
 from typing import Literal, NamedTuple
 
 Eol = Literal["\n", "\r\n", "\r"]
@@ -110,6 +111,17 @@ def split_lines(text: str) -> list[str]:
     line numbers agree with editors and with `grep -n`.
     """
     return _LINE.findall(text)
+
+
+def line_count(text: str) -> int:
+    """Return how many lines `split_lines` finds in `text`, without making them."""
+    ends = text.count("\n") + text.count("\r") - text.count("\r\n")
+    return ends + (1 if text and text[-1] not in "\r\n" else 0)
+
+
+def some_lines(text: str, start: int, stop: int) -> list[str]:
+    """Return `split_lines(text)[start:stop]`, making only those lines."""
+    return [line.group() for line in islice(_LINE.finditer(text), start, stop)]
 
 
 def to_lf(text: str) -> str:
