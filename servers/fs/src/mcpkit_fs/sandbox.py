@@ -386,7 +386,11 @@ def check_path(path: str) -> None:
     if not path:
         raise FsError("The path is empty: give a file or directory path.")
     if _CONTROL.search(path):
-        raise FsError("The path contains a NUL or another control character: remove it.")
+        raise FsError(
+            "The path contains a NUL or another control character (a newline or tab, say)."
+            " mcp-fs never opens such a path, to keep paths from being forged in text: if a"
+            " file really has such a name, it has to be renamed by other means first."
+        )
     try:
         size = len(path.encode("utf-8", "surrogateescape"))
     except UnicodeEncodeError:
