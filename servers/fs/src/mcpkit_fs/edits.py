@@ -12,7 +12,7 @@ backreferences mean nothing special.
 import time
 from typing import NamedTuple
 
-from .text import bare_lines
+from .text import bare_lines, one_line
 
 NEAR_MISS_MIN = 0.5  # below this similarity, the closest lines are not worth showing
 MAX_SHOWN_LINES = 20
@@ -144,6 +144,11 @@ def unified_diff(before: str, after: str, old_name: str, new_name: str, context:
     import difflib  # here, not at start-up: only a failed edit or a diff needs it
 
     lines = difflib.unified_diff(
-        bare_lines(before), bare_lines(after), old_name, new_name, n=context, lineterm=""
+        bare_lines(before),
+        bare_lines(after),
+        one_line(old_name),
+        one_line(new_name),
+        n=context,
+        lineterm="",
     )
     return "".join(f"{line}\n" for line in lines)

@@ -102,6 +102,9 @@ def line_ending(text: str) -> Eol:
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _LINE_END = re.compile(r"\r\n|\r|\n")
+# What str.splitlines() breaks lines at, newline aside: in a name, each would start a line.
+OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_BREAK = re.compile(f"[\n{OTHER_BREAKS}]")
 
 
 def split_lines(text: str) -> list[str]:
@@ -111,6 +114,19 @@ def split_lines(text: str) -> list[str]:
     line numbers agree with editors and with `grep -n`.
     """
     return _LINE.findall(text)
+
+
+def one_line(text: str) -> str:
+    r"""Return `text` with its line breaks escaped as Python writes them: `\n`, `\u2028`.
+
+    A name shown within a line stays in it: unescaped, `evil\n[FILE] injected` would read
+    as two entries of a listing. Few names hold a break, so the check in C comes first.
+    """
+    return text if text.isprintable() else _BREAK.sub(_escape, text)
+
+
+def _escape(line_break: re.Match[str]) -> str:
+    return repr(line_break.group())[1:-1]
 
 
 def line_count(text: str) -> int:
