@@ -221,6 +221,18 @@ def test_encodings_are_detected(tree: Tree) -> None:
     assert (latin["content"], latin["encoding"]) == ("café\n", "latin-1")
 
 
+@pytest.mark.parametrize("whole", [True, False])
+@pytest.mark.parametrize("eol", ["\r\n", "\n"])
+def test_the_line_ending_is_reported_at_any_size(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, whole: bool, eol: str
+) -> None:
+    if not whole:
+        monkeypatch.setattr(reading, "WHOLE_FILE_BYTES", 16)
+    (tree.root / "f.txt").write_bytes(numbered(40).replace("\n", eol).encode())
+    read = reading.read_text(tree.sandbox, "f.txt", head=1)
+    assert (read["content"], read["eol"]) == (f"line 1{eol}", eol)
+
+
 def test_binary_files_point_to_read_media(tree: Tree) -> None:
     (tree.root / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     with pytest.raises(FsError, match="read_media_file"):

@@ -16,7 +16,16 @@ from .edits import unified_diff
 from .mime import guess_mime
 from .models import Comparison, FileText, MultipleFiles, TextRead
 from .sandbox import FsError, Place, Sandbox, open_file
-from .text import BinaryFile, Codec, decode, line_count, sniff, some_lines
+from .text import (
+    SNIFF_BYTES,
+    BinaryFile,
+    Codec,
+    decode,
+    line_count,
+    line_ending,
+    sniff,
+    some_lines,
+)
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -158,7 +167,8 @@ def _read_large(
     line_numbers: bool,
 ) -> TextRead:
     """Read part of a text file too large to read whole (see `read_text`)."""
-    codec = sniff_text(file.read(8192), shown)
+    start = file.read(SNIFF_BYTES)
+    codec = sniff_text(start, shown)
     if codec.encoding.startswith("utf-16"):
         raise FsError(f"{shown} is a UTF-16 file over {WHOLE_FILE_BYTES // MiB} MiB: too large.")
     count = head if head is not None else limit
@@ -186,7 +196,7 @@ def _read_large(
         if first is None or not (page.truncated or more)
         else first + len(page.lines) + 1,
         encoding=codec.name,
-        eol="\n",
+        eol=line_ending(start.decode(codec.encoding, "replace")),  # of the first lines
         size=size,
         sha256=None,
     )
