@@ -931,6 +931,8 @@ def test_search_files(tree: Tree) -> None:
     assert (len(capped["matches"]), capped["truncated"], capped["next_offset"]) == (1, True, 1)
     rest = walk.search_files(tree.sandbox, ".", "*.py", exclude=["deep"], max_results=1, offset=1)
     assert ([Path(p).name for p in rest["matches"]], rest["truncated"]) == (["util.py"], False)
+    with pytest.raises(FsError, match="is absolute, but it is matched against the paths below"):
+        walk.search_files(tree.sandbox, ".", f"{tree.root}/src/*.py", exclude=[], max_results=9)
 
 
 def test_walks_stop_at_their_depth_cap_instead_of_failing(tree: Tree) -> None:

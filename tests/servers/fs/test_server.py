@@ -125,6 +125,8 @@ async def test_tools_work_and_errors_say_what_to_do(tree: Tree) -> None:
         assert CANARY not in message
         invalid = await error_of(client, "read_text_file", path="hello.txt", head=-1)
         assert "head" in invalid
+        empty = await error_of(client, "search_files", path=".", pattern="")
+        assert "pattern" in empty  # an empty pattern would match every entry
 
 
 async def test_read_media_file_blocks(tree: Tree) -> None:

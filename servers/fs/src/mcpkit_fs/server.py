@@ -307,7 +307,8 @@ def _register_walks(app: Server, access: Access) -> None:
         ctx: Context,
         path: PathArg,
         pattern: Annotated[
-            str, Param(description="Glob (*.py, src/**/test_*.py) or part of a name")
+            str,
+            Param(min_length=1, description="Glob (*.py, src/**/test_*.py) or part of a name"),
         ],
         excludePatterns: Excludes = [],  # noqa: B006
         max_results: Annotated[int, Param(ge=1, le=50_000)] = 1000,

@@ -17,7 +17,7 @@ from .listing import dirent_type
 from .models import EntryType, Matches, Tree, TreeNode
 from .policy import AllowedDir
 from .reading import Tick, no_tick
-from .sandbox import Sandbox, open_directory
+from .sandbox import FsError, Sandbox, open_directory
 
 TICK_EVERY = 256
 # Levels a walk goes down at most: each holds a directory open and a frame of the walk,
@@ -284,8 +284,14 @@ def search_files(
     the reference server once did. The first `offset` matches are skipped (a next page).
 
     Raises:
-        FsError: the path is not a directory that may be read.
+        FsError: the path is not a directory that may be read, or the pattern is absolute.
     """
+    if pattern.startswith("/"):
+        raise FsError(
+            f"The pattern {pattern} is absolute, but it is matched against the paths below"
+            " path: give the directory as path and the rest as the pattern (for example"
+            " path=/home/me/src and pattern=**/*.py)."
+        )
     matches = _name_matcher(pattern)
     shown, fd, walker = start(sandbox, path, exclude=exclude, tick=tick)
     found: list[str] = []
