@@ -275,10 +275,26 @@ def test_a_file_too_large_to_read_as_a_resource_is_known_by_size_and_times(
 def test_mime_from_content_then_name() -> None:
     assert mime.guess_mime("x.bin", b"RIFF\0\0\0\0WAVEfmt ") == "audio/wav"
     assert mime.guess_mime("notes.md", b"# hi") == "text/markdown"
-    assert mime.guess_mime("noext", b"") == "application/octet-stream"
+    assert mime.guess_mime("noext", b"") == "application/octet-stream"  # not read
+    assert mime.guess_mime("noext", b"plain words\n") == "text/plain"
+    assert mime.guess_mime("noext", b"\x00\x01\x02") == "application/octet-stream"
     # Not the machine's /etc/mime.types, where .ts is a Qt translation.
     assert mime.guess_mime("main.ts", b"") == "application/octet-stream"
     assert mime.guess_mime("conf.yml", b"") == "application/yaml"
+
+
+def test_file_info_tells_the_type_by_content_when_the_name_does_not(tree: Tree) -> None:
+    (tree.root / "logo").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 8)
+    (tree.root / "LICENSE").write_text("Permission is granted\n")
+    (tree.root / "blob").write_bytes(b"\x00\x01\x02")
+    for name, expected in (
+        ("logo", "image/png"),
+        ("LICENSE", "text/plain"),
+        ("blob", mime.UNKNOWN),
+    ):
+        info = listing.file_info(tree.sandbox, name)
+        assert info["mime_type"] == expected, name
+        assert resources.read_contents(tree.sandbox, name).mime_type == expected, name
 
 
 def test_read_many_reports_errors_per_file(tree: Tree) -> None:

@@ -23,8 +23,9 @@ from .models import (
     SizedEntry,
     SizedListing,
 )
-from .reading import Tick, TooLarge, no_tick, sha256_of
+from .reading import Tick, TooLarge, no_tick, open_read, sha256_of
 from .sandbox import FsError, Place, Sandbox, open_directory
+from .text import SNIFF_BYTES
 
 LOOP_ENTRIES = 2000  # what a listing may do `on_loop` (see reading.LOOP_FILE_BYTES)
 EntryT = TypeVar("EntryT", bound=Entry)
@@ -219,6 +220,7 @@ def file_info(
         kind = entry_type(status.st_mode)
         target = _link_target(sandbox, place) if kind == "symlink" else None
         digest = sha256_of(place, tick) if with_hash and kind == "file" else None
+        mime = _mime_of(place) if kind == "file" else None
         shown = place.shown
     birth: float | None = getattr(status, "st_birthtime", None)
     return FileInfo(
@@ -232,9 +234,15 @@ def file_info(
         permissions=f"{stat.S_IMODE(status.st_mode):03o}",
         type=kind,
         symlink_target=target,
-        mime_type=guess_mime(shown, b"") if kind == "file" else None,
+        mime_type=mime,
         sha256=digest,
     )
+
+
+def _mime_of(place: Place) -> str:
+    """Return the MIME type of the regular file at `place`, from its first bytes and name."""
+    with open_read(place) as file:
+        return guess_mime(place.shown, file.read(SNIFF_BYTES))
 
 
 def _link_target(sandbox: Sandbox, place: Place) -> str:

@@ -4,6 +4,10 @@ import mimetypes
 import os
 from functools import cache
 
+from .text import BinaryFile, sniff
+
+UNKNOWN = "application/octet-stream"
+
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
@@ -31,6 +35,8 @@ def guess_mime(path: str, head: bytes) -> str:
 
     Names are looked up in Python's own table, not the machine's `/etc/mime.types`: that
     one calls `.ts` files Qt translations and `.rs` files XML, and differs between machines.
+    A name that tells nothing gives `text/plain` if `head` (the first `SNIFF_BYTES`) is
+    text, and `UNKNOWN` otherwise or when `head` is empty (not read).
     """
     for magic, mime in _MAGIC:
         if head.startswith(magic):
@@ -39,7 +45,17 @@ def guess_mime(path: str, head: bytes) -> str:
         return "image/webp" if head[8:12] == b"WEBP" else "audio/wav"
     extension = os.path.splitext(path)[1].lower()
     guessed, _ = _python_types().guess_type(path, strict=False)
-    return _TEXT_TYPES.get(extension) or guessed or "application/octet-stream"
+    if known := _TEXT_TYPES.get(extension) or guessed:
+        return known
+    return "text/plain" if head and _is_text(head) else UNKNOWN
+
+
+def _is_text(head: bytes) -> bool:
+    try:
+        sniff(head)
+    except BinaryFile:
+        return False
+    return True
 
 
 @cache

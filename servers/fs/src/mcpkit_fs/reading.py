@@ -338,7 +338,7 @@ def read_media(sandbox: Sandbox, path: str, *, max_bytes: int, on_loop: bool = F
         TooLarge: `on_loop`, and the file is over `LOOP_FILE_BYTES`.
     """
     data, shown = read_bytes(sandbox, path, max_bytes=max_bytes, on_loop=on_loop)
-    return Media(shown, guess_mime(shown, data[:64]), data)
+    return Media(shown, guess_mime(shown, data[:SNIFF_BYTES]), data)
 
 
 def read_bytes(

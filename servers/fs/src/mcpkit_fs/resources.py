@@ -15,11 +15,10 @@ from .mime import guess_mime
 from .reading import hash_file
 from .render import one_per_line
 from .sandbox import FsError, Sandbox, open_file
-from .text import BinaryFile, decode
+from .text import SNIFF_BYTES, BinaryFile, decode
 
 MAX_RESOURCE_BYTES = 10 * 1024 * 1024
 DIRECTORY_LINES = 1000  # a directory resource lists this many entries at most
-UNKNOWN = "application/octet-stream"
 
 
 class Contents(NamedTuple):
@@ -53,13 +52,13 @@ def read_contents(sandbox: Sandbox, path: str) -> Contents:
         data = file.read(MAX_RESOURCE_BYTES + 1)
     if len(data) > MAX_RESOURCE_BYTES:
         raise FsError(f"{shown} is over {MAX_RESOURCE_BYTES} bytes: read it with read_text_file.")
-    mime = guess_mime(shown, data[:64])
+    mime = guess_mime(shown, data[:SNIFF_BYTES])
     if _may_be_text(mime):
         try:
             text, _ = decode(data)
         except BinaryFile:
             return Contents(mime, data=data)
-        return Contents("text/plain" if mime == UNKNOWN else mime, text=text)
+        return Contents(mime, text=text)
     return Contents(mime, data=data)
 
 

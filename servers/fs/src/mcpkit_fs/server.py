@@ -47,7 +47,7 @@ from . import (
 )
 from .access import Access, Progress
 from .edits import Edit
-from .mime import guess_mime
+from .mime import UNKNOWN, guess_mime
 from .models import (
     AllowedDirectories,
     Comparison,
@@ -604,7 +604,7 @@ def _register_prompts(app: Server, access: Access) -> None:
         mime = guess_mime(shown, b"")
         text = TextResourceContents(
             uri=_uri(shown),
-            mime_type="text/plain" if mime == resources.UNKNOWN else mime,
+            mime_type="text/plain" if mime == UNKNOWN else mime,  # it read as text
             text=read["content"],
         )
         return [
