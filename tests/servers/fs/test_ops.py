@@ -297,6 +297,19 @@ def test_file_info_tells_the_type_by_content_when_the_name_does_not(tree: Tree) 
         assert resources.read_contents(tree.sandbox, name).mime_type == expected, name
 
 
+def test_file_info_of_a_file_it_may_not_read_goes_by_the_name(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Tests run as root, whom mode 000 does not stop: the refusal is what open gives.
+    def refuse(place: object) -> object:
+        raise FsError("notes.md may not be read (Permission denied).")
+
+    (tree.root / "notes.md").write_text("# private\n")
+    monkeypatch.setattr(listing, "open_read", refuse)
+    info = listing.file_info(tree.sandbox, "notes.md")
+    assert (info["mime_type"], info["size"]) == ("text/markdown", 10)
+
+
 def test_read_many_reports_errors_per_file(tree: Tree) -> None:
     result = reading.read_many(
         tree.sandbox,

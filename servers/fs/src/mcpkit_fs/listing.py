@@ -240,9 +240,16 @@ def file_info(
 
 
 def _mime_of(place: Place) -> str:
-    """Return the MIME type of the regular file at `place`, from its first bytes and name."""
-    with open_read(place) as file:
-        return guess_mime(place.shown, file.read(SNIFF_BYTES))
+    """Return the MIME type of the regular file at `place`, from its first bytes and name.
+
+    A file that may not be read (mode 000, say) is known by its name alone.
+    """
+    try:
+        with open_read(place) as file:
+            head = file.read(SNIFF_BYTES)
+    except (FsError, OSError):
+        head = b""
+    return guess_mime(place.shown, head)
 
 
 def _link_target(sandbox: Sandbox, place: Place) -> str:
