@@ -5,6 +5,7 @@ import errno
 import hashlib
 import inspect
 import os
+import random
 import shutil
 import socket
 import stat
@@ -1167,6 +1168,81 @@ def test_one_file_search_counts_lines_as_read_text_file_does(
     (match,) = found["matches"]
     line = reading.read_text(tree.sandbox, "mac.txt", offset=match["line"], limit=1)
     assert (match["line"], line["content"]) == (3, "the needle\r")
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        r"^b",
+        r"b$",
+        r"^$",
+        r"\bword\b",
+        r"x\r$",  # a line that ends in CR CR LF keeps one CR
+        r"a.c",
+        r"(?s)a.c",
+        r"[^z]+b",  # a block-wide match may run across lines
+        r"WORD\s*$",
+        r"\d{3}",
+        r"(?<=a)b",  # these look past a line's ends: searched line by line
+        r"(?<![^a])b",
+        r"\Ab",
+        r"b\Z",
+        r"(?-m:^b)",
+    ],
+)
+def test_a_large_file_regex_search_skips_blocks_and_finds_what_lines_do(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, expression: str
+) -> None:
+    monkeypatch.setattr(content_search, "WHOLE_FILE_BYTES", 16)
+    monkeypatch.setattr(large_file_search, "BLOCK_BYTES", 64)
+    pieces = ["b", "a", "c", "x", "word", "WORD", "123", " ", "\t", "\r"]
+    chooser = random.Random(7)
+    lines = ["".join(chooser.choices(pieces, k=chooser.randrange(0, 6))) for _ in range(3000)]
+    endings = chooser.choices(["\n", "\r\n", "\r\r\n"], weights=[6, 3, 1], k=len(lines))
+    (tree.root / "big.log").write_bytes("".join(map(str.__add__, lines, endings)).encode())
+
+    def search() -> list[tuple[int, int, str]]:
+        found = content_search.search_content(
+            tree.sandbox, "big.log", expression, is_regex=True, exclude=[], max_results=10_000
+        )
+        return [(m["line"], m["column"], m["text"]) for m in found["matches"]]
+
+    skipping = search()
+
+    def no_block_test(query: str, *, case_sensitive: bool) -> None:
+        return None
+
+    monkeypatch.setattr(finders, "block_test", no_block_test)
+    one_by_one = search()
+    assert skipping == one_by_one
+    assert one_by_one  # the file has lines that match each expression
+
+
+def test_a_large_file_regex_search_passes_over_blocks_without_a_match(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(content_search, "WHOLE_FILE_BYTES", 16)
+    monkeypatch.setattr(large_file_search, "BLOCK_BYTES", 64)
+    lines = [f"line {n}" + (" ERROR timeout" if n == 900 else "") for n in range(1, 1001)]
+    (tree.root / "app.log").write_text("\n".join(lines) + "\n")
+    searched: list[str] = []
+    real = finders.expression
+
+    def counting(query: str, *, case_sensitive: bool) -> finders.Find:
+        find = real(query, case_sensitive=case_sensitive)
+
+        def counted(line: str) -> finders.Hit | None:
+            searched.append(line)
+            return find(line)
+
+        return counted
+
+    monkeypatch.setattr(finders, "expression", counting)
+    found = content_search.search_content(
+        tree.sandbox, "app.log", r"ERROR.*time", is_regex=True, exclude=[]
+    )
+    assert [m["line"] for m in found["matches"]] == [900]
+    assert len(searched) < 20  # the lines of the block that holds it, not all 1,000
 
 
 @pytest.mark.parametrize("context", [0, 2])

@@ -71,6 +71,7 @@ def search_content(
         whole_text,
         # Literal ASCII text can rule files out on their bytes, before any decoding.
         finders.byte_prefilter(query, case_sensitive=case_sensitive) if not is_regex else None,
+        finders.block_test(query, case_sensitive=case_sensitive) if is_regex else None,
         Glob(include) if include else None,
         context_lines,
     )
@@ -96,6 +97,7 @@ class _Query(NamedTuple):
     find: finders.Find
     whole_text: re.Pattern[str] | None  # literal text: rules a file out in one scan
     prefilter: finders.Prefilter | None  # literal ASCII: rules bytes out before decoding
+    block_test: finders.BlockTest | None  # a regex: rules many lines of a large file out
     only: Glob | None  # the files to search below a directory
     context: int
 
@@ -173,7 +175,13 @@ def _in_one_file(
         raise FsError(f"{shown} is a UTF-16 file over {WHOLE_FILE_BYTES >> 20} MiB: too large.")
     file.seek(len(codec.bom))
     yield from large_file_search.matches(
-        file, shown, codec.encoding, wanted.find, wanted.prefilter, wanted.context, tick_mib
+        file,
+        shown,
+        codec.encoding,
+        wanted.find,
+        large_file_search.Skip(wanted.prefilter, wanted.block_test),
+        wanted.context,
+        tick_mib,
     )
 
 

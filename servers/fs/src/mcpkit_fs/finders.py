@@ -29,12 +29,17 @@ class Hit(Protocol):
 Find = Callable[[str], Hit | None]
 # Whether bytes may hold the query: false only if no line of them can match.
 Prefilter = Callable[[bytes], bool]
+# Whether lines, as one text joined by LF, may hold a line that matches.
+BlockTest = Callable[[str], bool]
 
 LINE_SECONDS = 1.0  # far beyond what any real line takes
 # `regex` compiles `x{n,m}` into n copies of `x`, some 300 bytes each: `a{99999999}`
 # alone would take 30 GB. An expression may repeat its parts this many times in all.
 MAX_REPEATS = 100_000
 _COUNTED_REPEAT = re.compile(r"\{(\d*)(?:,\d*)?\}")
+# What lets an expression look past the ends of a line: lookarounds, \A \Z \z \G, verbs
+# such as (*SKIP), and turning MULTILINE off.
+_LOOKS_PAST_LINES = re.compile(r"\(\?<?[=!]|\\[AZzG]|\(\*|\(\?[a-zA-Z]*-[a-zA-Z]*m")
 # Free spacing and nested sets change what `[`, `#` and space mean, which `repeats` keeps
 # simple by not supporting: the inline flags x and V1.
 _UNSUPPORTED_FLAGS = re.compile(r"\(\?[a-zA-Z0-9-]*(?:x|V1)[a-zA-Z0-9-]*[:)]")
@@ -106,6 +111,31 @@ def expression(query: str, *, case_sensitive: bool) -> Find:
             ) from None
 
     return find
+
+
+def block_test(query: str, *, case_sensitive: bool) -> BlockTest | None:
+    """Return a test of many lines at once for the valid expression `query`, or None.
+
+    One search of a MiB of lines costs a fraction of one per line (for a rare match in a
+    log, 0.35 s against 11 s for 235 MB), and finds a match whenever a line holds one: `^`
+    and `$` match at the ends of each line, and a match within a line is one within the
+    text. An expression that looks past the ends of a line might not, and gets None. Text
+    that takes over `LINE_SECONDS` may hold a match.
+    """
+    if _LOOKS_PAST_LINES.search(query):
+        return None
+    import regex
+
+    flags = regex.V0 | regex.MULTILINE | (0 if case_sensitive else regex.IGNORECASE)
+    pattern = regex.compile(query, flags)
+
+    def may_match(lines: str) -> bool:
+        try:
+            return pattern.search(lines, concurrent=True, timeout=LINE_SECONDS) is not None
+        except TimeoutError:
+            return True
+
+    return may_match
 
 
 def repeats(expression: str) -> int:

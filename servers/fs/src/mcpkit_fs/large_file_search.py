@@ -2,14 +2,14 @@
 
 Memory stays bounded whatever the file: the file is read in blocks of whole lines, and a
 line longer than `MAX_LINE_BYTES` is searched (and shown) in its first part only. Lines
-end at LF (CRLF included); a file whose lines end in CR alone reads as one long line. When
-the query is literal ASCII text, a block's bytes are checked first: the blocks of a log
-that do not hold it, most of them, are passed over at that cost alone.
+end at LF (CRLF included); a file whose lines end in CR alone reads as one long line. A
+block is checked whole first, when the query allows (`Skip`): the blocks of a log that do
+not hold it, most of them, are passed over at that cost alone.
 """
 
 from collections import deque
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from . import finders
 from .models import ContentMatch
@@ -22,25 +22,33 @@ BLOCK_BYTES = MiB
 _CONTEXT_BYTES = 4 * finders.MAX_MATCH_CHARS
 
 
+class Skip(NamedTuple):
+    """The tests that rule out a block of lines that no line of matches; either or both."""
+
+    prefilter: finders.Prefilter | None  # of a literal query: the block's bytes, each line's
+    block_test: finders.BlockTest | None  # of a regular expression: the block's text
+
+
 def matches(
     file: BinaryIO,
     name: str,
     encoding: str,
     find: finders.Find,
-    prefilter: finders.Prefilter | None,
+    skip: Skip,
     context: int,
     tick: Tick,
 ) -> Iterator[ContentMatch]:
     """Yield the matching lines of the open text `file`, with `context` lines around each.
 
-    `encoding` is the file's (UTF-8 or Latin-1); `prefilter`, when given, must pass the
-    bytes of every line that `find` can match. `tick` follows each MiB read.
+    `encoding` is the file's (UTF-8 or Latin-1); the tests of `skip`, when given, must pass
+    every line that `find` can match. `tick` follows each MiB read.
     """
+    prefilter = skip.prefilter
     before: deque[bytes] = deque(maxlen=context)
     waiting: deque[ContentMatch] = deque()  # found, with their lines after still to come
     number = 0
     for block in _blocks(file, tick):
-        if prefilter is not None and not waiting and not prefilter(block):
+        if not waiting and _passed_over(block, encoding, skip):
             number += block.count(b"\n")
             if context:  # the block's last lines, in a deque that keeps `context` of them
                 tail = block.rsplit(b"\n", context + 1)[:-1]
@@ -65,6 +73,16 @@ def matches(
                         yield match
             before.append(line[:_CONTEXT_BYTES])
     yield from waiting  # the end of the file came before their lines after
+
+
+def _passed_over(block: bytes, encoding: str, skip: Skip) -> bool:
+    """Return whether no line of `block` can match, as its tests tell."""
+    if skip.prefilter is not None:
+        return not skip.prefilter(block)
+    if skip.block_test is not None:
+        # As `_decode` leaves each line: with no CR before its LF, which `$` would see.
+        return not skip.block_test(block.decode(encoding, "replace").replace("\r\n", "\n"))
+    return False
 
 
 def _blocks(file: BinaryIO, tick: Tick) -> Iterator[bytes]:
@@ -113,5 +131,5 @@ def _match(
 
 
 def _decode(line: bytes, encoding: str) -> str:
-    """Return the text of a line, without its line ending."""
-    return line.rstrip(b"\r\n").decode(encoding, "replace")
+    """Return the text of a line (split at LF) without its line ending: a CR before the LF."""
+    return line.removesuffix(b"\r").decode(encoding, "replace")
