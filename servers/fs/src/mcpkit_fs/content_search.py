@@ -21,7 +21,7 @@ from .globs import Glob
 from .models import ContentMatch, ContentMatches
 from .reading import WHOLE_FILE_BYTES, Tick, no_tick, open_read, sniff_text
 from .sandbox import FsError, Sandbox
-from .text import SNIFF_BYTES, BinaryFile, bare_lines, sniff
+from .text import SNIFF_BYTES, BinaryFile, bare_lines, sniff, to_lf
 from .walk import Batch, start
 
 MAX_SEARCHED_FILE = 8 * 1024 * 1024  # larger files are skipped below a directory
@@ -97,7 +97,7 @@ class _Query(NamedTuple):
     find: finders.Find
     whole_text: re.Pattern[str] | None  # literal text: rules a file out in one scan
     prefilter: finders.Prefilter | None  # literal ASCII: rules bytes out before decoding
-    block_test: finders.BlockTest | None  # a regex: rules many lines of a large file out
+    block_test: finders.BlockTest | None  # a regex: rules many lines out at once
     only: Glob | None  # the files to search below a directory
     context: int
 
@@ -192,9 +192,11 @@ def _in_text(data: bytes, name: str, wanted: _Query) -> Iterator[ContentMatch]:
     text = _text(data)
     if text is None:
         return
-    # One scan of the whole text rules most files out, for literal text only: a regex can
-    # match a line alone and not the text (`^x`, `x$` before CRLF, ...).
+    # One scan of the whole text rules most files out: literal text as it is, a regex with
+    # every line ending made LF (as `bare_lines` splits them), when it allows (`block_test`).
     if wanted.whole_text is not None and wanted.whole_text.search(text) is None:
+        return
+    if wanted.block_test is not None and not wanted.block_test(to_lf(text)):
         return
     yield from _matching_lines(name, text, wanted.find, wanted.context)
 
