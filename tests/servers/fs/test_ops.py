@@ -21,6 +21,7 @@ import pytest
 from mcpkit_fs import (
     content_search,
     edits,
+    expression_size,
     finders,
     large_file_search,
     listing,
@@ -1385,7 +1386,7 @@ def test_a_regex_too_large_to_compile_is_refused_before_compiling(
     ],
 )
 def test_repeats_counts_the_parts_an_expression_unrolls_to(expression: str, parts: int) -> None:
-    assert finders.repeats(expression) == parts
+    assert expression_size.repeats(expression) == parts
 
 
 def test_a_regex_with_modest_repeats_still_searches(tree: Tree) -> None:
