@@ -136,9 +136,10 @@ def _register_reads(app: Server, access: Access) -> None:
             int | None, Param(ge=1, description="First line to read (1-based)")
         ] = None,
         limit: Annotated[int | None, Param(ge=0, description="Number of lines from offset")] = None,
-        max_bytes: Annotated[int, Param(ge=1, le=16 * MiB, description="Cap on text returned")] = (
-            reading.DEFAULT_READ_BYTES
-        ),
+        max_bytes: Annotated[
+            int,
+            Param(ge=1, le=16 * MiB, description="Cap on the file's text returned (not numbers)"),
+        ] = reading.DEFAULT_READ_BYTES,
         with_line_numbers: bool = False,
     ) -> TextRead:
         """Read a text file (UTF-8, UTF-16 or Latin-1), whole or in part.
