@@ -237,6 +237,42 @@ def test_deny_globs(tree: Tree) -> None:
     assert (tree.root / ".ssh" / "id_rsa").read_text() == CANARY
 
 
+def test_a_tree_cannot_be_moved_or_copied_to_where_its_entries_are_denied(tree: Tree) -> None:
+    # A model builds a tree where it may, then moves it under a denied name.
+    stage = tree.root / "stage"
+    (stage / "keys").mkdir(parents=True)
+    (stage / "keys" / "authorized_keys").write_text("ssh-ed25519 AAAA attacker\n")
+    sandbox = tree.sandbox_with(str(tree.root), deny=("**/.ssh/**", "**/config/prod.json"))
+    attempts = [
+        lambda: transfer.move(sandbox, "stage", ".ssh"),
+        lambda: transfer.copy(sandbox, "stage", ".ssh", recursive=True),
+        lambda: transfer.move(sandbox, "stage/keys", "sub/.ssh"),
+    ]
+    for attempt in attempts:
+        with pytest.raises(AccessDenied, match="would land where the operator denies access"):
+            attempt()
+    assert not (tree.root / ".ssh").exists()
+    assert not (tree.root / "sub" / ".ssh").exists()
+    (stage / "prod.json").write_text("{}")
+    with pytest.raises(AccessDenied, match=r"entry .*/config/prod\.json would land"):
+        transfer.copy(sandbox, "stage", "config", recursive=True)
+    assert not (tree.root / "config").exists()
+    assert (stage / "keys" / "authorized_keys").exists()  # nothing was moved
+    transfer.move(sandbox, "stage", "elsewhere")  # where nothing is denied, it moves
+    assert (tree.root / "elsewhere" / "keys" / "authorized_keys").exists()
+
+
+def test_a_copy_leaves_out_entries_denied_at_the_source_before_asking_where_they_land(
+    tree: Tree,
+) -> None:
+    (tree.root / "home" / ".ssh").mkdir(parents=True)
+    (tree.root / "home" / ".ssh" / "id_rsa").write_text(CANARY)
+    (tree.root / "home" / "notes.txt").write_text("notes\n")
+    sandbox = tree.sandbox_with(str(tree.root), deny=("**/.ssh/**",))
+    transfer.copy(sandbox, "home", "backup", recursive=True)
+    assert sorted(p.name for p in (tree.root / "backup").rglob("*")) == [".ssh", "notes.txt"]
+
+
 def test_deny_globs_match_the_root_by_either_name(tree: Tree) -> None:
     alias = tree.base / "alias"
     alias.symlink_to(tree.root)

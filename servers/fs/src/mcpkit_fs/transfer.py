@@ -4,7 +4,8 @@ Trees are handled through directory descriptors, never by path and never through
 so a link planted inside a tree cannot send a copy or a delete outside it. Nothing here
 overwrites unless asked, an allowed directory (or one holding another) is never moved or
 deleted, and a tree that holds denied entries is neither moved nor deleted (nor are those
-entries copied).
+entries copied). Nor is a tree moved or copied where an entry of it would land on a denied
+path: a tree made elsewhere must not plant `.ssh/authorized_keys` under `**/.ssh/**`.
 """
 
 import errno
@@ -49,6 +50,7 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
     ):
         status = _removable(sandbox, src, "moved")
         existed = _prepare_destination(dst, overwrite, status)
+        _refuse_denied_landing(sandbox, src, dst, status, "moved")
         assert src.name is not None
         assert dst.name is not None
         try:
@@ -108,6 +110,7 @@ def copy(
             if _inside(_real(dst), _real(src)):
                 raise FsError(f"{dst.shown} is inside {src.shown}: a tree cannot copy into itself.")
         existed = _prepare_destination(dst, overwrite, status)
+        _refuse_denied_landing(sandbox, src, dst, status, "copied")
         left_out = _copy_entry(sandbox, src, dst, status)
         return Copied(
             source=src.shown, destination=dst.shown, overwritten=existed, left_out=left_out
@@ -205,6 +208,57 @@ def _holds_denied(sandbox: Sandbox, place: Place, fd: int, relative: str) -> boo
             finally:
                 os.close(sub)
     return False
+
+
+def _refuse_denied_landing(
+    sandbox: Sandbox, src: Place, dst: Place, status: os.stat_result, what: str
+) -> None:
+    """Refuse to move or copy the tree at `src` to `dst` if an entry would land on a denied path.
+
+    Raises:
+        AccessDenied: one would; nothing has been moved or copied.
+    """
+    if not sandbox.deny or not stat.S_ISDIR(status.st_mode):
+        return
+    fd = open_directory(src)
+    try:
+        landing = _denied_landing(sandbox, src, dst, fd, "")
+    finally:
+        os.close(fd)
+    if landing is not None:
+        shown = f"{dst.shown.rstrip('/')}/{landing}"
+        raise AccessDenied(
+            f"{src.shown} cannot be {what} to {dst.shown}: its entry {shown} would land where"
+            " the operator denies access."
+        )
+
+
+def _denied_landing(sandbox: Sandbox, src: Place, dst: Place, fd: int, below: str) -> str | None:
+    """Return the first entry that would land on a denied path, or None.
+
+    The entries are those of the tree open at `fd`, which is `below` the source (and lands
+    as far below the destination); what is denied at the source is never taken.
+    """
+    for name in sorted(os.listdir(fd)):
+        entry = f"{below}/{name}" if below else name
+        if sandbox.is_denied(src.root, _join(src.relative, entry)):
+            continue
+        if sandbox.is_denied(dst.root, _join(dst.relative, entry)):
+            return entry
+        if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+            sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            try:
+                landing = _denied_landing(sandbox, src, dst, sub, entry)
+            finally:
+                os.close(sub)
+            if landing is not None:
+                return landing
+    return None
+
+
+def _join(directory: str, entry: str) -> str:
+    """Return the path of `entry` below `directory` ("" for a root itself)."""
+    return f"{directory}/{entry}" if directory else entry
 
 
 def _prepare_destination(dst: Place, overwrite: bool, source: os.stat_result) -> bool:
