@@ -258,6 +258,12 @@ def test_a_tree_cannot_be_moved_or_copied_to_where_its_entries_are_denied(tree: 
         transfer.copy(sandbox, "stage", "config", recursive=True)
     assert not (tree.root / "config").exists()
     assert (stage / "keys" / "authorized_keys").exists()  # nothing was moved
+    (tree.root / "keys-link").symlink_to("stage/keys")  # sshd would read through it
+    with pytest.raises(AccessDenied, match=r"entry .*/\.ssh/authorized_keys would land"):
+        transfer.move(sandbox, "keys-link", ".ssh")
+    assert (tree.root / "keys-link").is_symlink()
+    (tree.root / "file-link").symlink_to("stage/prod.json")
+    transfer.move(sandbox, "file-link", "sub/.ssh-note")  # a link to a file: no entries
     transfer.move(sandbox, "stage", "elsewhere")  # where nothing is denied, it moves
     assert (tree.root / "elsewhere" / "keys" / "authorized_keys").exists()
 

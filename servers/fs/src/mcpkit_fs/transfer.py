@@ -215,14 +215,27 @@ def _refuse_denied_landing(
 ) -> None:
     """Refuse to move or copy the tree at `src` to `dst` if an entry would land on a denied path.
 
+    A link to a directory counts as that directory: other programs see its entries below
+    the link's new name.
+
     Raises:
         AccessDenied: one would; nothing has been moved or copied.
     """
-    if not sandbox.deny or not stat.S_ISDIR(status.st_mode):
+    if not sandbox.deny:
         return
-    fd = open_directory(src)
+    tree = src
+    if stat.S_ISLNK(status.st_mode):
+        try:
+            with sandbox.place(src.shown) as tree:
+                fd = open_directory(tree)
+        except FsError:  # a link to a file, or to nothing the sandbox reaches
+            return
+    elif stat.S_ISDIR(status.st_mode):
+        fd = open_directory(src)
+    else:
+        return
     try:
-        landing = _denied_landing(sandbox, src, dst, fd, "")
+        landing = _denied_landing(sandbox, tree, dst, fd, "")
     finally:
         os.close(fd)
     if landing is not None:
