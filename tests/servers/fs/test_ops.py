@@ -35,7 +35,7 @@ from mcpkit_fs import (
 )
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.reading import MiB
-from mcpkit_fs.sandbox import FsError
+from mcpkit_fs.sandbox import AccessDenied, FsError
 from mcpkit_fs.text import line_count, some_lines, split_lines
 from servers.fs.conftest import Tree
 
@@ -379,6 +379,42 @@ def test_an_append_ends_its_lines_as_the_file_does(
     unix.write_bytes(b"one\ntwo\n")
     writing.write(tree.sandbox, "unix.txt", "three\r\n", mode="append")
     assert unix.read_bytes() == b"one\ntwo\nthree\n"
+
+
+def test_an_append_to_a_file_with_no_line_ending_keeps_the_contents_own(tree: Tree) -> None:
+    for name, before in (("empty.csv", b""), ("header.csv", b"id,name")):
+        (tree.root / name).write_bytes(before)
+        writing.write(tree.sandbox, name, ",x\r\ny\r\n", mode="append")
+        assert (tree.root / name).read_bytes() == before + b",x\r\ny\r\n"
+
+
+def test_an_append_refuses_what_is_not_a_text_file_before_opening_it(tree: Tree) -> None:
+    os.mkfifo(tree.root / "pipe")  # opened for writing with no reader, it would fail oddly
+    (tree.root / "blob.bin").write_bytes(b"\x00\x01")
+    refusals = [
+        (str(tree.root), "is an allowed directory: give a file path inside it"),
+        ("pipe", r"pipe is not a regular file \(a FIFO, socket or device\): refused"),
+        ("sub", "is a directory"),
+        ("blob.bin", "is a binary file: append adds text to a text file only"),
+    ]
+    for path, problem in refusals:
+        with pytest.raises(FsError, match=problem):
+            writing.write(tree.sandbox, path, "x", mode="append")
+    assert (tree.root / "blob.bin").read_bytes() == b"\x00\x01"
+
+
+def test_a_refused_write_makes_no_parent_directory(tree: Tree) -> None:
+    sandbox = tree.sandbox_with(str(tree.root), deny=("**/.env", "**/.ssh/**"))
+    for path in ("a1/b1/.env", "a2/.ssh/authorized_keys"):
+        with pytest.raises(AccessDenied, match="deny rule"):
+            writing.write(sandbox, path, "x", create_parents=True)
+    with pytest.raises(FsError, match="does not exist"):
+        writing.write(sandbox, "a3/b3/c.txt", "x", create_parents=True, expected_sha256="0" * 64)
+    with pytest.raises(FsError, match="cannot hold"):
+        writing.write(sandbox, "a4/b4/c.txt", "lone \ud800", create_parents=True)
+    assert sorted(p.name for p in tree.root.iterdir()) == ["hello.txt", "sub"]
+    writing.write(sandbox, "a5/b5/c.txt", "x", create_parents=True)
+    assert (tree.root / "a5" / "b5" / "c.txt").read_text() == "x"
 
 
 def test_a_write_to_a_path_ending_in_a_slash_is_refused(tree: Tree) -> None:

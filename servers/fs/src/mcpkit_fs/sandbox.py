@@ -212,7 +212,7 @@ class _Walk:
             part = self.entry_named(part)
             self.sandbox.check_denied(self.root, [*self.names, part])
             last = not pending
-            status = self.status(part, create=make_parents and not last)
+            status = self.status(part, create=make_parents and not last, then=pending)
             if status is None and not last:
                 raise FsError(f"{self.shown(part)} does not exist.")
             if status is None:  # a missing last component: a place to create
@@ -261,8 +261,11 @@ class _Walk:
             pass  # the walk's own stat says what is wrong
         return part
 
-    def status(self, part: str, *, create: bool) -> os.stat_result | None:
+    def status(self, part: str, *, create: bool, then: Sequence[str] = ()) -> os.stat_result | None:
         """Return the status of `part` (not following a link); None if missing and last.
+
+        With `create`, a missing `part` is made, as a directory on the way to the parts
+        `then`, unless the path they end in would be refused anyway.
 
         Raises:
             FsError: it is missing on the way (and `create` is off), or not accessible.
@@ -276,6 +279,9 @@ class _Walk:
             raise explain(exc, self.shown(part)) from None
         if self.root.read_only:
             raise AccessDenied(f"{self.shown(part)} is in a read-only directory: not created.")
+        rest = [name for name in then if name not in ("", ".")]
+        if ".." not in rest:  # all below is made now, with no link: this is where it ends
+            self.sandbox.check_denied(self.root, [*self.names, part, *rest])
         _mkdir(self.fds[-1], part, self.shown(part))
         return os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)
 
@@ -472,14 +478,14 @@ def open_file(place: Place) -> int:
         raise FsError(f"{place.shown} is a directory: use list_directory.")
     status = place.lstat()
     if status is not None:
-        _require_regular(place, status.st_mode)  # before opening: opening a device can act
+        require_regular(place, status.st_mode)  # before opening: opening a device can act
     try:
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         fd = os.open(place.name, flags, dir_fd=place.dir_fd)
     except OSError as exc:
         raise explain(exc, place.shown) from None
     try:
-        _require_regular(place, os.fstat(fd).st_mode)  # it may have been swapped meanwhile
+        require_regular(place, os.fstat(fd).st_mode)  # it may have been swapped meanwhile
     except FsError:
         os.close(fd)
         raise
@@ -487,8 +493,11 @@ def open_file(place: Place) -> int:
     return fd
 
 
-def _require_regular(place: Place, mode: int) -> None:
-    """Raise FsError unless `mode` is a regular file's (a link fails at open, ELOOP)."""
+def require_regular(place: Place, mode: int) -> None:
+    """Raise FsError unless `mode`, of the entry at `place`, is a regular file's.
+
+    A link is let through: opening it with `O_NOFOLLOW` fails (ELOOP).
+    """
     if stat.S_ISDIR(mode):
         raise FsError(f"{place.shown} is a directory: use list_directory.")
     if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):

@@ -12,9 +12,27 @@ from typing import Literal
 
 from .edits import Edit, EditMismatch, apply_edits, unified_diff
 from .models import Created, Edited, Written
-from .reading import WHOLE_FILE_BYTES, MiB, decode_text, open_read, sha256_of, sniff_text
-from .sandbox import FsError, Place, Sandbox, explain, require_writable, write_atomic
-from .text import SNIFF_BYTES, line_ending, to_lf, with_endings, with_eol
+from .reading import WHOLE_FILE_BYTES, MiB, decode_text, open_read, sha256_of
+from .sandbox import (
+    FsError,
+    Place,
+    Sandbox,
+    explain,
+    require_regular,
+    require_writable,
+    write_atomic,
+)
+from .text import (
+    SNIFF_BYTES,
+    BinaryFile,
+    Codec,
+    decode,
+    line_ending,
+    sniff,
+    to_lf,
+    with_endings,
+    with_eol,
+)
 
 _SHA256 = re.compile("[0-9a-fA-F]{64}")
 WriteMode = Literal["overwrite", "append", "create"]
@@ -39,7 +57,12 @@ def write(
     """
     if path.endswith(("/", "/.", "/..")):
         raise FsError(f"{path} ends as a directory does: give a file path.")
-    with sandbox.place(path, follow=False, make_parents=create_parents) as place:
+    data = _encode(content, "utf-8", path)  # before any parent is made for it
+    # A file that must have a hash exists, and so do its parents: none is made for it.
+    make_parents = create_parents and expected_sha256 is None
+    with sandbox.place(path, follow=False, make_parents=make_parents) as place:
+        if place.name is None:
+            raise FsError(f"{place.shown} is an allowed directory: give a file path inside it.")
         require_writable(place)
         existed = place.lstat() is not None
         if mode == "create" and existed:
@@ -49,7 +72,6 @@ def write(
         if mode == "append" and existed:
             written = _append(place, content)
         else:
-            data = _encode(content, "utf-8", place.shown)
             write_atomic(place, data, create_only=mode == "create")
             written = len(data)
         digest = sha256_of(place)
@@ -81,9 +103,13 @@ def _append(place: Place, content: str) -> int:
     """Append `content` to the file at `place`, in its encoding and line ending; return the bytes.
 
     Raises:
-        FsError: the file is not a plain regular file, or its encoding cannot hold `content`.
+        FsError: the file is not a plain regular text file, or its encoding cannot hold
+            `content`.
     """
     assert place.name is not None
+    status = place.lstat()
+    if status is not None:
+        require_regular(place, status.st_mode)  # before opening: opening a device can act
     flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(place.name, flags, dir_fd=place.dir_fd)
@@ -91,23 +117,39 @@ def _append(place: Place, content: str) -> int:
         raise explain(exc, place.shown) from None
     with os.fdopen(fd, "ab") as file:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise FsError(f"{place.shown} is not a regular file: refused.")
+        require_regular(place, status.st_mode)  # it may have been swapped meanwhile
         if status.st_nlink > 1:
             # Appending in place would change every other name of this file too.
             raise FsError(f"{place.shown} has other hard links: append refused.")
         with open_read(place) as reader:  # the whole text tells UTF-8 from Latin-1
             head = reader.read(WHOLE_FILE_BYTES + 1)
-        if len(head) <= WHOLE_FILE_BYTES:
-            _, codec = decode_text(head, place.shown)
-        else:  # a larger file's lines end as its first ones do
-            codec = sniff_text(head[:SNIFF_BYTES], place.shown)
-            first = head[len(codec.bom) : SNIFF_BYTES].decode(codec.encoding, "replace")
-            codec = codec._replace(eol=line_ending(first))
-        # The new lines end as the file's lines do, as an edit's would.
-        data = _encode(with_eol(content, codec.eol), codec.encoding, place.shown)
+        try:
+            codec = _codec_of(head)
+        except BinaryFile:
+            raise FsError(
+                f"{place.shown} is a binary file: append adds text to a text file only."
+                " Nothing was written."
+            ) from None
+        # The new lines end as the file's lines do, as an edit's would; in a file with no
+        # line ending yet (empty, or one line), as the content's own.
+        ended = b"\n" in head or b"\r" in head
+        text = with_eol(content, codec.eol) if ended else content
+        data = _encode(text, codec.encoding, place.shown)
         file.write(data)
     return len(data)
+
+
+def _codec_of(head: bytes) -> Codec:
+    """Return how the file that starts with `head` stores text (all of it, up to 16 MiB).
+
+    Raises:
+        BinaryFile: the file is not text.
+    """
+    if len(head) <= WHOLE_FILE_BYTES:
+        return decode(head)[1]
+    codec = sniff(head[:SNIFF_BYTES])  # a larger file's lines end as its first ones do
+    first = head[len(codec.bom) : SNIFF_BYTES].decode(codec.encoding, "replace")
+    return codec._replace(eol=line_ending(first))
 
 
 def _check_hash(place: Place, expected: str) -> None:
