@@ -564,6 +564,23 @@ def test_edit_whitespace_fallback_reindents(tree: Tree) -> None:
     assert (tree.root / "f.py").read_text() == "if x:\n        call(b)\n            nested()\n"
 
 
+def test_edit_whitespace_fallback_indents_as_the_file_does(tree: Tree) -> None:
+    # oldText in spaces, the file in tabs: each new line takes the tabs of its old line.
+    source = "def f(x):\n\tif x:\n\t\ta = 1\n\t\tb = 2\n\treturn 0\n"
+    (tree.root / "tabs.py").write_text(source)
+    old, new = "    if x:\n        a = 1", "    if x:\n        a = 9\n        c = 3"
+    writing.edit(tree.sandbox, "tabs.py", [Edit(old, new)])
+    edited = (tree.root / "tabs.py").read_text()
+    assert edited == "def f(x):\n\tif x:\n\t\ta = 9\n\t\tc = 3\n\t\tb = 2\n\treturn 0\n"
+    compile(edited, "tabs.py", "exec")  # no TabError
+
+
+def test_edit_whitespace_fallback_deletes_lines_whole(tree: Tree) -> None:
+    (tree.root / "f.txt").write_text("a\n  b\n  c\nd\n")
+    writing.edit(tree.sandbox, "f.txt", [Edit("    b\n    c\n", "")])
+    assert (tree.root / "f.txt").read_text() == "a\nd\n"
+
+
 def test_edit_keeps_crlf_bom_and_encoding(tree: Tree) -> None:
     path = tree.root / "win.txt"
     path.write_bytes(codecs.BOM_UTF8 + b"one\r\ntwo\r\nthree\r\n")

@@ -98,14 +98,33 @@ def _apply_ignoring_indentation(text: str, edit: Edit) -> str | None:
     if len(starts) != 1:
         return None
     start = starts[0]
-    found = lines[start]
-    indent = found[: len(found) - len(found.lstrip())]
-    new_lines = edit.new.strip("\n").split("\n")
-    base = new_lines[0][: len(new_lines[0]) - len(new_lines[0].lstrip())]
-    # Re-indent: the first new line takes the file's indentation, the others keep theirs
-    # relative to the first.
-    reindented = [indent + line.removeprefix(base) if line.strip() else line for line in new_lines]
+    matched = lines[start : start + size]
+    new = edit.new.strip("\n")
+    new_lines = new.split("\n") if new else []  # no new text: the lines go
+    # Re-indent: a new line indented as a line of oldText was takes the indentation of
+    # the file's line that matched it (spaces become the file's tabs, say); any other
+    # keeps its indentation relative to the first new line, which takes the file's.
+    indents: dict[str, str] = {}
+    for old_line, file_line in zip(edit.old.strip("\n").split("\n"), matched, strict=True):
+        if old_line.strip():
+            indents.setdefault(_indentation(old_line), _indentation(file_line))
+    first = _indentation(matched[0])
+    base = _indentation(new_lines[0]) if new_lines else ""
+    reindented: list[str] = []
+    for line in new_lines:
+        indentation = _indentation(line)
+        if not line.strip():
+            reindented.append(line)
+        elif indentation in indents:
+            reindented.append(indents[indentation] + line.lstrip())
+        else:
+            reindented.append(first + indentation.removeprefix(base) + line.lstrip())
     return "\n".join([*lines[:start], *reindented, *lines[start + size :]])
+
+
+def _indentation(line: str) -> str:
+    """Return the whitespace that starts `line`."""
+    return line[: len(line) - len(line.lstrip())]
 
 
 def _near_miss(text: str, old: str) -> str:
