@@ -558,6 +558,19 @@ def test_the_near_miss_search_is_bounded(tree: Tree, monkeypatch: pytest.MonkeyP
         writing.edit(tree.sandbox, "big.txt", [Edit("return compute(1, 3)", "x")])
 
 
+def test_the_near_miss_of_a_long_old_text_is_found_where_its_lines_are(tree: Tree) -> None:
+    # A 300-line oldText with one typo, in a file of 3,000 lines: compared place by place
+    # from the top, the search ran out of time long before reaching it.
+    chooser = random.Random(3)
+    words = ["alpha", "beta", "gamma", "delta", "value", "total", "count", "index"]
+    lines = [" ".join(chooser.choices(words, k=6)) for _ in range(3000)]
+    (tree.root / "long.txt").write_text("\n".join(lines) + "\n")
+    wanted = lines[1000:1300]
+    wanted[150] = wanted[150].replace(" ", "  ", 1)
+    with pytest.raises(FsError, match=r"closest text is at lines 1001-1300 \(99% similar\)"):
+        writing.edit(tree.sandbox, "long.txt", [Edit("\n".join(wanted), "x")])
+
+
 def test_edit_whitespace_fallback_reindents(tree: Tree) -> None:
     (tree.root / "f.py").write_text("if x:\n        call(a)\n        done()\n")
     writing.edit(tree.sandbox, "f.py", [Edit("call(a)\ndone()", "call(b)\n    nested()")])

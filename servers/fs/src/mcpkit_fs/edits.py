@@ -10,6 +10,8 @@ backreferences mean nothing special.
 """
 
 import time
+from collections import Counter
+from itertools import chain
 from typing import NamedTuple
 
 from .text import bare_lines, one_line
@@ -19,6 +21,11 @@ MAX_SHOWN_LINES = 20
 # How long the near-miss search may take: comparing a long oldText with every place of
 # a large file would take minutes, for an error message.
 NEAR_MISS_SECONDS = 2.0
+LIKELY_STARTS = 50  # places compared first: where most lines of oldText are found as they are
+NEAR_ENOUGH = 0.9  # a place this similar is the one meant: the search ends there
+# Characters tell a typo apart best, but comparing them takes time that grows with the
+# square of their number (3 s for 20,000): a longer oldText is compared line by line.
+MAX_COMPARED_CHARS = 2000
 
 
 class EditMismatch(ValueError):
@@ -127,6 +134,23 @@ def _indentation(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
+def _likely_starts(lines: list[str], wanted: list[str], last_start: int) -> list[int]:
+    """Return the starts in `lines` where most lines of `wanted` are, as they are, best first.
+
+    An oldText with a typo or two has most of its lines right: each one found in the file
+    votes for the start it implies. Short lines (`}`, blank) are everywhere, and do not vote.
+    """
+    offsets: dict[str, list[int]] = {}
+    for offset, line in enumerate(wanted):
+        if len(key := line.strip()) >= 4:
+            offsets.setdefault(key, []).append(offset)
+    votes: Counter[int] = Counter()
+    for number, line in enumerate(lines):
+        for offset in offsets.get(line.strip(), ()):
+            votes[min(max(number - offset, 0), last_start)] += 1
+    return [start for start, _ in votes.most_common(LIKELY_STARTS)]
+
+
 def _near_miss(text: str, old: str) -> str:
     """Describe the lines of `text` most similar to `old`, or say there are none."""
     import difflib  # here, not at start-up: only a failed edit or a diff needs it
@@ -134,15 +158,21 @@ def _near_miss(text: str, old: str) -> str:
     lines = text.split("\n")
     wanted = old.strip("\n").split("\n")
     size = len(wanted)
-    target = "\n".join(wanted)
+    last_start = max(0, len(lines) - size)
+    by_lines = len(old) > MAX_COMPARED_CHARS
     best_ratio, best_start = 0.0, -1
-    matcher = difflib.SequenceMatcher(autojunk=False)
-    matcher.set_seq2(target)
+    matcher = difflib.SequenceMatcher[str](autojunk=False)
+    matcher.set_seq2(wanted if by_lines else "\n".join(wanted))
     deadline = time.monotonic() + NEAR_MISS_SECONDS
-    for start in range(max(1, len(lines) - size + 1)):
-        if time.monotonic() > deadline:  # the closest text so far will do
+    compared: set[int] = set()
+    for start in chain(_likely_starts(lines, wanted, last_start), range(last_start + 1)):
+        if time.monotonic() > deadline or best_ratio >= NEAR_ENOUGH:  # it will do
             break
-        matcher.set_seq1("\n".join(lines[start : start + size]))
+        if start in compared:
+            continue
+        compared.add(start)
+        place = lines[start : start + size]
+        matcher.set_seq1(place if by_lines else "\n".join(place))
         if matcher.real_quick_ratio() <= best_ratio or matcher.quick_ratio() <= best_ratio:
             continue
         ratio = matcher.ratio()
@@ -153,7 +183,7 @@ def _near_miss(text: str, old: str) -> str:
     end = min(best_start + size, len(lines))
     shown = "\n".join(lines[best_start : min(end, best_start + MAX_SHOWN_LINES)])
     return (
-        f"The closest text is at lines {best_start + 1}-{end} ({best_ratio:.0%} similar):\n"
+        f"The closest text is at lines {best_start + 1}-{end} ({int(best_ratio * 100)}% similar):\n"
         f"{shown}\nCopy it exactly into oldText."
     )
 
