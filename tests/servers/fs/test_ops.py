@@ -690,6 +690,18 @@ def test_work_on_the_loop_stays_small(tree: Tree, monkeypatch: pytest.MonkeyPatc
     assert reading.read_text(tree.sandbox, "big.txt")["content"] == "hello!\n"
 
 
+def test_a_diff_is_cut_at_its_cap_and_says_so(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(edits, "MAX_DIFF_CHARS", 1000)
+    (tree.root / "many.txt").write_text("".join(f"row {n} old\n" for n in range(500)))
+    edited = writing.edit(tree.sandbox, "many.txt", [Edit("old", "new", replace_all=True)])
+    assert edited["replacements"] == 500
+    assert 1000 < len(edited["diff"]) < 1100
+    assert edited["diff"].endswith("[the diff goes on: cut after 1,000 characters]\n")
+    assert (tree.root / "many.txt").read_text().count("new") == 500  # the edit is whole
+    small = writing.edit(tree.sandbox, "many.txt", [Edit("row 7 new", "row 7")])
+    assert "goes on" not in small["diff"]
+
+
 def test_compare_files(tree: Tree) -> None:
     (tree.root / "a.txt").write_text("one\ntwo\n")
     (tree.root / "b.txt").write_text("one\n2\n")
