@@ -594,6 +594,13 @@ def test_edit_whitespace_fallback_deletes_lines_whole(tree: Tree) -> None:
     assert (tree.root / "f.txt").read_text() == "a\nd\n"
 
 
+def test_edit_whitespace_fallback_that_matches_twice_says_where(tree: Tree) -> None:
+    (tree.root / "f.py").write_text("if a:\n    x = 1\nif b:\n        x = 1\n")
+    with pytest.raises(FsError, match=r"it matches 2 places \(at lines 2, 4\)"):
+        writing.edit(tree.sandbox, "f.py", [Edit("x = 1 ", "x = 2")])
+    assert (tree.root / "f.py").read_text() == "if a:\n    x = 1\nif b:\n        x = 1\n"
+
+
 def test_edit_keeps_crlf_bom_and_encoding(tree: Tree) -> None:
     path = tree.root / "win.txt"
     path.write_bytes(codecs.BOM_UTF8 + b"one\r\ntwo\r\nthree\r\n")

@@ -74,7 +74,7 @@ def _apply(text: str, edit: Edit, number: int) -> tuple[str, int]:
             f"Edit {number}: oldText is only whitespace and does not occur exactly so. Include"
             " a line of text beside it, so the place can be found."
         )
-    replaced = _apply_ignoring_indentation(text, edit)
+    replaced = _apply_ignoring_indentation(text, edit, number)
     if replaced is not None:
         return replaced, 1
     raise EditMismatch(f"Edit {number}: oldText was not found. {_near_miss(text, edit.old)}")
@@ -90,10 +90,13 @@ def _occurrences(text: str, old: str) -> list[int]:
     return starts
 
 
-def _apply_ignoring_indentation(text: str, edit: Edit) -> str | None:
+def _apply_ignoring_indentation(text: str, edit: Edit, number: int) -> str | None:
     """Replace the one run of lines equal to `edit.old` but for surrounding whitespace.
 
-    Returns None unless exactly one run matches.
+    Returns None if no run matches.
+
+    Raises:
+        EditMismatch: several runs match.
     """
     lines = text.split("\n")
     wanted = [line.strip() for line in edit.old.strip("\n").split("\n")]
@@ -103,7 +106,14 @@ def _apply_ignoring_indentation(text: str, edit: Edit) -> str | None:
         for i in range(len(lines) - size + 1)
         if [line.strip() for line in lines[i : i + size]] == wanted
     ]
-    if len(starts) != 1:
+    if len(starts) > 1:
+        shown = ", ".join(str(start + 1) for start in starts[:MAX_SHOWN_LINES])
+        raise EditMismatch(
+            f"Edit {number}: oldText does not occur as written; with the whitespace around"
+            f" its lines ignored, it matches {len(starts)} places (at lines {shown})."
+            " Copy one of them exactly, with enough lines around it to occur once."
+        )
+    if not starts:
         return None
     start = starts[0]
     matched = lines[start : start + size]
