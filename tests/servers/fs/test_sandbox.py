@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,29 @@ def test_dangling_link_is_never_written_through(tree: Tree) -> None:
     with pytest.raises(FsError):
         writing.write(tree.sandbox, "new", "data", mode="append")
     assert not (tree.out / "created.txt").exists()
+
+
+def test_a_change_to_a_link_names_its_target_only_when_it_is_allowed(tree: Tree) -> None:
+    (tree.root / "AGENTS.md").write_text("rules\n")
+    (tree.root / "CLAUDE.md").symlink_to("AGENTS.md")
+    (tree.root / "leak").symlink_to(tree.out / "secret.txt")
+
+    def changes(path: str) -> list[Callable[[], object]]:
+        return [
+            lambda: writing.write(tree.sandbox, path, "x"),
+            lambda: writing.write(tree.sandbox, path, "x", mode="append"),
+            lambda: writing.edit(tree.sandbox, path, [Edit("rules", "x")], dry_run=True),
+        ]
+
+    for change in changes("CLAUDE.md"):
+        with pytest.raises(FsError, match=f"link to {tree.root}/AGENTS.md: changes never go"):
+            change()
+    for change in changes("leak"):
+        with pytest.raises(FsError, match="leads outside the allowed directories") as caught:
+            change()
+        assert str(tree.out) not in str(caught.value)
+    assert (tree.root / "AGENTS.md").read_text() == "rules\n"
+    assert (tree.out / "secret.txt").read_text() == CANARY
 
 
 def test_write_through_a_directory_link_to_outside_is_denied(tree: Tree) -> None:

@@ -64,6 +64,7 @@ def write(
         if place.name is None:
             raise FsError(f"{place.shown} is an allowed directory: give a file path inside it.")
         require_writable(place)
+        _refuse_link(sandbox, place)
         existed = place.lstat() is not None
         if mode == "create" and existed:
             raise FsError(f"{place.shown} already exists: use mode 'overwrite' to replace it.")
@@ -152,6 +153,29 @@ def _codec_of(head: bytes) -> Codec:
     return codec._replace(eol=line_ending(first))
 
 
+def _refuse_link(sandbox: Sandbox, place: Place) -> None:
+    """Refuse to change a symbolic link's target through it, naming the target if allowed.
+
+    Raises:
+        FsError: `place` is a symbolic link.
+    """
+    status = place.lstat()
+    if status is None or not stat.S_ISLNK(status.st_mode):
+        return
+    try:
+        with sandbox.place(place.shown) as target:
+            shown = target.shown
+    except FsError:
+        raise FsError(
+            f"{place.shown} is a symbolic link that leads outside the allowed directories, or"
+            " nowhere: changes never go through a link."
+        ) from None
+    raise FsError(
+        f"{place.shown} is a symbolic link to {shown}: changes never go through a link, so"
+        f" make this one to {shown} itself."
+    )
+
+
 def _check_hash(place: Place, expected: str) -> None:
     """Raise FsError unless the file at `place` exists with SHA-256 `expected`."""
     if not _SHA256.fullmatch(expected):
@@ -185,6 +209,7 @@ def edit(
     with sandbox.place(path, follow=False) as place:
         if not dry_run:
             require_writable(place)
+        _refuse_link(sandbox, place)
         if expected_sha256 is not None:
             _check_hash(place, expected_sha256)
         with open_read(place) as file:
