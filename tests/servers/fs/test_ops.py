@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import tracemalloc
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -599,6 +600,14 @@ def test_edit_whitespace_fallback_that_matches_twice_says_where(tree: Tree) -> N
     with pytest.raises(FsError, match=r"it matches 2 places \(at lines 2, 4\)"):
         writing.edit(tree.sandbox, "f.py", [Edit("x = 1 ", "x = 2")])
     assert (tree.root / "f.py").read_text() == "if a:\n    x = 1\nif b:\n        x = 1\n"
+
+
+def test_an_edit_that_differs_only_in_unicode_form_says_so(tree: Tree) -> None:
+    decomposed = unicodedata.normalize("NFD", "caf\u00e9 au lait\n")
+    (tree.root / "menu.txt").write_text(decomposed)
+    with pytest.raises(FsError, match="accented letters written another way in Unicode"):
+        writing.edit(tree.sandbox, "menu.txt", [Edit("caf\u00e9 au lait", "tea")])
+    assert (tree.root / "menu.txt").read_text() == decomposed
 
 
 def test_edit_keeps_crlf_bom_and_encoding(tree: Tree) -> None:
