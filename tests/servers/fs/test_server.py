@@ -688,6 +688,10 @@ async def test_path_completion(tree: Tree) -> None:
             "completion/complete", {"ref": prompt, "argument": {"name": "path", "value": start}}
         )
         assert suggested["completion"]["values"] == [f"{tree.root}/"]
+        focuses = await client.request(
+            "completion/complete", {"ref": prompt, "argument": {"name": "focus", "value": "Se"}}
+        )
+        assert focuses["completion"]["values"] == ["security"]
 
         async def complete(value: str) -> dict[str, Any]:
             answer = await client.request(

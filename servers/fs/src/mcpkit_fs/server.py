@@ -85,6 +85,14 @@ CHANGE = ToolAnnotations(
 )
 TEMPLATE = "file:///{+path}"
 PROMPT_ENTRIES = 500  # the most entries of a tree summarize_directory shows
+REVIEW_FOCUSES = (
+    "correctness",
+    "security",
+    "performance",
+    "readability",
+    "error handling",
+    "tests",
+)
 Contents = list[TextResourceContents | BlobResourceContents]
 
 PathArg = Annotated[str, Param(description="Absolute, or relative to the first allowed directory")]
@@ -660,6 +668,10 @@ def _register_prompts(app: Server, access: Access) -> None:
             ctx: Context, value: str, arguments: Mapping[str, str]
         ) -> list[str]:
             return await _complete(ctx, access, value)
+
+    @app.complete(prompt="review_file", argument="focus")
+    async def complete_focus(ctx: Context, value: str, arguments: Mapping[str, str]) -> list[str]:
+        return [focus for focus in REVIEW_FOCUSES if focus.startswith(value.lower())]
 
 
 def _review_ask(read: TextRead, focus: str) -> str:
