@@ -36,7 +36,7 @@ from mcpkit_fs import (
 )
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.reading import MiB
-from mcpkit_fs.sandbox import AccessDenied, FsError
+from mcpkit_fs.sandbox import AccessDenied, FsError, Place
 from mcpkit_fs.text import line_count, some_lines, split_lines
 from servers.fs.conftest import Tree
 
@@ -926,6 +926,23 @@ def test_trees_nested_too_deeply_are_clear_errors(tree: Tree) -> None:
     finally:
         sys.setrecursionlimit(limit)
     assert sorted(p.name for p in tree.root.iterdir()) == ["d", "hello.txt", "sub"]
+
+
+def test_a_copy_without_overwrite_never_replaces_what_appeared_meanwhile(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checked = transfer._prepare_destination  # pyright: ignore[reportPrivateUsage]
+
+    def then_another_writes(dst: Place, overwrite: bool, status: os.stat_result) -> bool:
+        existed = checked(dst, overwrite, status)
+        (tree.root / "copy.txt").write_text("written meanwhile\n")  # after the check
+        return existed
+
+    monkeypatch.setattr(transfer, "_prepare_destination", then_another_writes)
+    with pytest.raises(FsError, match=r"copy\.txt already exists"):
+        transfer.copy(tree.sandbox, "hello.txt", "copy.txt")
+    assert (tree.root / "copy.txt").read_text() == "written meanwhile\n"
+    assert sorted(p.name for p in tree.root.iterdir()) == ["copy.txt", "hello.txt", "sub"]
 
 
 def test_copy(tree: Tree) -> None:

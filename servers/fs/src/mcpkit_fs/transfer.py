@@ -59,7 +59,7 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
             if exc.errno != errno.EXDEV:
                 raise explain(exc, src.shown) from None
             # Another filesystem: copy, then remove the original.
-            left_out = _copy_entry(sandbox, src, dst, status)
+            left_out = _copy_entry(sandbox, src, dst, status, replace=overwrite)
             if left_out:  # only a tree leaves entries out: the copy is a directory of ours
                 _remove_tree(dst.dir_fd, dst.name)
                 raise FsError(
@@ -111,7 +111,7 @@ def copy(
                 raise FsError(f"{dst.shown} is inside {src.shown}: a tree cannot copy into itself.")
         existed = _prepare_destination(dst, overwrite, status)
         _refuse_denied_landing(sandbox, src, dst, status, "copied")
-        left_out = _copy_entry(sandbox, src, dst, status)
+        left_out = _copy_entry(sandbox, src, dst, status, replace=overwrite)
         return Copied(
             source=src.shown, destination=dst.shown, overwritten=existed, left_out=left_out
         )
@@ -302,9 +302,13 @@ def _prepare_destination(dst: Place, overwrite: bool, source: os.stat_result) ->
     return True
 
 
-def _copy_entry(sandbox: Sandbox, src: Place, dst: Place, status: os.stat_result) -> int:
+def _copy_entry(
+    sandbox: Sandbox, src: Place, dst: Place, status: os.stat_result, *, replace: bool
+) -> int:
     """Copy the entry at `src` (a file, link or tree) to `dst`, permissions and times too.
 
+    Unless `replace`, the copy takes the name only if it is still free: an entry made there
+    since it was checked stays (a tree's new directory never replaces anything).
     Return how many entries of a tree were left out (see `_copy_tree`).
     """
     assert dst.name is not None
@@ -316,18 +320,27 @@ def _copy_entry(sandbox: Sandbox, src: Place, dst: Place, status: os.stat_result
             finally:
                 os.close(fd)
         if stat.S_ISLNK(status.st_mode) and src.name is not None:
-            # Made under another name, then renamed: it replaces a file there at once.
+            # Made under another name, then given the name: all at once, as a file is.
             temporary = f".mcp-fs-{secrets.token_hex(8)}.tmp"
             target = os.readlink(src.name, dir_fd=src.dir_fd)
             os.symlink(target, temporary, dir_fd=dst.dir_fd)
             try:
-                os.replace(temporary, dst.name, src_dir_fd=dst.dir_fd, dst_dir_fd=dst.dir_fd)
-            except OSError:
-                os.unlink(temporary, dir_fd=dst.dir_fd)
-                raise
+                if replace:
+                    os.replace(temporary, dst.name, src_dir_fd=dst.dir_fd, dst_dir_fd=dst.dir_fd)
+                else:  # link() fails if the name exists; the link itself, not its target
+                    os.link(
+                        temporary,
+                        dst.name,
+                        src_dir_fd=dst.dir_fd,
+                        dst_dir_fd=dst.dir_fd,
+                        follow_symlinks=False,
+                    )
+            finally:
+                with suppress(FileNotFoundError):
+                    os.unlink(temporary, dir_fd=dst.dir_fd)
         else:
             with open_read(src) as file:
-                write_atomic(dst, file, mode=stat.S_IMODE(status.st_mode))
+                write_atomic(dst, file, mode=stat.S_IMODE(status.st_mode), create_only=not replace)
         _keep_times(dst.name, dst.dir_fd, status)
     except OSError as exc:
         raise explain(exc, dst.shown) from None
