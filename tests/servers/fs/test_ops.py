@@ -945,6 +945,33 @@ def test_a_copy_without_overwrite_never_replaces_what_appeared_meanwhile(
     assert sorted(p.name for p in tree.root.iterdir()) == ["copy.txt", "hello.txt", "sub"]
 
 
+@pytest.mark.parametrize("hard_links", [True, False])
+def test_a_move_without_overwrite_never_replaces_what_appeared_meanwhile(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, hard_links: bool
+) -> None:
+    checked = transfer._prepare_destination  # pyright: ignore[reportPrivateUsage]
+
+    def then_another_writes(dst: Place, overwrite: bool, status: os.stat_result) -> bool:
+        existed = checked(dst, overwrite, status)
+        (tree.root / "moved.txt").write_text("written meanwhile\n")  # after the check
+        return existed
+
+    def no_hard_links(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(transfer, "_prepare_destination", then_another_writes)
+    if hard_links:
+        with pytest.raises(FsError, match=r"moved\.txt already exists"):
+            transfer.move(tree.sandbox, "hello.txt", "moved.txt")
+        assert (tree.root / "moved.txt").read_text() == "written meanwhile\n"
+        assert (tree.root / "hello.txt").read_text() == "hello\n"
+    else:  # where link() is refused, the move still happens, by rename()
+        monkeypatch.setattr(os, "link", no_hard_links)
+        transfer.move(tree.sandbox, "hello.txt", "moved.txt")
+        assert (tree.root / "moved.txt").read_text() == "hello\n"
+        assert not (tree.root / "hello.txt").exists()
+
+
 def test_copy(tree: Tree) -> None:
     transfer.copy(tree.sandbox, "hello.txt", "copy.txt")
     assert (tree.root / "copy.txt").read_text() == "hello\n"

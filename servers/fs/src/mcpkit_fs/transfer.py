@@ -33,6 +33,9 @@ from .sandbox import (
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# Why link() may fail where rename() works: a filesystem without hard links, another
+# owner's file under fs.protected_hardlinks, a file with the most links it may have.
+_NO_HARD_LINK = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK)
 _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -54,10 +57,10 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
         assert src.name is not None
         assert dst.name is not None
         try:
-            os.rename(src.name, dst.name, src_dir_fd=src.dir_fd, dst_dir_fd=dst.dir_fd)
+            _rename(src, dst, replace=overwrite or stat.S_ISDIR(status.st_mode))
         except OSError as exc:
             if exc.errno != errno.EXDEV:
-                raise explain(exc, src.shown) from None
+                raise explain(exc, dst.shown if exc.errno == errno.EEXIST else src.shown) from None
             # Another filesystem: copy, then remove the original.
             left_out = _copy_entry(sandbox, src, dst, status, replace=overwrite)
             if left_out:  # only a tree leaves entries out: the copy is a directory of ours
@@ -142,6 +145,36 @@ def delete(sandbox: Sandbox, path: str, *, recursive: bool = False) -> Deleted:
         except OSError as exc:
             raise explain(exc, place.shown) from None
         return Deleted(path=place.shown, type=entry_type(status.st_mode), entries_removed=removed)
+
+
+def _rename(src: Place, dst: Place, *, replace: bool) -> None:
+    """Give the entry at `src` the name at `dst`, all at once.
+
+    Unless `replace`, only if that name is still free, where the filesystem has hard links:
+    a file made there since it was checked stays. A directory is always renamed (onto
+    nothing but an empty directory).
+
+    Raises:
+        OSError: the rename failed (EEXIST: the name was taken meanwhile).
+    """
+    assert src.name is not None
+    assert dst.name is not None
+    if not replace:
+        try:  # link() fails if the name exists; the entry itself, a link not followed
+            os.link(
+                src.name,
+                dst.name,
+                src_dir_fd=src.dir_fd,
+                dst_dir_fd=dst.dir_fd,
+                follow_symlinks=False,
+            )
+        except OSError as exc:
+            if exc.errno not in _NO_HARD_LINK:
+                raise
+        else:
+            os.unlink(src.name, dir_fd=src.dir_fd)
+            return
+    os.rename(src.name, dst.name, src_dir_fd=src.dir_fd, dst_dir_fd=dst.dir_fd)
 
 
 @contextmanager
