@@ -14,7 +14,7 @@ import sys
 import tempfile
 import tracemalloc
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -928,48 +928,39 @@ def test_trees_nested_too_deeply_are_clear_errors(tree: Tree) -> None:
     assert sorted(p.name for p in tree.root.iterdir()) == ["d", "hello.txt", "sub"]
 
 
-def test_a_copy_without_overwrite_never_replaces_what_appeared_meanwhile(
-    tree: Tree, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _written_right_after_the_check(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """Make another writer create `path` just after a move or copy checked that it is free."""
     checked = transfer._prepare_destination  # pyright: ignore[reportPrivateUsage]
 
     def then_another_writes(dst: Place, overwrite: bool, status: os.stat_result) -> bool:
         existed = checked(dst, overwrite, status)
-        (tree.root / "copy.txt").write_text("written meanwhile\n")  # after the check
+        path.write_text("written meanwhile\n")
         return existed
 
     monkeypatch.setattr(transfer, "_prepare_destination", then_another_writes)
-    with pytest.raises(FsError, match=r"copy\.txt already exists"):
-        transfer.copy(tree.sandbox, "hello.txt", "copy.txt")
-    assert (tree.root / "copy.txt").read_text() == "written meanwhile\n"
-    assert sorted(p.name for p in tree.root.iterdir()) == ["copy.txt", "hello.txt", "sub"]
 
 
-@pytest.mark.parametrize("hard_links", [True, False])
-def test_a_move_without_overwrite_never_replaces_what_appeared_meanwhile(
-    tree: Tree, monkeypatch: pytest.MonkeyPatch, hard_links: bool
+@pytest.mark.parametrize("transfer_file", [transfer.copy, transfer.move])
+def test_a_transfer_without_overwrite_never_replaces_what_appeared_meanwhile(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, transfer_file: Callable[..., object]
 ) -> None:
-    checked = transfer._prepare_destination  # pyright: ignore[reportPrivateUsage]
+    _written_right_after_the_check(monkeypatch, tree.root / "new.txt")
+    with pytest.raises(FsError, match=r"new\.txt already exists"):
+        transfer_file(tree.sandbox, "hello.txt", "new.txt")
+    assert (tree.root / "new.txt").read_text() == "written meanwhile\n"
+    assert (tree.root / "hello.txt").read_text() == "hello\n"
 
-    def then_another_writes(dst: Place, overwrite: bool, status: os.stat_result) -> bool:
-        existed = checked(dst, overwrite, status)
-        (tree.root / "moved.txt").write_text("written meanwhile\n")  # after the check
-        return existed
 
+def test_a_move_where_hard_links_are_refused_is_a_rename(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def no_hard_links(*args: object, **kwargs: object) -> None:
         raise OSError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(transfer, "_prepare_destination", then_another_writes)
-    if hard_links:
-        with pytest.raises(FsError, match=r"moved\.txt already exists"):
-            transfer.move(tree.sandbox, "hello.txt", "moved.txt")
-        assert (tree.root / "moved.txt").read_text() == "written meanwhile\n"
-        assert (tree.root / "hello.txt").read_text() == "hello\n"
-    else:  # where link() is refused, the move still happens, by rename()
-        monkeypatch.setattr(os, "link", no_hard_links)
-        transfer.move(tree.sandbox, "hello.txt", "moved.txt")
-        assert (tree.root / "moved.txt").read_text() == "hello\n"
-        assert not (tree.root / "hello.txt").exists()
+    monkeypatch.setattr(os, "link", no_hard_links)
+    transfer.move(tree.sandbox, "hello.txt", "moved.txt")
+    assert (tree.root / "moved.txt").read_text() == "hello\n"
+    assert not (tree.root / "hello.txt").exists()
 
 
 def test_copy(tree: Tree) -> None:
