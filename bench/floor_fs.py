@@ -1,14 +1,13 @@
 """The listing floor: about the least a Python server can do to answer list_directory (stdio).
 
-floor_echo.py with one more tool, list_directory: a directory's entries by name as mcp-fs
-gives them (typed entries as structured content, `[FILE] name` lines as text), written with
-orjson as mcpkit writes them. No containment, no argument checks, no pages, no framework:
-what mcp-fs spends beyond this, it spends on those. fs_bench.py times it beside mcp-fs.
+floor_echo.py with one more tool, list_directory: a directory's entries as mcp-fs gives
+them (names by kind, directories first, as structured content; `[DIR] name` lines as text),
+written with orjson as mcpkit writes them. No containment, no argument checks, no pages, no
+framework: what mcp-fs spends beyond this, it spends on those. fs_bench.py times it beside mcp-fs.
 """
 
 import asyncio
 import os
-from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -22,7 +21,8 @@ LIST_TOOL: Json = {
     "description": "List a directory's entries with their types, by name.",
     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
 }
-MARKS = {"file": "[FILE] ", "directory": "[DIR] ", "symlink": "[LINK] ", "other": "[OTHER] "}
+MARKS = {"directory": "[DIR] ", "file": "[FILE] ", "symlink": "[LINK] ", "other": "[OTHER] "}
+KEYS = {"directory": "directories", "file": "files", "symlink": "symlinks", "other": "other"}
 
 
 def entry_type(item: os.DirEntry[str]) -> str:
@@ -35,19 +35,19 @@ def entry_type(item: os.DirEntry[str]) -> str:
 
 
 def list_directory(path: str) -> Json:
-    """The tools/call result for the listing of `path`."""
+    """The tools/call result for the listing of `path`: names by kind, each kind by name."""
+    kinds: dict[str, list[str]] = {kind: [] for kind in KEYS}
     with os.scandir(path) as found:
-        entries = [{"name": item.name, "type": entry_type(item)} for item in found]
-    entries.sort(key=itemgetter("name"))
-    text = "\n".join([MARKS[entry["type"]] + entry["name"] for entry in entries])
-    listing = {
-        "path": path,
-        "total_entries": len(entries),
-        "truncated": False,
-        "next_offset": None,
-        "entries": entries,
-    }
-    return {"content": [{"type": "text", "text": text}], "structuredContent": listing}
+        for item in found:
+            kinds[entry_type(item)].append(item.name)
+    lines: list[str] = []
+    for kind, names in kinds.items():
+        names.sort()
+        lines += [MARKS[kind] + name for name in names]
+    listing: Json = {"path": path, "total_entries": len(lines), "truncated": False}
+    listing["next_offset"] = None
+    listing.update({KEYS[kind]: names for kind, names in kinds.items()})
+    return {"content": [{"type": "text", "text": "\n".join(lines)}], "structuredContent": listing}
 
 
 def result_for(method: str, params: Json) -> Json:

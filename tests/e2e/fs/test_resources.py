@@ -36,7 +36,7 @@ async def test_resources(everything: Everything, fs: FsTree) -> None:
     assert [str(r.uri) for r in listed] == [f"file://{fs.root}"]
     assert [t.uri_template for t in templates] == ["file:///{+path}"]
     assert isinstance(directory[0], types.TextResourceContents)
-    assert directory[0].text == "README.md\nlogo.png\nsrc/\n"
+    assert directory[0].text == "src/\nREADME.md\nlogo.png\n"
     assert isinstance(text[0], types.TextResourceContents)
     assert (text[0].mime_type, text[0].text) == ("text/x-python", "def main():\n    return 1\n")
     assert isinstance(blob[0], types.BlobResourceContents)

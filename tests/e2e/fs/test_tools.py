@@ -88,13 +88,10 @@ async def test_every_tool(everything: Everything, fs: FsTree) -> None:
             assert (root / "notes.txt").read_text() == "a\nB\nC\n"
             assert structured(await call("create_directory", {"path": "docs/api"}))["created"]
             listing = structured(await call("list_directory", {"path": "."}))
-            assert [e["name"] for e in listing["entries"]] == [
-                "README.md",
-                "docs",
-                "notes.txt",
-                "pic.png",
-                "src",
-            ]
+            assert (listing["directories"], listing["files"]) == (
+                ["docs", "src"],
+                ["README.md", "notes.txt", "pic.png"],
+            )
             sized = structured(
                 await call("list_directory_with_sizes", {"path": ".", "sortBy": "size"})
             )

@@ -643,20 +643,38 @@ def test_edit_dry_run_and_sequence(tree: Tree) -> None:
 # Listing and information --------------------------------------------------------------------
 
 
-def test_list_directory_pages_and_sizes(tree: Tree) -> None:
+def test_list_directory_gives_kinds_in_order_and_pages_across_them(tree: Tree) -> None:
+    for name in ("c.bin", "a.bin", "b.bin"):
+        (tree.root / name).write_bytes(b"x")
+    (tree.root / "zdir").mkdir()
+    (tree.root / "link").symlink_to("hello.txt")
+    os.mkfifo(tree.root / "fifo")
+    whole = listing.list_directory(tree.sandbox, ".")
+    kinds = whole["directories"], whole["files"], whole["symlinks"], whole["other"]
+    assert kinds == (["sub", "zdir"], ["a.bin", "b.bin", "c.bin", "hello.txt"], ["link"], ["fifo"])
+    assert (whole["total_entries"], whole["truncated"], whole["next_offset"]) == (8, False, None)
+    order = listing.named_entries(whole)
+    assert order[:3] == [("directory", "sub"), ("directory", "zdir"), ("file", "a.bin")]
+    pages = [listing.list_directory(tree.sandbox, ".", offset=at, limit=3) for at in (0, 3, 6)]
+    assert [listing.named_entries(page) for page in pages] == [order[:3], order[3:6], order[6:]]
+    assert [p["next_offset"] for p in pages] == [3, 6, None]
+    assert [p["truncated"] for p in pages] == [True, True, False]
+    middle = listing.list_directory(tree.sandbox, ".", offset=5, limit=2)
+    assert (middle["files"], middle["symlinks"]) == (["hello.txt"], ["link"])
+    for list_entries in (listing.list_directory, listing.list_directory_with_sizes):
+        with pytest.raises(FsError, match="has 8 entries: offset 8 is past its end"):
+            list_entries(tree.sandbox, ".", offset=8)
+    (tree.root / "sub" / "empty").mkdir()
+    empty = listing.list_directory(tree.sandbox, "sub/empty")
+    assert (empty["total_entries"], listing.named_entries(empty)) == (0, [])
+
+
+def test_list_directory_with_sizes(tree: Tree) -> None:
     for name, size in (("a.bin", 5), ("b.bin", 50), ("c.bin", 1)):
         (tree.root / name).write_bytes(b"x" * size)
-    page = listing.list_directory(tree.sandbox, ".", limit=2)
+    page = listing.list_directory_with_sizes(tree.sandbox, ".", limit=2)
     assert [e["name"] for e in page["entries"]] == ["a.bin", "b.bin"]
     assert (page["total_entries"], page["truncated"], page["next_offset"]) == (5, True, 2)
-    rest = listing.list_directory(tree.sandbox, ".", offset=2)
-    assert [e["name"] for e in rest["entries"]] == ["c.bin", "hello.txt", "sub"]
-    assert rest["entries"][2]["type"] == "directory"
-    for list_entries in (listing.list_directory, listing.list_directory_with_sizes):
-        with pytest.raises(FsError, match="has 5 entries: offset 5 is past its end"):
-            list_entries(tree.sandbox, ".", offset=5)
-    (tree.root / "sub" / "empty").mkdir()
-    assert listing.list_directory(tree.sandbox, "sub/empty")["entries"] == []
     sized = listing.list_directory_with_sizes(tree.sandbox, ".", sort_by="size")
     assert [(e["name"], e["size"]) for e in sized["entries"]] == [
         ("b.bin", 50),
@@ -702,7 +720,7 @@ def test_work_on_the_loop_stays_small(tree: Tree, monkeypatch: pytest.MonkeyPatc
         with pytest.raises(reading.TooLarge):
             read()
     listed = listing.list_directory(tree.sandbox, "sub", on_loop=True)
-    assert [e["name"] for e in listed["entries"]] == ["inner.txt"]
+    assert listed["files"] == ["inner.txt"]
     assert reading.read_text(tree.sandbox, "big.txt")["content"] == "hello!\n"
 
 

@@ -131,9 +131,16 @@ class Page(TypedDict):
 
 
 class Listing(Page):
-    """A page of a directory's entries, by name."""
+    """A page of a directory's names: directories first, then files, links and others.
 
-    entries: list[Entry]
+    Each kind is sorted by name. A page is a stretch of that order: `offset` and
+    `total_entries` count the names of every kind.
+    """
+
+    directories: list[str]
+    files: list[str]
+    symlinks: list[str]
+    other: Annotated[list[str], Param(description="devices, FIFOs and sockets")]
 
 
 class SizedListing(Page):

@@ -7,6 +7,7 @@ them keep working. Every rendering of a page ends with where to continue. direct
 keeps JSON, as the reference's does.
 """
 
+from .listing import named_entries
 from .models import (
     AllowedDirectories,
     Comparison,
@@ -31,10 +32,10 @@ _MARKS = {"file": "[FILE] ", "directory": "[DIR] ", "symlink": "[LINK] ", "other
 
 
 def listing(result: Listing) -> str:
-    """`[FILE] name` / `[DIR] name` lines, then the continuation if the page is not the last."""
-    lines = [_MARKS[entry["type"]] + entry["name"] for entry in result["entries"]]
+    """`[DIR] name` lines, then `[FILE] name` and the rest, then the continuation if any."""
+    lines = [_MARKS[kind] + name for kind, name in named_entries(result)]
     if result["next_offset"] is not None:
-        shown = f"{len(result['entries'])} of {result['total_entries']} entries"
+        shown = f"{len(lines)} of {result['total_entries']} entries"
         lines.append(_next_page(shown, result["next_offset"]))
     return one_per_line(lines) if lines else f"{result['path']} is empty"
 

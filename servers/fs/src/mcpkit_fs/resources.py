@@ -10,7 +10,7 @@ import stat
 import sys
 from typing import NamedTuple
 
-from .listing import list_directory
+from .listing import list_directory, named_entries
 from .mime import guess_mime
 from .reading import hash_file
 from .render import one_per_line
@@ -43,8 +43,8 @@ def read_contents(sandbox: Sandbox, path: str) -> Contents:
         fd = None if stat.S_ISDIR(status.st_mode) else open_file(place)
     if fd is None:
         listing = list_directory(sandbox, shown, limit=DIRECTORY_LINES)
-        entries = listing["entries"]
-        lines = [f"{e['name']}/" if e["type"] == "directory" else e["name"] for e in entries]
+        entries = named_entries(listing)
+        lines = [f"{name}/" if kind == "directory" else name for kind, name in entries]
         if listing["truncated"]:
             lines.append(f"... {listing['total_entries'] - len(entries)} more")
         return Contents("text/plain", text=one_per_line(lines) + "\n")
@@ -87,7 +87,7 @@ def fingerprint(sandbox: Sandbox, path: str) -> str | None:
             fd = None if stat.S_ISDIR(status.st_mode) else open_file(place)
         if fd is None:
             listing = list_directory(sandbox, path, limit=sys.maxsize)
-            return "\0".join(f"{e['type']} {e['name']}" for e in listing["entries"])
+            return "\0".join(f"{kind} {name}" for kind, name in named_entries(listing))
     except FsError:
         return None
     with os.fdopen(fd, "rb") as file:
@@ -154,7 +154,7 @@ def _complete(sandbox: Sandbox, value: str) -> list[str]:
     except FsError:
         return []
     return [
-        f"{parent}/{e['name']}{'/' if e['type'] == 'directory' else ''}"
-        for e in listing["entries"]
-        if e["name"].startswith(prefix)
+        f"{parent}/{name}{'/' if kind == 'directory' else ''}"
+        for kind, name in named_entries(listing)
+        if name.startswith(prefix)
     ]

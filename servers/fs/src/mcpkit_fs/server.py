@@ -223,7 +223,7 @@ def _register_reads(app: Server, access: Access) -> None:
         offset: Annotated[int, Param(ge=0, description="Entries to skip (next_offset)")] = 0,
         limit: Annotated[int, Param(ge=1, le=10_000)] = 1000,
     ) -> Listing:
-        """List a directory's entries with their types, a page at a time, by name."""
+        """List a directory's entries: directories, then files, links and others, each by name."""
         return await access.run_bounded(
             ctx,
             lambda s, on_loop: listing.list_directory(
