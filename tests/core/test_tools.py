@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Literal, NotRequired
 
+import jsonschema
 import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
@@ -153,6 +154,59 @@ async def test_output_schemas_are_alike_for_dataclasses_and_models() -> None:
             "required": ["length_px"],
         },
     }
+
+
+class Leaf(TypedDict):
+    """A leaf."""
+
+    label: str
+
+
+class Node(TypedDict):
+    """A node of a tree."""
+
+    label: str
+    children: list["Node"]
+
+
+class Garden(TypedDict):
+    leaves: list[Leaf]
+    best: Annotated[Leaf | None, Param(description="the best leaf")]
+    tree: Node
+
+
+async def test_schemas_write_definitions_out_unless_they_lead_back_to_themselves() -> None:
+    app = Server("inline", "1")
+
+    @app.tool()
+    async def garden(leaves: list[Leaf]) -> Garden:
+        """Plant leaves."""
+        return {"leaves": leaves, "best": None, "tree": {"label": "root", "children": []}}
+
+    async with connect(app) as client:
+        (tool,) = (await client.request("tools/list"))["tools"]
+        result = await client.call_tool("garden", {"leaves": [{"label": "a"}]})
+    leaf = {
+        "type": "object",
+        "description": "A leaf.",
+        "properties": {"label": {"type": "string"}},
+        "required": ["label"],
+    }
+    strict_leaf = {**leaf, "additionalProperties": False}  # arguments have no unknown keys
+    assert tool["inputSchema"]["properties"]["leaves"] == {"type": "array", "items": strict_leaf}
+    assert "$defs" not in tool["inputSchema"]
+    output = tool["outputSchema"]
+    assert output["properties"]["leaves"]["items"] == leaf
+    best = output["properties"]["best"]
+    assert (best["anyOf"], best["description"]) == ([leaf, {"type": "null"}], "the best leaf")
+    # A tree's node refers to itself: it stays a definition, the only one.
+    assert output["properties"]["tree"] == {"$ref": "#/$defs/Node"}
+    assert list(output["$defs"]) == ["Node"]
+    children = output["$defs"]["Node"]["properties"]["children"]
+    assert children == {"type": "array", "items": {"$ref": "#/$defs/Node"}}
+    jsonschema.validate(result["structuredContent"], output)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**result["structuredContent"], "tree": {"label": 1}}, output)
 
 
 async def test_listing_is_shaped_for_old_versions() -> None:
