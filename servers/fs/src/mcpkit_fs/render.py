@@ -7,7 +7,8 @@ them keep working. Every rendering of a page ends with where to continue. direct
 keeps JSON, as the reference's does.
 """
 
-from .listing import named_entries
+from typing import Literal
+
 from .models import (
     AllowedDirectories,
     Comparison,
@@ -29,11 +30,17 @@ from .text import OTHER_BREAKS, one_line
 from .walk import MAX_WALK_DEPTH
 
 _MARKS = {"file": "[FILE] ", "directory": "[DIR] ", "symlink": "[LINK] ", "other": "[OTHER] "}
+_LISTING_MARKS: tuple[tuple[Literal["directories", "files", "symlinks", "other"], str], ...] = (
+    ("directories", _MARKS["directory"]),
+    ("files", _MARKS["file"]),
+    ("symlinks", _MARKS["symlink"]),
+    ("other", _MARKS["other"]),
+)
 
 
 def listing(result: Listing) -> str:
     """`[DIR] name` lines, then `[FILE] name` and the rest, then the continuation if any."""
-    lines = [_MARKS[kind] + name for kind, name in named_entries(result)]
+    lines = [mark + name for key, mark in _LISTING_MARKS for name in result[key]]
     if result["next_offset"] is not None:
         shown = f"{len(lines)} of {result['total_entries']} entries"
         lines.append(_next_page(shown, result["next_offset"]))
