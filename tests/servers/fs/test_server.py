@@ -609,6 +609,11 @@ async def test_resources_and_template(tree: Tree) -> None:
             "contents"
         ]
         assert directory["text"] == "sub/\nblob.bin\ndata.json\nhello.txt\n"
+        (tree.root / "empty").mkdir()
+        (empty,) = (await client.request("resources/read", {"uri": f"file://{tree.root}/empty"}))[
+            "contents"
+        ]
+        assert (empty["mimeType"], empty["text"]) == ("text/plain", "")  # no names, no lines
         uri = f"file://{tree.root}/data.json"
         (data,) = (await client.request("resources/read", {"uri": uri}))["contents"]
         assert (data["mimeType"], data["text"]) == ("application/json", '{"a": 1}')

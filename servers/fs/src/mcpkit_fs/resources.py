@@ -47,7 +47,7 @@ def read_contents(sandbox: Sandbox, path: str) -> Contents:
         lines = [f"{name}/" if kind == "directory" else name for kind, name in entries]
         if listing["truncated"]:
             lines.append(f"... {listing['total_entries'] - len(entries)} more")
-        return Contents("text/plain", text=one_per_line(lines) + "\n")
+        return Contents("text/plain", text=one_per_line(lines) + "\n" if lines else "")
     with os.fdopen(fd, "rb") as file:
         data = file.read(MAX_RESOURCE_BYTES + 1)
     if len(data) > MAX_RESOURCE_BYTES:
