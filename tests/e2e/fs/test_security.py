@@ -13,7 +13,7 @@ import pytest
 from mcp.client.session import ClientRequestContext
 
 from e2e.fs_helpers import FsTree, error_text, make_tree, never_leaked, structured
-from e2e.harness import LATEST, Everything
+from e2e.harness import LATEST, Connection, Everything
 
 IGNORE_ROOTS_DEPRECATION = pytest.mark.filterwarnings(
     "ignore:The roots capability is deprecated:mcp.shared.exceptions.MCPDeprecationWarning"
@@ -158,6 +158,40 @@ async def test_client_roots_only_narrow(everything: Everything, fs: FsTree) -> N
     assert structured(inside)["content"].startswith("def main")
     assert "outside the allowed directories" in error_text(narrowed)
     assert widened.is_error
+
+
+@IGNORE_ROOTS_DEPRECATION
+@pytest.mark.parametrize(
+    ("mode", "first", "after_change"),
+    [
+        ("narrow", ["root/src"], ["root"]),
+        ("intersect", ["root/src"], ["root"]),
+        ("replace", ["out", "root/src"], ["root"]),
+        ("ignore", ["root"], ["root"]),
+    ],
+)
+async def test_each_roots_mode_and_a_change_of_roots(
+    everything: Everything, fs: FsTree, mode: str, first: list[str], after_change: list[str]
+) -> None:
+    base = fs.root.parent
+    roots = [fs.root / "src", fs.out]
+
+    async def list_roots(context: ClientRequestContext) -> types.ListRootsResult:
+        listed = [{"uri": f"file://{root}"} for root in roots]
+        return types.ListRootsResult.model_validate({"roots": listed})
+
+    async def allowed(conn: Connection) -> list[str]:
+        listing = structured(await conn.session.call_tool("list_allowed_directories", {}))
+        return [str(Path(d["path"]).relative_to(base)) for d in listing["directories"]]
+
+    command = fs.command("--roots", mode)
+    async with everything.connect(LATEST, command=command, list_roots_callback=list_roots) as conn:
+        with anyio.fail_after(20):
+            assert await allowed(conn) == first
+            roots[:] = [fs.root, fs.out / "missing"]
+            # Requests sent after the notice are answered with the new roots.
+            await conn.session.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
+            assert await allowed(conn) == after_change
 
 
 @IGNORE_ROOTS_DEPRECATION
