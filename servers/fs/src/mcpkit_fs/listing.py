@@ -136,7 +136,7 @@ def _scan(
     item needs it).
 
     Raises:
-        FsError: the path is not a directory that may be read, or `offset` is past its end.
+        FsError: the path is not a directory that may be read.
         TooLarge: `on_loop`, and the directory has over `LOOP_ENTRIES` entries.
     """
     with sandbox.place(path) as place:
@@ -165,8 +165,8 @@ def _child(relative: str, name: str) -> str:
 def _names_by_kind(items: list[os.DirEntry[str]]) -> tuple[list[str], ...]:
     """Return the names of the directories, files, links and others, each sorted.
 
-    Types come from the listing itself, with no call for files (most entries): a
-    listing's cost is per entry.
+    Types come from the listing itself, with no system call. Files, most entries, are
+    told apart inline rather than by `dirent_type`: a listing's cost is per entry.
     """
     kinds: dict[EntryType, list[str]] = {"directory": [], "file": [], "symlink": [], "other": []}
     for item in items:
