@@ -21,6 +21,7 @@ import pytest
 
 from mcpkit_fs import (
     content_search,
+    diffs,
     edits,
     expression_size,
     finders,
@@ -725,7 +726,7 @@ def test_work_on_the_loop_stays_small(tree: Tree, monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_diff_is_cut_at_its_cap_and_says_so(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(edits, "MAX_DIFF_CHARS", 1000)
+    monkeypatch.setattr(diffs, "MAX_DIFF_CHARS", 1000)
     (tree.root / "many.txt").write_text("".join(f"row {n} old\n" for n in range(500)))
     edited = writing.edit(tree.sandbox, "many.txt", [Edit("old", "new", replace_all=True)])
     assert edited["replacements"] == 500

@@ -15,11 +15,8 @@ from collections import Counter
 from itertools import chain
 from typing import NamedTuple
 
-from .text import bare_lines, one_line
-
 NEAR_MISS_MIN = 0.5  # below this similarity, the closest lines are not worth showing
 MAX_SHOWN_LINES = 20
-MAX_DIFF_CHARS = 256 * 1024  # as much as a read returns by default
 # How long the near-miss search may take: comparing a long oldText with every place of
 # a large file would take minutes, for an error message.
 NEAR_MISS_SECONDS = 2.0
@@ -209,30 +206,3 @@ def _near_miss(text: str, old: str) -> str:
         f"The closest text is at lines {best_start + 1}-{end} ({int(best_ratio * 100)}% similar):\n"
         f"{shown}\nCopy it exactly into oldText."
     )
-
-
-def unified_diff(before: str, after: str, old_name: str, new_name: str, context: int = 3) -> str:
-    """Return the unified diff from `before` to `after` ("" when they are equal).
-
-    A diff is a result shown to a model: past `MAX_DIFF_CHARS`, it ends with a line that
-    says it was cut.
-    """
-    import difflib  # here, not at start-up: only a failed edit or a diff needs it
-
-    lines = difflib.unified_diff(
-        bare_lines(before),
-        bare_lines(after),
-        one_line(old_name),
-        one_line(new_name),
-        n=context,
-        lineterm="",
-    )
-    kept: list[str] = []
-    size = 0
-    for line in lines:
-        if size > MAX_DIFF_CHARS:
-            kept.append(f"[the diff goes on: cut after {MAX_DIFF_CHARS:,} characters]\n")
-            break
-        kept.append(f"{line}\n")
-        size += len(line) + 1
-    return "".join(kept)

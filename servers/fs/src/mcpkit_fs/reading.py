@@ -12,7 +12,7 @@ from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from typing import BinaryIO, NamedTuple
 
-from .edits import unified_diff
+from .diffs import unified_diff
 from .mime import guess_mime
 from .models import Comparison, FileText, MultipleFiles, TextRead
 from .sandbox import FsError, Place, Sandbox, open_file

@@ -7,6 +7,7 @@ a BOM) are read as Latin-1, which maps every byte to a character and back unchan
 
 import codecs
 import re
+from collections.abc import Iterable
 from itertools import islice
 from typing import Literal, NamedTuple
 
@@ -172,8 +173,8 @@ def with_endings(edited: str, original: str, eol: Eol) -> str:
     # file of many equal lines (a blank line may then take `eol`).
     import difflib  # here, not at start-up: only files with mixed endings need it
 
-    head = _common_start(old_bare, new_bare)
-    tail = _common_start(old_bare[head:][::-1], new_bare[head:][::-1])
+    head = common_start(old_bare, new_bare)
+    tail = common_start(old_bare[head:][::-1], new_bare[head:][::-1])
     old_end, new_end = len(old_bare) - tail, len(new_bare) - tail
     middle = difflib.SequenceMatcher(None, old_bare[head:old_end], new_bare[head:new_end])
     blocks = [(0, 0, head), (old_end, new_end, tail)]
@@ -188,7 +189,7 @@ def with_endings(edited: str, original: str, eol: Eol) -> str:
     return "".join(line + end for line, end in zip(new_bare, ends, strict=True))
 
 
-def _common_start(a: list[str], b: list[str]) -> int:
+def common_start(a: Iterable[str], b: Iterable[str]) -> int:
     """Return how many lines `a` and `b` have in common at their start."""
     size = 0
     for x, y in zip(a, b, strict=False):

@@ -10,7 +10,8 @@ import re
 import stat
 from typing import Literal
 
-from .edits import Edit, EditMismatch, apply_edits, unified_diff
+from .diffs import unified_diff
+from .edits import Edit, EditMismatch, apply_edits
 from .models import Created, Edited, Written
 from .reading import WHOLE_FILE_BYTES, MiB, decode_text, open_read, sha256_of
 from .sandbox import (
