@@ -285,6 +285,11 @@ def test_mime_from_content_then_name() -> None:
     # Not the machine's /etc/mime.types, where .ts is a Qt translation.
     assert mime.guess_mime("main.ts", b"") == "application/octet-stream"
     assert mime.guess_mime("conf.yml", b"") == "application/yaml"
+    # A name of a type with a signature counts only when the first bytes were not read.
+    assert mime.guess_mime("notes.png", b"plain words\n") == "text/plain"
+    assert mime.guess_mime("fake.mp3", b"\x00\x01\x02") == "application/octet-stream"
+    assert mime.guess_mime("unread.png", b"") == "image/png"
+    assert mime.guess_mime("untagged.mp3", b"\xff\xfb\x90\x00") == "audio/mpeg"
 
 
 def test_file_info_tells_the_type_by_content_when_the_name_does_not(tree: Tree) -> None:

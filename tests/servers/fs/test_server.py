@@ -132,6 +132,9 @@ async def test_tools_work_and_errors_say_what_to_do(tree: Tree) -> None:
 async def test_read_media_file_blocks(tree: Tree) -> None:
     (tree.root / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 8)
     (tree.root / "doc.pdf").write_bytes(b"%PDF-1.4 ...")
+    (tree.root / "notes.png").write_text("not an image\n")
+    (tree.root / "empty.png").write_bytes(b"")
+    (tree.root / "icon.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>\n')
     async with connect(server_for(tree.root)) as client:
         image = await client.call_tool("read_media_file", {"path": "pic.png"})
         assert image["content"][0]["type"] == "image"
@@ -142,6 +145,15 @@ async def test_read_media_file_blocks(tree: Tree) -> None:
             "application/pdf",
             f"file://{tree.root}/doc.pdf",
         )
+        # Only what its first bytes show to be an image is sent as one.
+        for name, expected in (
+            ("notes.png", "text/plain"),
+            ("empty.png", "image/png"),
+            ("icon.svg", "image/svg+xml"),
+        ):
+            blob = await client.call_tool("read_media_file", {"path": name})
+            assert blob["content"][0]["type"] == "resource", name
+            assert blob["content"][0]["resource"]["mimeType"] == expected, name
 
 
 async def test_small_reads_run_on_the_event_loop_and_large_ones_in_a_thread(

@@ -16,8 +16,13 @@ _MAGIC = (
     (b"%PDF-", "application/pdf"),
     (b"fLaC", "audio/flac"),
     (b"OggS", "audio/ogg"),
-    (b"ID3", "audio/mpeg"),
+    (b"ID3", "audio/mpeg"),  # MP3 with a tag
+    (b"\xff\xfb", "audio/mpeg"),  # MP3 frames: MPEG-1, -2 and -2.5 layer III
+    (b"\xff\xf3", "audio/mpeg"),
+    (b"\xff\xe3", "audio/mpeg"),
 )
+SIGNED = frozenset({mime for _, mime in _MAGIC} | {"image/webp", "audio/wav"})
+"""Types told by a file's first bytes: a file of one of them is only that when they say so."""
 
 
 # Text formats that Python's own table leaves out (it varies by version).
@@ -35,8 +40,10 @@ def guess_mime(path: str, head: bytes) -> str:
 
     Names are looked up in Python's own table, not the machine's `/etc/mime.types`: that
     one calls `.ts` files Qt translations and `.rs` files XML, and differs between machines.
-    A name that tells nothing gives `text/plain` if `head` (the first `SNIFF_BYTES`) is
-    text, and `UNKNOWN` otherwise or when `head` is empty (not read).
+    A name of a `SIGNED` type counts only when `head` (the first `SNIFF_BYTES`) is empty
+    (not read): `notes.png` holding text is no image, and an LLM API refuses it as one. A
+    name that tells nothing gives `text/plain` if `head` is text, and `UNKNOWN` otherwise
+    or when `head` is empty.
     """
     for magic, mime in _MAGIC:
         if head.startswith(magic):
@@ -45,7 +52,8 @@ def guess_mime(path: str, head: bytes) -> str:
         return "image/webp" if head[8:12] == b"WEBP" else "audio/wav"
     extension = os.path.splitext(path)[1].lower()
     guessed, _ = _python_types().guess_type(path, strict=False)
-    if known := _TEXT_TYPES.get(extension) or guessed:
+    known = _TEXT_TYPES.get(extension) or guessed
+    if known and not (head and known in SIGNED):
         return known
     return "text/plain" if head and _is_text(head) else UNKNOWN
 

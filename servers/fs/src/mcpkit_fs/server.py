@@ -47,7 +47,7 @@ from . import (
 )
 from .access import Access, Progress
 from .edits import Edit
-from .mime import UNKNOWN, guess_mime
+from .mime import SIGNED, UNKNOWN, guess_mime
 from .models import (
     AllowedDirectories,
     Comparison,
@@ -186,16 +186,21 @@ def _register_reads(app: Server, access: Access) -> None:
         path: PathArg,
         max_bytes: Annotated[int, Param(ge=1, le=50 * MiB)] = 10 * MiB,
     ) -> ImageContent | AudioContent | EmbeddedResource:
-        """Read a file as base64: an image or audio block, or an embedded blob otherwise."""
+        """Read a file as base64: an image or audio block, or an embedded blob otherwise.
+
+        An image or audio block only when the file's first bytes say it is one (PNG, JPEG,
+        GIF, WebP; MP3, WAV, FLAC, Ogg), as models' APIs refuse what they cannot decode.
+        """
         media = await access.run_bounded(
             ctx,
             lambda s, on_loop: reading.read_media(s, path, max_bytes=max_bytes, on_loop=on_loop),
             f"read media {path}",
         )
         data = base64.b64encode(media.data).decode()
-        if media.mime_type.startswith("image/"):
+        checked = bool(media.data) and media.mime_type in SIGNED  # an empty file is not
+        if checked and media.mime_type.startswith("image/"):
             return ImageContent(data=data, mime_type=media.mime_type)
-        if media.mime_type.startswith("audio/"):
+        if checked and media.mime_type.startswith("audio/"):
             return AudioContent(data=data, mime_type=media.mime_type)
         blob = BlobResourceContents(uri=_uri(media.path), mime_type=media.mime_type, blob=data)
         return EmbeddedResource(resource=blob)
