@@ -335,6 +335,42 @@ def test_read_many_reports_errors_per_file(tree: Tree) -> None:
     assert capped["files"][1]["error"] == "Not read: max_total_bytes was reached."
 
 
+def test_read_many_reads_only_the_start_of_each_file_and_stops_when_told(tree: Tree) -> None:
+    (tree.root / "big.txt").write_bytes(b"first line\n" + b"x" * 99 + b"\n" * (12 * MiB))
+    (tree.root / "wide.txt").write_bytes(codecs.BOM_UTF16_LE + "one\ntwo\n".encode("utf-16-le"))
+    tracemalloc.start()
+    try:
+        result = reading.read_many(
+            tree.sandbox, ["big.txt"] * 20, max_bytes_per_file=11, max_total_bytes=1000
+        )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [(f["content"], f["truncated"]) for f in result["files"]] == [
+        ("first line\n", True)
+    ] * 20
+    assert peak < MiB  # never a whole file of 12 MiB
+    wide = reading.read_many(tree.sandbox, ["wide.txt"], max_bytes_per_file=4, max_total_bytes=9)
+    assert (wide["files"][0]["content"], wide["files"][0]["truncated"]) == ("one\n", True)
+
+    ticks: list[int] = []
+
+    def cancel_at_the_third(count: int) -> None:
+        ticks.append(count)
+        if count == 3:
+            raise KeyboardInterrupt  # stands for the cancellation the server's tick raises
+
+    with pytest.raises(KeyboardInterrupt):
+        reading.read_many(
+            tree.sandbox,
+            ["hello.txt"] * 5,
+            max_bytes_per_file=100,
+            max_total_bytes=1000,
+            tick=cancel_at_the_third,
+        )
+    assert ticks == [1, 2, 3]
+
+
 # Writing ------------------------------------------------------------------------------------
 
 

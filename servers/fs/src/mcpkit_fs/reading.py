@@ -6,6 +6,7 @@ about MCP; the server runs these functions in worker threads, except the reads o
 file, which it runs `on_loop` (on the event loop) while they stay small.
 """
 
+import codecs
 import hashlib
 import os
 from collections.abc import Callable, Generator
@@ -58,11 +59,14 @@ def read_text(
     max_bytes: int = DEFAULT_READ_BYTES,
     line_numbers: bool = False,
     on_loop: bool = False,
+    page_only: bool = False,
 ) -> TextRead:
     """Read lines of a text file: all, the first or last `head`/`tail`, or a range.
 
     `offset` is the 1-based first line and `limit` the number of lines. At most
     `max_bytes` of text are returned; `truncated` and `next_offset` say where to go on.
+    A file over `WHOLE_FILE_BYTES` is read line by line, only as far as the page needs
+    (with no `total_lines` nor `sha256`), and so is one over `max_bytes` if `page_only`.
 
     Raises:
         FsError: conflicting arguments, `offset` past the last line, or the file cannot
@@ -74,7 +78,7 @@ def read_text(
     if tail is not None and offset is not None:
         raise FsError("Give tail or offset, not both.")
     with _reading(sandbox, path, on_loop=on_loop) as (file, size, shown):
-        if size > WHOLE_FILE_BYTES:
+        if size > WHOLE_FILE_BYTES or (page_only and size > max_bytes and not _utf16(file)):
             return _read_large(
                 file, shown, size, head, tail, offset, limit, max_bytes, line_numbers
             )
@@ -129,6 +133,13 @@ def _reading(sandbox: Sandbox, path: str, *, on_loop: bool) -> Generator[tuple[B
         if on_loop and size > LOOP_FILE_BYTES:
             raise TooLarge(shown)
         yield file, size, shown
+
+
+def _utf16(file: BinaryIO) -> bool:
+    """Return whether an open file starts with a UTF-16 byte order mark (it is read whole)."""
+    start = file.read(2)
+    file.seek(0)
+    return start in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
 def _past_the_end(shown: str, offset: int, total: int | None) -> FsError:
@@ -358,18 +369,30 @@ def read_bytes(
 
 
 def read_many(
-    sandbox: Sandbox, paths: list[str], *, max_bytes_per_file: int, max_total_bytes: int
+    sandbox: Sandbox,
+    paths: list[str],
+    *,
+    max_bytes_per_file: int,
+    max_total_bytes: int,
+    tick: Tick = no_tick,
 ) -> MultipleFiles:
-    """Read several text files; a file that fails carries its error instead of content."""
+    """Read the start of several text files; a file that fails carries its error instead.
+
+    Each file is read only as far as its part of the page needs. `tick(n)` follows the
+    n-th file.
+    """
     files: list[FileText] = []
     budget = max_total_bytes
-    for path in paths:
+    for done, path in enumerate(paths, start=1):
+        tick(done)
         if budget <= 0:
             error = "Not read: max_total_bytes was reached."
             files.append(FileText(path=path, content=None, truncated=False, error=error))
             continue
         try:
-            read = read_text(sandbox, path, max_bytes=min(max_bytes_per_file, budget))
+            read = read_text(
+                sandbox, path, max_bytes=min(max_bytes_per_file, budget), page_only=True
+            )
         except FsError as exc:
             files.append(FileText(path=path, content=None, truncated=False, error=str(exc)))
             continue

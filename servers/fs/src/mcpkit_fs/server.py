@@ -213,10 +213,15 @@ def _register_reads(app: Server, access: Access) -> None:
         max_total_bytes: Annotated[int, Param(ge=1, le=16 * MiB)] = reading.DEFAULT_READ_BYTES,
     ) -> MultipleFiles:
         """Read several text files at once; a file that fails carries its error."""
+        tick = Progress(ctx, "files read")
         return await access.run(
             ctx,
             lambda s: reading.read_many(
-                s, paths, max_bytes_per_file=max_bytes_per_file, max_total_bytes=max_total_bytes
+                s,
+                paths,
+                max_bytes_per_file=max_bytes_per_file,
+                max_total_bytes=max_total_bytes,
+                tick=tick,
             ),
             f"read {len(paths)} files",
         )
