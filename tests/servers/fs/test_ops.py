@@ -727,6 +727,16 @@ def test_list_directory_with_sizes(tree: Tree) -> None:
     ]
     assert sized["total_size"] == 5 + 50 + 1 + 6
     assert sized["entries"][0]["modified"] is not None
+    lines = render.sized_listing(sized).splitlines()
+    assert lines[0] == "[FILE] b.bin      50 B"  # sizes line up after the longest name
+    assert lines[1] == "[FILE] hello.txt  6 B"
+
+
+def test_one_long_name_does_not_pad_every_line_of_a_sized_listing(tree: Tree) -> None:
+    (tree.root / ("n" * 255)).write_bytes(b"x")
+    text = render.sized_listing(listing.list_directory_with_sizes(tree.sandbox, "."))
+    assert "[FILE] hello.txt" + " " * (render.MAX_PADDED_NAME - 9 + 2) + "6 B" in text
+    assert max(map(len, text.splitlines())) < 255 + 20
 
 
 def test_file_info(tree: Tree) -> None:

@@ -29,6 +29,8 @@ from .models import (
 from .text import OTHER_BREAKS, one_line
 from .walk import MAX_WALK_DEPTH
 
+MAX_PADDED_NAME = 40  # names up to this long are padded so that sizes line up
+
 _MARKS = {"file": "[FILE] ", "directory": "[DIR] ", "symlink": "[LINK] ", "other": "[OTHER] "}
 _LISTING_MARKS: tuple[tuple[Literal["directories", "files", "symlinks", "other"], str], ...] = (
     ("directories", _MARKS["directory"]),
@@ -50,7 +52,8 @@ def listing(result: Listing) -> str:
 def sized_listing(result: SizedListing) -> str:
     """Lines with each file's size, the totals, then the continuation."""
     entries = result["entries"]
-    width = max((len(entry["name"]) for entry in entries), default=0)
+    # Sizes line up for usual names; one long name must not pad every other line to it.
+    width = min(MAX_PADDED_NAME, max((len(entry["name"]) for entry in entries), default=0))
     lines = [
         f"{_MARKS[entry['type']]}{entry['name']:<{width}}  {_size(entry['size'])}"
         for entry in entries
