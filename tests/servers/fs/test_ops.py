@@ -1121,6 +1121,29 @@ def test_directory_tree_marks_the_directories_that_max_entries_cut(tree: Tree) -
     assert (whole["truncated"], whole["tree"][0]["truncated"]) == (False, False)
 
 
+def test_directory_tree_marks_a_directory_it_could_not_open(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tree.root / "a" / "locked").mkdir(parents=True)
+    (tree.root / "a" / "locked" / "inside.txt").write_text("x")
+    (tree.root / "a" / "empty").mkdir()
+    real_open = os.open
+
+    def refuse_locked(
+        path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None
+    ) -> int:
+        if path == "locked":  # root, as tests may run, opens any directory: refuse as for others
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", refuse_locked)
+    result = walk.directory_tree(tree.sandbox, "a", exclude=[], max_depth=5, max_entries=100)
+    assert [(n["name"], n["children"], n["truncated"]) for n in result["tree"]] == [
+        ("empty", [], False),
+        ("locked", [], True),  # not walked: not shown as empty
+    ]
+
+
 def test_searches_say_where_they_stopped_at_the_depth_limit(tree: Tree) -> None:
     deep = tree.root.joinpath(*["d"] * (walk.MAX_WALK_DEPTH + 2))
     deep.mkdir(parents=True)

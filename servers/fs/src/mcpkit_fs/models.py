@@ -156,7 +156,10 @@ class TreeNode(TypedDict):
     name: str
     type: EntryType
     children: list["TreeNode"] | None
-    truncated: Annotated[bool, Param(description="children left out (depth or entries)")]
+    truncated: Annotated[
+        bool,
+        Param(description="children left out (depth or entries), or it could not be read"),
+    ]
 
 
 class Tree(TypedDict):

@@ -82,6 +82,7 @@ class Walker:
         self.tick = tick
         self.seen = 0
         self.too_deep: str | None = None  # the shown path of the first directory at max_depth
+        self.unopened: list[str] = []  # directories (relative) that could not be walked into
         self.filtering = bool(exclude) or bool(sandbox.deny)  # checked per entry: kept cheap
 
     def walk(self, fd: int) -> Iterator[Found]:
@@ -127,6 +128,7 @@ class Walker:
             try:
                 sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except OSError:  # unreadable or swapped for a link: not descended
+                self.unopened.append(path)
                 continue
             try:
                 more = self._rules(sub, path) if self.gitignore else []
@@ -234,6 +236,7 @@ def directory_tree(
     top: list[TreeNode] = []
     levels = [top]  # levels[d]: the children list being filled at depth d + 1
     opened: list[TreeNode] = []  # opened[d]: the directory whose children are levels[d + 1]
+    entered: dict[str, TreeNode] = {}  # the directories walked into, by relative path
     count = 0
     truncated = False
     try:
@@ -263,8 +266,11 @@ def directory_tree(
             if not cut:
                 levels.append(children)
                 opened.append(node)
+                entered[found.relative] = node
     finally:
         os.close(fd)
+    for relative in walker.unopened:  # not empty: unknown (no permission, say)
+        entered[relative]["truncated"] = True
     return Tree(path=shown, tree=top, entries=count, truncated=truncated)
 
 
