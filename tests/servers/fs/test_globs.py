@@ -4,7 +4,7 @@ import pytest
 
 from mcpkit_fs import content_search, reading, walk
 from mcpkit_fs.globs import BadGlob, Glob, deny_rules, parse_gitignore
-from mcpkit_fs.sandbox import AccessDenied, Sandbox
+from mcpkit_fs.sandbox import AccessDenied, FsError, Sandbox
 from servers.fs.conftest import CANARY, Tree
 
 
@@ -33,6 +33,16 @@ from servers.fs.conftest import CANARY, Tree
         ("**/a/**/b", "x/b", False),
         ("src/**/*.py", "src/app.py", True),
         ("src/**/*.py", "src/x/app.py", True),
+        # Sets as fnmatch reads them: a `]` first is a member; `^` and `[` are literal.
+        ("[!]", "[!]", True),
+        ("[!]", "a", False),
+        ("[]]", "]", True),
+        ("[!]]", "]", False),
+        ("[!]]", "a", True),
+        ("[^a]", "^", True),
+        ("[^a]", "b", False),
+        ("[[]x", "[x", True),
+        ("a[!b]c", "a/c", False),  # a set never matches `/`
     ],
 )
 def test_glob_matches(pattern: str, path: str, matches: bool) -> None:
@@ -45,6 +55,19 @@ def test_patterns_that_would_backtrack_for_ever_answer_at_once() -> None:
     assert not Glob("*a" * 20 + "*b").match("a" * 200)
     assert not Glob("**/a" * 8 + "/**/b").match("/".join(["a"] * 1000))
     assert Glob("*a" * 20 + "*b").match("a" * 200 + "b")
+
+
+def test_an_absolute_exclude_pattern_is_an_error_not_ignored(tree: Tree) -> None:
+    absolute = [f"{tree.root}/sub"]
+    for attempt in (
+        lambda: walk.search_files(tree.sandbox, ".", "*", exclude=absolute, max_results=9),
+        lambda: walk.directory_tree(
+            tree.sandbox, ".", exclude=absolute, max_depth=2, max_entries=9
+        ),
+        lambda: content_search.search_content(tree.sandbox, ".", "x", exclude=absolute),
+    ):
+        with pytest.raises(FsError, match="is absolute, but it is matched against the paths below"):
+            attempt()
 
 
 def test_a_bad_glob_is_a_clear_error(tree: Tree) -> None:

@@ -54,13 +54,14 @@ def _translate_component(component: str) -> str:
             runs.append([])
         elif char == "?":
             runs[-1].append("[^/]")
-        elif char == "[" and "]" in component[i + 2 :]:
-            end = component.index("]", i + 2)
+        elif char == "[" and (end := _set_end(component, i)) != -1:
             body = component[i + 1 : end]
             negate = body.startswith("!")
             body = body[1:] if negate else body
-            body = body.replace("\\", "\\\\")
-            runs[-1].append("[^" + body + "]" if negate else "[" + body + "]")
+            # Literal in a glob's set, special in a regular expression's (`^` and `]` first).
+            body = body.replace("\\", "\\\\").replace("[", "\\[")
+            body = "\\" + body if body.startswith(("^", "]")) else body
+            runs[-1].append("[^/" + body + "]" if negate else "[" + body + "]")
             i = end
         else:
             runs[-1].append(re.escape(char))
@@ -71,6 +72,16 @@ def _translate_component(component: str) -> str:
     first, *middle, last = texts
     found = "".join(f"(?>[^/]*?{text})" for text in middle if text)
     return f"{first}{found}[^/]*{last}"
+
+
+def _set_end(component: str, start: int) -> int:
+    """Return where the set opened by the `[` at `start` ends (its `]`), or -1 if it does not.
+
+    A `]` first in the set (after `[` or `[!`) is a member: `[]]` and `[!]]` are sets of
+    one character, and `[!]` is no set but three characters.
+    """
+    first = start + 2 if component[start + 1 : start + 2] == "!" else start + 1
+    return component.find("]", first + 1)
 
 
 class Glob:

@@ -202,7 +202,19 @@ def start(
     max_depth: int = MAX_WALK_DEPTH,
     tick: Tick,
 ) -> tuple[str, int, Walker]:
-    """Open the start directory; return its shown path, its descriptor and a walker."""
+    """Open the start directory; return its shown path, its descriptor and a walker.
+
+    Raises:
+        FsError: the path is not a directory that may be read, or a pattern of `exclude`
+            is absolute (it would exclude nothing).
+    """
+    for pattern in exclude:
+        if pattern.startswith("/"):
+            raise FsError(
+                f"The exclude pattern {pattern} is absolute, but it is matched against the"
+                " paths below path: give it relative to path (for example node_modules or"
+                " **/dist)."
+            )
     with sandbox.place(path) as place:
         fd = open_directory(place)
         walker = Walker(
