@@ -3,7 +3,10 @@
 import base64
 import json
 import os
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -244,6 +247,45 @@ async def test_names_that_are_not_utf8_go_out_as_unicode(
         assert "old\ufffd" in text
         text.encode("utf-8")  # no lone surrogate
     assert structured(read)["content"] == "latin-1 days\n"
+
+
+def as_nobody_if_root() -> list[str]:
+    """The command prefix that runs a server without root's power to read anything."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "this test drops root with setpriv: install util-linux"
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.fixture
+def searchable_only() -> Iterator[Path]:
+    """A tree whose `home` may be searched but not listed, as a 711 home directory."""
+    base = Path(tempfile.mkdtemp(prefix="mcp-fs-"))  # not below tmp_path: private to root
+    home = base / "home"
+    base.chmod(0o755)
+    home.mkdir()
+    (home / "public.txt").write_text("public\n")
+    home.chmod(0o311)  # search and write, not read: for its owner as for the others
+    yield base
+    home.chmod(0o755)
+    shutil.rmtree(base)
+
+
+async def test_a_directory_that_may_be_searched_but_not_listed_is_passed_through(
+    everything: Everything, searchable_only: Path
+) -> None:
+    # The kernel lets anyone through such a directory to the files that may be read.
+    command = [*as_nobody_if_root(), MCP_FS, str(searchable_only)]
+    async with everything.connect(LATEST, command=command) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(20):
+            read = await call("read_text_file", {"path": "home/public.txt"})
+            info = await call("get_file_info", {"path": "home/public.txt"})
+            listed = await call("list_directory", {"path": "home"})
+    assert structured(read)["content"] == "public\n"
+    assert structured(info)["size"] == len("public\n")
+    assert "permission denied" in error_text(listed)
 
 
 def test_missing_directory_stops_the_server_at_start(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ never reveals what lies outside the allowed directories.
 
 The containment: a path is first placed lexically in one allowed directory (`..` is
 collapsed here, never by the kernel), then walked from that directory one component at a
-time through directory file descriptors opened with `O_NOFOLLOW`. A symbolic link met on
+time through directory file descriptors opened with `O_NOFOLLOW` (and `O_PATH`, which
+needs search permission alone, as the kernel's own walk does). A symbolic link met on
 the way is resolved by the walk itself and must stay inside the allowed directories; a link
 swapped in after a component was checked makes the next open fail instead of being
 followed. An allowed directory inside another is a root of its own: a walk that enters it,
@@ -38,6 +39,9 @@ MAX_PATH_BYTES = 4096
 MAX_NAME_BYTES = 255
 MAX_SYMLINKS = 40  # hops in one walk, as Linux allows
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# The directories a walk goes through are only passed through: on Linux, O_PATH opens them
+# with search permission alone, as the kernel walks a path (a 711 home directory, say).
+_THROUGH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LIST_HINT = "Call list_allowed_directories to see where access is allowed."
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 PERMISSIONS = 0o1777  # what writes and copies keep of a mode: not setuid, not setgid
@@ -247,7 +251,7 @@ class _Walk:
         except FileNotFoundError:
             names = [
                 name
-                for name in os.listdir(self.fds[-1])
+                for name in _names_in(self.fds[-1])
                 if well_formed(name) == part
                 and not self.sandbox.is_denied(self.root, "/".join([*self.names, name]))
             ]
@@ -292,7 +296,7 @@ class _Walk:
             FsError: it is missing, not a directory, or was swapped for a link.
         """
         try:
-            self.fds.append(os.open(part, _DIR_FLAGS, dir_fd=self.fds[-1]))
+            self.fds.append(os.open(part, _THROUGH_FLAGS, dir_fd=self.fds[-1]))
         except FileNotFoundError:
             raise FsError(f"{self.shown(part)} does not exist.") from None
         except OSError as exc:
@@ -408,6 +412,18 @@ def check_path(path: str) -> None:
         raise FsError(f"A name in the path is longer than {MAX_NAME_BYTES} bytes.")
 
 
+def _names_in(dir_fd: int) -> list[str]:
+    """Return the names in the directory the walk holds at `dir_fd` (none if unreadable)."""
+    try:
+        fd = os.open(".", _DIR_FLAGS, dir_fd=dir_fd)  # an O_PATH descriptor cannot list
+    except OSError:
+        return []
+    try:
+        return os.listdir(fd)
+    finally:
+        os.close(fd)
+
+
 def _open_root(root: AllowedDir) -> int:
     """Open an allowed directory.
 
@@ -415,7 +431,7 @@ def _open_root(root: AllowedDir) -> int:
         FsError: it no longer exists or is not accessible.
     """
     try:
-        return os.open(root.path, _DIR_FLAGS)
+        return os.open(root.path, _THROUGH_FLAGS)
     except OSError as exc:
         problem = f"The allowed directory {root.given} is not accessible now ({exc.strerror})."
         raise FsError(problem) from None
@@ -510,10 +526,8 @@ def open_directory(place: Place) -> int:
     Raises:
         FsError: it is missing or not a directory.
     """
-    if place.name is None:
-        return os.dup(place.dir_fd)
     try:
-        return os.open(place.name, _DIR_FLAGS, dir_fd=place.dir_fd)
+        return os.open(place.name or ".", _DIR_FLAGS, dir_fd=place.dir_fd)
     except OSError as exc:
         raise explain(exc, place.shown) from None
 
