@@ -792,9 +792,21 @@ def test_compare_files(tree: Tree) -> None:
     (tree.root / "a.txt").write_text("one\ntwo\n")
     (tree.root / "b.txt").write_text("one\n2\n")
     result = reading.compare(tree.sandbox, "a.txt", "b.txt")
-    assert not result["identical"]
+    assert (result["identical"], result["binary"]) == (False, False)
     assert "-two\n+2\n" in result["diff"]
     assert reading.compare(tree.sandbox, "a.txt", "a.txt")["identical"]
+
+
+def test_compare_files_that_are_not_text_says_whether_they_are_the_same(tree: Tree) -> None:
+    (tree.root / "a.bin").write_bytes(b"\x00\x01\x02")
+    (tree.root / "b.bin").write_bytes(b"\x00\x01\x03")
+    same = reading.compare(tree.sandbox, "a.bin", "a.bin")
+    assert (same["identical"], same["binary"], same["diff"]) == (True, True, "")
+    differ = reading.compare(tree.sandbox, "a.bin", "b.bin")
+    assert (differ["identical"], differ["binary"], differ["diff"]) == (False, True, "")
+    assert render.comparison(differ).endswith("differ (not both text: compared byte for byte)")
+    text_and_binary = reading.compare(tree.sandbox, "hello.txt", "a.bin")
+    assert (text_and_binary["identical"], text_and_binary["binary"]) == (False, True)
 
 
 def test_allowed_directories(tree: Tree) -> None:

@@ -231,6 +231,7 @@ class Comparison(TypedDict):
     path_a: str
     path_b: str
     identical: bool
+    binary: Annotated[bool, Param(description="either file is not text: no diff, only identical")]
     diff: str
 
 

@@ -405,21 +405,31 @@ def read_many(
 
 
 def compare(sandbox: Sandbox, path_a: str, path_b: str, *, context: int = 3) -> Comparison:
-    """Return the unified diff between two text files.
+    """Return the unified diff between two text files; whether two files are the same.
+
+    Files that are not both text are compared byte for byte only, as `diff` does.
 
     Raises:
-        FsError: either file cannot be read as text.
+        FsError: either file cannot be read, or is over `WHOLE_FILE_BYTES`.
     """
     data_a, shown_a = read_bytes(sandbox, path_a, max_bytes=WHOLE_FILE_BYTES)
     data_b, shown_b = read_bytes(sandbox, path_b, max_bytes=WHOLE_FILE_BYTES)
-    text_a, _ = decode_text(data_a, shown_a)
-    text_b, _ = decode_text(data_b, shown_b)
+    texts = _both_text(data_a, data_b)
     return Comparison(
         path_a=shown_a,
         path_b=shown_b,
         identical=data_a == data_b,
-        diff=unified_diff(text_a, text_b, shown_a, shown_b, context),
+        binary=texts is None,
+        diff="" if texts is None else unified_diff(*texts, shown_a, shown_b, context),
     )
+
+
+def _both_text(data_a: bytes, data_b: bytes) -> tuple[str, str] | None:
+    """Return the texts of two files' bytes, or None if either is not text."""
+    try:
+        return decode(data_a)[0], decode(data_b)[0]
+    except BinaryFile:
+        return None
 
 
 def open_read(place: Place) -> BinaryIO:

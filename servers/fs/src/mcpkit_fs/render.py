@@ -165,6 +165,8 @@ def comparison(result: Comparison) -> str:
     both = f"{one_line(result['path_a'])} and {one_line(result['path_b'])}"
     if result["identical"]:
         return f"{both} are identical"
+    if result["binary"]:
+        return f"{both} differ (not both text: compared byte for byte)"
     if not result["diff"]:
         stored = "line endings, byte order mark or encoding"
         return f"{both} hold the same lines, stored differently: {stored}"
