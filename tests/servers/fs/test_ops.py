@@ -754,7 +754,12 @@ def test_file_info(tree: Tree) -> None:
     assert (link["type"], link["symlink_target"]) == ("symlink", f"{tree.root}/hello.txt")
     (tree.root / "out").symlink_to(tree.out / "secret.txt")
     outside = listing.file_info(tree.sandbox, "out")
-    assert outside["symlink_target"] == "(outside the allowed directories, or missing)"
+    assert outside["symlink_target"] == "(outside the allowed directories, or denied)"
+    (tree.root / "gone").symlink_to(tree.out / "missing.txt")  # the same: nothing told
+    assert listing.file_info(tree.sandbox, "gone")["symlink_target"] == outside["symlink_target"]
+    (tree.root / "self").symlink_to("self")
+    looped = listing.file_info(tree.sandbox, "self")["symlink_target"]
+    assert looped == f"(cannot be followed: {tree.root}/self: too many levels of symbolic links)"
 
 
 def test_work_on_the_loop_stays_small(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:

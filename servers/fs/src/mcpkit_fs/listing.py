@@ -25,7 +25,7 @@ from .models import (
     SizedListing,
 )
 from .reading import Tick, TooLarge, no_tick, open_read, sha256_of
-from .sandbox import FsError, Place, Sandbox, open_directory
+from .sandbox import AccessDenied, FsError, Place, Sandbox, open_directory
 from .text import SNIFF_BYTES
 
 LOOP_ENTRIES = 2000  # what a listing may do `on_loop` (see reading.LOOP_FILE_BYTES)
@@ -267,12 +267,17 @@ def _mime_of(place: Place) -> str:
 
 
 def _link_target(sandbox: Sandbox, place: Place) -> str:
-    """Return where the link at `place` leads, if that is inside the allowed directories."""
+    """Return where the link at `place` leads, if that is inside the allowed directories.
+
+    Otherwise say why not, but nothing of a target outside, not even whether it exists.
+    """
     try:
         with sandbox.place(place.shown) as target:
             return target.shown
-    except FsError:
-        return "(outside the allowed directories, or missing)"
+    except AccessDenied:
+        return "(outside the allowed directories, or denied)"
+    except FsError as exc:  # inside, and not to be followed: a loop of links, say
+        return f"(cannot be followed: {str(exc).rstrip('.')})"
 
 
 def allowed_directories(sandbox: Sandbox) -> AllowedDirectories:
