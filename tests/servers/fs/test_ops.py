@@ -750,6 +750,17 @@ def test_file_info(tree: Tree) -> None:
     )
     assert info["mime_type"] == "text/plain"
     assert info["sha256"] == hashlib.sha256(b"hello\n").hexdigest()
+    # A file that grows after its size is taken is hashed as far as that size.
+    (tree.root / "log.txt").write_bytes(b"x" * (2 * MiB + 5))
+    with (tree.root / "log.txt").open("ab") as log:
+
+        def grow(mib: int) -> None:
+            log.write(b"more\n")
+            log.flush()
+
+        grown = listing.file_info(tree.sandbox, "log.txt", with_hash=True, tick=grow)
+    assert grown["size"] == 2 * MiB + 5
+    assert grown["sha256"] == hashlib.sha256(b"x" * (2 * MiB + 5)).hexdigest()
     link = listing.file_info(tree.sandbox, "link")
     assert (link["type"], link["symlink_target"]) == ("symlink", f"{tree.root}/hello.txt")
     (tree.root / "out").symlink_to(tree.out / "secret.txt")

@@ -233,7 +233,8 @@ def file_info(
             raise FsError(f"{place.shown} does not exist.")
         kind = entry_type(status.st_mode)
         target = _link_target(sandbox, place) if kind == "symlink" else None
-        digest = sha256_of(place, tick) if with_hash and kind == "file" else None
+        hashed = with_hash and kind == "file"
+        digest = sha256_of(place, tick, size=status.st_size) if hashed else None
         mime = _mime_of(place) if kind == "file" else None
         shown = place.shown
     birth: float | None = getattr(status, "st_birthtime", None)
