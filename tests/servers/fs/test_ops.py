@@ -4,6 +4,7 @@ import codecs
 import errno
 import hashlib
 import inspect
+import json
 import os
 import random
 import shutil
@@ -1147,6 +1148,15 @@ def test_directory_tree_marks_the_directories_that_max_entries_cut(tree: Tree) -
     assert [(n["name"], n["truncated"]) for n in b["children"] or []] == [("f1", False)]
     whole = walk.directory_tree(tree.sandbox, "a", exclude=[], max_depth=10, max_entries=3)
     assert (whole["truncated"], whole["tree"][0]["truncated"]) == (False, False)
+
+
+def test_directory_tree_is_bounded_in_size_too(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
+    for n in range(10):
+        (tree.root / "sub" / ("n" * 200 + str(n))).write_text("x")
+    monkeypatch.setattr(walk, "MAX_TREE_BYTES", 1000)
+    cut = walk.directory_tree(tree.sandbox, "sub", exclude=[], max_depth=2, max_entries=100)
+    assert (cut["entries"], cut["truncated"]) == (4, True)  # inner.txt and 3 long names fit
+    assert len(json.dumps(cut["tree"])) <= 1000
 
 
 def test_directory_tree_marks_a_directory_it_could_not_open(

@@ -23,6 +23,10 @@ TICK_EVERY = 256
 # Levels a walk goes down at most: each holds a directory open and a frame of the walk,
 # and deeper trees are made to break tools, not by people.
 MAX_WALK_DEPTH = 100
+# A tree's JSON at most: what max_entries of usual names take. Long names would make the
+# largest tree 32 MB, which a client takes seconds to parse and check.
+MAX_TREE_BYTES = 4 * 1024 * 1024
+_NODE_BYTES = 64  # a node's JSON besides its name
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
@@ -239,7 +243,9 @@ def directory_tree(
     max_entries: int,
     tick: Tick = no_tick,
 ) -> Tree:
-    """Return the tree below a directory, at most `max_depth` levels and `max_entries`.
+    """Return the tree below a directory: `max_depth` levels, `max_entries`, at most.
+
+    The entries are also bounded by `MAX_TREE_BYTES` of JSON, about.
 
     Raises:
         FsError: the path is not a directory that may be read.
@@ -249,13 +255,14 @@ def directory_tree(
     levels = [top]  # levels[d]: the children list being filled at depth d + 1
     opened: list[TreeNode] = []  # opened[d]: the directory whose children are levels[d + 1]
     entered: dict[str, TreeNode] = {}  # the directories walked into, by relative path
-    count = 0
+    count = size = 0
     truncated = False
     try:
         for found in walker.walk(fd):
             del levels[found.depth :]
             del opened[found.depth - 1 :]
-            if count >= max_entries:
+            size += len(found.name) + _NODE_BYTES
+            if count >= max_entries or size > MAX_TREE_BYTES:
                 truncated = True
                 for directory in opened:  # each holds an entry left out: `found`
                     directory["truncated"] = True
