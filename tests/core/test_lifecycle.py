@@ -18,6 +18,13 @@ def make_server() -> Server:
         await anyio.sleep(seconds)
         return "done"
 
+    @app.tool()
+    async def finished_whole(seconds: float = 0.3) -> str:
+        """Work that is never left half done: it goes on when cancelled."""
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(seconds)
+        return "done"
+
     return app
 
 
@@ -168,6 +175,17 @@ async def test_ping_is_answered_while_a_long_call_runs() -> None:
         with anyio.fail_after(2):
             for _ in range(5):
                 assert await client.request("ping") == {}
+
+
+async def test_cancelled_request_gets_no_response_even_when_its_work_finishes() -> None:
+    async with connect(make_server()) as client:
+        call = {"name": "finished_whole", "arguments": {"seconds": 0.2}}
+        client.send({"jsonrpc": "2.0", "id": "whole", "method": "tools/call", "params": call})
+        await client.request("ping")
+        await client.notify("notifications/cancelled", {"requestId": "whole"})
+        await anyio.sleep(1)  # the shielded work has ended
+        assert await client.request("ping") == {}
+        assert not [m for m in client.messages if (as_object(m) or {}).get("id") == "whole"]
 
 
 async def test_cancelled_request_gets_no_response() -> None:
