@@ -8,6 +8,9 @@ import hashlib
 import os
 import re
 import stat
+import threading
+from collections.abc import Generator
+from contextlib import contextmanager
 from typing import Literal
 
 from .diffs import unified_diff
@@ -37,6 +40,11 @@ from .text import (
 
 _SHA256 = re.compile("[0-9a-fA-F]{64}")
 WriteMode = Literal["overwrite", "append", "create"]
+# Changes to one file are made one at a time in this server: an edit reads, changes and
+# replaces the whole file, so two at once would each keep only their own change, and an
+# expected_sha256 must still hold when the file is written. Locks are shared by files
+# whose directory and name hash alike (a fixed number, however many files are changed).
+_CHANGE_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 
 def write(
@@ -65,18 +73,20 @@ def write(
         if place.name is None:
             raise FsError(f"{place.shown} is an allowed directory: give a file path inside it.")
         require_writable(place)
-        _refuse_link(sandbox, place)
-        existed = place.lstat() is not None
-        if mode == "create" and existed:
-            raise FsError(f"{place.shown} already exists: use mode 'overwrite' to replace it.")
-        if expected_sha256 is not None:
-            _check_hash(place, expected_sha256)
-        if mode == "append" and existed:
-            written = _append(place, content)
-        else:
-            write_atomic(place, data, create_only=mode == "create")
-            written = len(data)
-        digest = sha256_of(place)
+        with _one_change_at_a_time(place):
+            _refuse_link(sandbox, place)
+            existed = place.lstat() is not None
+            if mode == "create" and existed:
+                raise FsError(f"{place.shown} already exists: use mode 'overwrite' to replace it.")
+            if expected_sha256 is not None:
+                _check_hash(place, expected_sha256)
+            if mode == "append" and existed:
+                written = _append(place, content)
+                digest = sha256_of(place)
+            else:
+                write_atomic(place, data, create_only=mode == "create")
+                written = len(data)
+                digest = hashlib.sha256(data).hexdigest()  # of what this call wrote
         return Written(
             path=place.shown,
             mode=mode,
@@ -84,6 +94,15 @@ def write(
             created=not existed,
             sha256=digest,
         )
+
+
+@contextmanager
+def _one_change_at_a_time(place: Place) -> Generator[None]:
+    """Hold the lock of the file at `place` (see `_CHANGE_LOCKS`) while changing it."""
+    directory = os.fstat(place.dir_fd)
+    key = hash((directory.st_dev, directory.st_ino, place.name))
+    with _CHANGE_LOCKS[key % len(_CHANGE_LOCKS)]:
+        yield
 
 
 def _encode(content: str, encoding: str, shown: str) -> bytes:
@@ -207,7 +226,7 @@ def edit(
     Raises:
         FsError: an edit does not match exactly once, or the file cannot be edited.
     """
-    with sandbox.place(path, follow=False) as place:
+    with sandbox.place(path, follow=False) as place, _one_change_at_a_time(place):
         if not dry_run:
             require_writable(place)
         _refuse_link(sandbox, place)
