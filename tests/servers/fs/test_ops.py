@@ -16,7 +16,9 @@ import tempfile
 import tracemalloc
 import unicodedata
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -373,6 +375,40 @@ def test_read_many_reads_only_the_start_of_each_file_and_stops_when_told(tree: T
 
 
 # Writing ------------------------------------------------------------------------------------
+
+
+def test_changes_to_one_file_at_once_are_made_one_after_another(tree: Tree) -> None:
+    # Large enough that reading, changing and replacing it takes a while: edits overlap.
+    lines = [f"x{n} = 0\n" for n in range(20)] + ["# padding\n" * 50_000]
+    (tree.root / "f.py").write_text("".join(lines))
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        edits = [
+            pool.submit(writing.edit, tree.sandbox, "f.py", [Edit(f"x{n} = 0", f"x{n} = 1")])
+            for n in range(20)
+        ]
+        assert all(edit.result()["applied"] for edit in edits)
+    text = (tree.root / "f.py").read_text()
+    assert [line for line in text.splitlines() if line.startswith("x")] == [
+        f"x{n} = 1" for n in range(20)
+    ]
+
+    # With the same expected_sha256, one write wins; the others find the file changed.
+    expected = hashlib.sha256(text.encode()).hexdigest()
+
+    def write(n: int) -> str:
+        """Return what was written, or why not."""
+        try:
+            done = writing.write(tree.sandbox, "f.py", f"{n}\n", expected_sha256=expected)
+        except FsError as exc:
+            return str(exc)
+        assert done["sha256"] == hashlib.sha256(f"{n}\n".encode()).hexdigest()
+        return f"{n}\n"
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        outcomes = list(pool.map(write, range(20)))
+    won = [outcome for outcome in outcomes if "changed since it was read" not in outcome]
+    assert len(won) == 1
+    assert (tree.root / "f.py").read_text() == won[0]
 
 
 def test_write_modes(tree: Tree) -> None:
@@ -1048,6 +1084,22 @@ def test_a_transfer_without_overwrite_never_replaces_what_appeared_meanwhile(
         transfer_file(tree.sandbox, "hello.txt", "new.txt")
     assert (tree.root / "new.txt").read_text() == "written meanwhile\n"
     assert (tree.root / "hello.txt").read_text() == "hello\n"
+
+
+def test_a_move_whose_source_another_move_took_leaves_nothing(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    link = os.link
+
+    def linked_then_taken(*args: Any, **kwargs: Any) -> None:
+        link(*args, **kwargs)
+        (tree.root / "hello.txt").rename(tree.root / "taken.txt")  # another move, meanwhile
+
+    monkeypatch.setattr(os, "link", linked_then_taken)
+    with pytest.raises(FsError, match="does not exist"):
+        transfer.move(tree.sandbox, "hello.txt", "mine.txt")
+    assert sorted(p.name for p in tree.root.iterdir()) == ["sub", "taken.txt"]
+    assert (tree.root / "taken.txt").stat().st_nlink == 1
 
 
 def test_a_move_where_hard_links_are_refused_is_a_rename(

@@ -172,7 +172,11 @@ def _rename(src: Place, dst: Place, *, replace: bool) -> None:
             if exc.errno not in _NO_HARD_LINK:
                 raise
         else:
-            os.unlink(src.name, dir_fd=src.dir_fd)
+            try:
+                os.unlink(src.name, dir_fd=src.dir_fd)
+            except OSError:  # another move took the source meanwhile: this one did not happen
+                os.unlink(dst.name, dir_fd=dst.dir_fd)
+                raise
             return
     os.rename(src.name, dst.name, src_dir_fd=src.dir_fd, dst_dir_fd=dst.dir_fd)
 
