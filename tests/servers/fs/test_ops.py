@@ -411,6 +411,22 @@ def test_changes_to_one_file_at_once_are_made_one_after_another(tree: Tree) -> N
     assert (tree.root / "f.py").read_text() == won[0]
 
 
+def test_an_append_that_fills_the_disk_appends_nothing(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write = os.write
+
+    def disk_full_after_a_part(fd: int, data: Any) -> int:
+        if len(data) <= 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write(fd, data[:3])  # a part goes in, as on a disk that fills up
+
+    monkeypatch.setattr(os, "write", disk_full_after_a_part)
+    with pytest.raises(FsError, match=r"no space left.* Nothing was appended"):
+        writing.write(tree.sandbox, "hello.txt", "more text\n", mode="append")
+    assert (tree.root / "hello.txt").read_text() == "hello\n"
+
+
 def test_write_modes(tree: Tree) -> None:
     created = writing.write(tree.sandbox, "new.txt", "one\n", mode="create")
     assert created["created"]

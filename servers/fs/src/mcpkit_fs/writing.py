@@ -136,7 +136,7 @@ def _append(place: Place, content: str) -> int:
         fd = os.open(place.name, flags, dir_fd=place.dir_fd)
     except OSError as exc:
         raise explain(exc, place.shown) from None
-    with os.fdopen(fd, "ab") as file:
+    try:
         status = os.fstat(fd)
         require_regular(place, status.st_mode)  # it may have been swapped meanwhile
         if status.st_nlink > 1:
@@ -156,8 +156,25 @@ def _append(place: Place, content: str) -> int:
         ended = b"\n" in head or b"\r" in head
         text = with_eol(content, codec.eol) if ended else content
         data = _encode(text, codec.encoding, place.shown)
-        file.write(data)
+        _append_whole(fd, data, status.st_size, place.shown)
+    finally:
+        os.close(fd)
     return len(data)
+
+
+def _append_whole(fd: int, data: bytes, size: int, shown: str) -> None:
+    """Append all of `data` to the file of `size` bytes open at `fd`, or nothing.
+
+    Raises:
+        FsError: it could not be written whole (a full disk, say): the file is cut back.
+    """
+    rest = memoryview(data)
+    try:
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+    except OSError as exc:
+        os.ftruncate(fd, size)
+        raise FsError(f"{explain(exc, shown)} Nothing was appended.") from None
 
 
 def _codec_of(head: bytes) -> Codec:
