@@ -259,17 +259,56 @@ def as_nobody_if_root() -> list[str]:
 
 
 @pytest.fixture
-def searchable_only() -> Iterator[Path]:
+def open_base() -> Iterator[Path]:
+    """A directory that any user may use, for a server run as nobody (see as_nobody_if_root).
+
+    It is not below tmp_path, which is private to the user running the tests.
+    """
+    base = Path(tempfile.mkdtemp(prefix="mcp-fs-"))
+    base.chmod(0o777)
+    yield base
+    for directory, _, _ in os.walk(base):
+        Path(directory).chmod(0o755)  # for the clean-up, whatever a test left
+    shutil.rmtree(base)
+
+
+@pytest.fixture
+def searchable_only(open_base: Path) -> Path:
     """A tree whose `home` may be searched but not listed, as a 711 home directory."""
-    base = Path(tempfile.mkdtemp(prefix="mcp-fs-"))  # not below tmp_path: private to root
-    home = base / "home"
-    base.chmod(0o755)
+    home = open_base / "home"
     home.mkdir()
     (home / "public.txt").write_text("public\n")
     home.chmod(0o311)  # search and write, not read: for its owner as for the others
-    yield base
-    home.chmod(0o755)
-    shutil.rmtree(base)
+    return open_base
+
+
+@pytest.fixture
+def partly_unreadable(open_base: Path) -> Path:
+    """A tree to copy: a read-only directory, then a file no one but root may read."""
+    (open_base / "src" / "a_readonly").mkdir(parents=True)
+    (open_base / "src" / "a_readonly" / "inside.txt").write_text("inside\n")
+    (open_base / "src" / "a_readonly").chmod(0o555)
+    (open_base / "src" / "b").mkdir()
+    (open_base / "src" / "b" / "unreadable.txt").write_text("secret\n")
+    (open_base / "src" / "b" / "unreadable.txt").chmod(0)
+    return open_base
+
+
+async def test_a_copy_that_cannot_read_an_entry_names_it_and_leaves_nothing(
+    everything: Everything, partly_unreadable: Path
+) -> None:
+    base = partly_unreadable
+    command = [*as_nobody_if_root(), MCP_FS, str(base)]
+    async with everything.connect(LATEST, command=command) as conn:
+        with anyio.fail_after(20):
+            copied = await conn.session.call_tool(
+                "copy_file", {"source": "src", "destination": "copy", "recursive": True}
+            )
+            listed = structured(await conn.session.call_tool("list_directory", {"path": "."}))
+    assert (
+        error_text(copied) == f"{base}/src/b/unreadable.txt is not accessible: permission denied."
+    )
+    assert listed["directories"] == ["src"]  # the copy, begun, was taken back whole
 
 
 async def test_a_directory_that_may_be_searched_but_not_listed_is_passed_through(

@@ -71,7 +71,7 @@ class Place:
     @property
     def shown(self) -> str:
         """The path to show the client: the root as named, then the resolved rest."""
-        return _show(self.root, self.relative.split("/") if self.relative else [])
+        return shown_below(self.root, self.relative)
 
     def lstat(self) -> os.stat_result | None:
         """Return the entry's status without following a link, or None if it is missing."""
@@ -435,6 +435,11 @@ def _open_root(root: AllowedDir) -> int:
     except OSError as exc:
         problem = f"The allowed directory {root.given} is not accessible now ({exc.strerror})."
         raise FsError(problem) from None
+
+
+def shown_below(root: AllowedDir, relative: str) -> str:
+    """Return the path to show the client for `relative` (resolved) below `root`."""
+    return _show(root, relative.split("/") if relative else [])
 
 
 def _show(root: AllowedDir, names: Sequence[str]) -> str:

@@ -15,9 +15,11 @@ import shutil
 import stat
 from collections.abc import Generator
 from contextlib import contextmanager, suppress
+from typing import BinaryIO
 
 from .listing import entry_type
 from .models import Copied, Deleted, Moved
+from .policy import AllowedDir
 from .reading import open_read
 from .sandbox import (
     PERMISSIONS,
@@ -28,6 +30,7 @@ from .sandbox import (
     explain,
     open_directory,
     require_writable,
+    shown_below,
     write_atomic,
 )
 
@@ -403,7 +406,7 @@ def _copy_tree(
         return _fill_tree(sandbox, src, src_fd, relative, dst_dir_fd, name, status)
     except BaseException:  # a failed copy leaves nothing behind
         with suppress(OSError):
-            _remove_tree(dst_dir_fd, name)
+            _remove_tree(dst_dir_fd, name, copied=True)
         raise
 
 
@@ -424,10 +427,12 @@ def _fill_tree(
             child_relative = f"{relative}/{child}" if relative else child
             if sandbox.is_denied(src.root, child_relative):
                 continue
-            child_status = os.stat(child, dir_fd=src_fd, follow_symlinks=False)
+            with _reading(src.root, child_relative):
+                child_status = os.stat(child, dir_fd=src_fd, follow_symlinks=False)
             mode = child_status.st_mode
             if stat.S_ISDIR(mode):
-                sub = os.open(child, _DIR_FLAGS, dir_fd=src_fd)
+                with _reading(src.root, child_relative):
+                    sub = os.open(child, _DIR_FLAGS, dir_fd=src_fd)
                 try:
                     left_out += _copy_tree(
                         sandbox, src, sub, child_relative, dst_fd, child, child_status
@@ -436,10 +441,18 @@ def _fill_tree(
                     os.close(sub)
                 continue
             if stat.S_ISLNK(mode):
-                os.symlink(os.readlink(child, dir_fd=src_fd), child, dir_fd=dst_fd)
-            elif not stat.S_ISREG(mode) or not _copy_file(src_fd, child, dst_fd, mode):
+                with _reading(src.root, child_relative):
+                    target = os.readlink(child, dir_fd=src_fd)
+                os.symlink(target, child, dir_fd=dst_fd)
+            elif not stat.S_ISREG(mode):
                 left_out += 1
                 continue
+            else:
+                with _reading(src.root, child_relative):
+                    source = os.fdopen(os.open(child, _FILE_FLAGS, dir_fd=src_fd), "rb")
+                if not _copy_file(source, child, dst_fd, mode):
+                    left_out += 1
+                    continue
             _keep_times(child, dst_fd, child_status)
         os.fchmod(dst_fd, stat.S_IMODE(status.st_mode) & PERMISSIONS)
         os.utime(dst_fd, ns=(status.st_atime_ns, status.st_mtime_ns))
@@ -448,12 +461,25 @@ def _fill_tree(
     return left_out
 
 
-def _copy_file(src_fd: int, name: str, dst_fd: int, mode: int) -> bool:
-    """Copy regular file `name` of `src_fd` into `dst_fd`, with the permissions of `mode`.
+@contextmanager
+def _reading(root: AllowedDir, relative: str) -> Generator[None]:
+    """Turn an OSError on the source entry at `relative` into an FsError that names it.
 
-    Return False if it is no longer a regular file.
+    Raises:
+        FsError: the entry could not be read (no permission, say).
     """
-    with os.fdopen(os.open(name, _FILE_FLAGS, dir_fd=src_fd), "rb") as source:
+    try:
+        yield
+    except OSError as exc:
+        raise explain(exc, shown_below(root, relative)) from None
+
+
+def _copy_file(source: BinaryIO, name: str, dst_fd: int, mode: int) -> bool:
+    """Copy the open file `source` into `dst_fd` as `name`, with the permissions of `mode`.
+
+    Return False if it is no longer a regular file (and close it either way).
+    """
+    with source:
         if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):  # swapped since the listing
             return False
         with os.fdopen(os.open(name, _NEW_FLAGS, 0o600, dir_fd=dst_fd), "wb") as target:
@@ -469,15 +495,21 @@ def _keep_times(name: str, dir_fd: int, status: os.stat_result) -> None:
     )
 
 
-def _remove_tree(dir_fd: int, name: str) -> int:
-    """Remove directory `name` of `dir_fd` and everything in it; return the entries removed."""
+def _remove_tree(dir_fd: int, name: str, *, copied: bool = False) -> int:
+    """Remove directory `name` of `dir_fd` and everything in it; return the entries removed.
+
+    A tree this server has just `copied` is its own: each directory is made writable
+    first, as a read-only one copied whole would keep its entries.
+    """
     fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
     removed = 0
     try:
+        if copied:
+            os.fchmod(fd, 0o700)
         for child in os.listdir(fd):
             status = os.stat(child, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISDIR(status.st_mode):
-                removed += _remove_tree(fd, child)
+                removed += _remove_tree(fd, child, copied=copied)
             else:
                 os.unlink(child, dir_fd=fd)
                 removed += 1
