@@ -294,6 +294,35 @@ def partly_unreadable(open_base: Path) -> Path:
     return open_base
 
 
+async def test_a_read_only_file_or_directory_is_not_changed(
+    everything: Everything, open_base: Path
+) -> None:
+    (open_base / "ro.txt").write_text("keep\n")
+    (open_base / "ro.txt").chmod(0o444)
+    (open_base / "fixed").mkdir()
+    (open_base / "fixed" / "w.txt").write_text("one\n")
+    (open_base / "fixed" / "w.txt").chmod(0o666)
+    (open_base / "fixed").chmod(0o555)
+    command = [*as_nobody_if_root(), MCP_FS, str(open_base)]
+    async with everything.connect(LATEST, command=command) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(20):
+            written = await call("write_file", {"path": "ro.txt", "content": "changed\n"})
+            edit = {"oldText": "keep", "newText": "changed"}
+            edited = await call("edit_file", {"path": "ro.txt", "edits": [edit]})
+            replaced = await call("write_file", {"path": "fixed/w.txt", "content": "two\n"})
+            appended = await call(
+                "write_file", {"path": "fixed/w.txt", "content": "two\n", "mode": "append"}
+            )
+    for refused in (written, edited):
+        assert "ro.txt is read-only (mode 444): it is not changed" in error_text(refused)
+    assert "its directory does not allow new files" in error_text(replaced)
+    assert "mode 'append'" in error_text(replaced)
+    assert structured(appended)["bytes_written"] == 4
+    assert (open_base / "ro.txt").read_text() == "keep\n"
+    assert (open_base / "fixed" / "w.txt").read_text() == "one\ntwo\n"
+
+
 async def test_a_copy_that_cannot_read_an_entry_names_it_and_leaves_nothing(
     everything: Everything, partly_unreadable: Path
 ) -> None:

@@ -558,12 +558,27 @@ def write_atomic(
     if current is not None and not stat.S_ISREG(current.st_mode):
         kind = "symbolic link" if stat.S_ISLNK(current.st_mode) else "directory or special file"
         raise FsError(f"{place.shown} is a {kind}: write to a regular file path instead.")
+    if current is not None and not os.access(
+        place.name, os.W_OK, dir_fd=place.dir_fd, effective_ids=True
+    ):
+        # A replace needs no permission on the file, but its owner made it read-only (a
+        # file not checked out, say): the server keeps to what writing it in place allows.
+        raise AccessDenied(
+            f"{place.shown} is read-only (mode {stat.S_IMODE(current.st_mode):03o}): it is"
+            " not changed. Ask the user to make it writable if it should change."
+        )
     if mode is None and current is not None:
         mode = stat.S_IMODE(current.st_mode)
     temporary = f".mcp-fs-{secrets.token_hex(8)}.tmp"  # short: any name may be 255 bytes
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(temporary, flags, 0o666 if mode is None else 0o600, dir_fd=place.dir_fd)
+    except PermissionError:
+        raise AccessDenied(
+            f"{place.shown} cannot be written: its directory does not allow new files"
+            " (permission denied), and a write goes to a new file first. An existing file"
+            " can still be changed in place with mode 'append'."
+        ) from None
     except OSError as exc:
         raise explain(exc, place.shown) from None
     try:
