@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import threading
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -433,6 +434,23 @@ def test_a_name_shown_with_replacement_never_reveals_denied_look_alikes(tree: Tr
     sandbox = tree.sandbox_with(str(tree.root), deny=("secret*",))
     with pytest.raises(AccessDenied, match="deny rule"):
         read(sandbox, "secret\ufffd")
+
+
+def test_a_name_in_another_unicode_form_leads_to_its_file_never_to_a_twin(tree: Tree) -> None:
+    nfd, nfc = unicodedata.normalize("NFD", "café"), unicodedata.normalize("NFC", "café")
+    (tree.root / nfd).mkdir()  # as written on macOS
+    (tree.root / nfd / f"{nfd}.txt").write_text("menu\n")
+    assert read(tree.sandbox, f"{nfc}/{nfc}.txt") == "menu\n"  # as a model types it
+    writing.write(tree.sandbox, f"{nfc}/{nfc}.txt", "carte\n")
+    assert os.listdir(tree.root / nfd) == [f"{nfd}.txt"]  # changed, no twin made
+    assert (tree.root / nfd / f"{nfd}.txt").read_text() == "carte\n"
+    (tree.root / nfc).mkdir()  # now both forms are there: each is its own
+    assert listing.list_directory(tree.sandbox, nfc)["total_entries"] == 0
+    transfer.delete(tree.sandbox, f"{nfc}")
+    for raw in (b"x\xfe", b"x\xfd"):  # both go out as x\ufffd
+        (tree.root / os.fsdecode(raw)).write_text("")
+    with pytest.raises(FsError, match="matches 2 entries that look the same here"):
+        read(tree.sandbox, "x\ufffd")
 
 
 def test_a_lone_high_surrogate_in_a_path_is_a_clear_error(tree: Tree) -> None:

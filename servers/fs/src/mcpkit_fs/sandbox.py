@@ -24,6 +24,7 @@ import re
 import secrets
 import shutil
 import stat
+import unicodedata
 from collections import deque
 from collections.abc import Generator, Iterable, Sequence
 from contextlib import contextmanager, suppress
@@ -45,7 +46,6 @@ _THROUGH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFO
 _LIST_HINT = "Call list_allowed_directories to see where access is allowed."
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 PERMISSIONS = 0o1777  # what writes and copies keep of a mode: not setuid, not setgid
-_REPLACEMENT = "\ufffd"  # how messages carry bytes of a name that are not UTF-8
 
 
 class FsError(ToolError):
@@ -236,29 +236,31 @@ class _Walk:
     def entry_named(self, part: str) -> str:
         """Return the name of the entry of the current directory that `part` stands for.
 
-        That is `part` itself, unless it holds U+FFFD and is missing: then it is the entry
-        whose name goes out as `part`. Such a name has bytes that are not UTF-8, which
-        messages carry as U+FFFD (`mcpkit.well_formed`): the name a client was shown leads
-        back to its file.
+        That is `part` itself, unless it is missing and one entry looks the same: its name
+        goes out as `part`, with U+FFFD for bytes that are not UTF-8 (`mcpkit.well_formed`),
+        or it is `part` in another Unicode form (NFD, as macOS writes names, where a model
+        types NFC). The name a client was shown, or typed, leads to its file.
 
         Raises:
-            FsError: several entries go out as `part`.
+            FsError: several entries look the same as `part`.
         """
-        if _REPLACEMENT not in part:
+        if part.isascii():
             return part
         try:
             os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)
         except FileNotFoundError:
+            key = _looks(part)
             names = [
                 name
                 for name in _names_in(self.fds[-1])
-                if well_formed(name) == part
+                if _looks(well_formed(name)) == key
                 and not self.sandbox.is_denied(self.root, "/".join([*self.names, name]))
             ]
             if len(names) > 1:
                 raise FsError(
-                    f"{self.shown(part)} matches {len(names)} entries whose names are not"
-                    " valid UTF-8 and look alike here: rename them to tell them apart."
+                    f"{self.shown(part)} matches {len(names)} entries that look the same here"
+                    " (they differ in bytes that are not UTF-8, or in Unicode form): rename"
+                    " them to tell them apart."
                 ) from None
             return names[0] if names else part
         except OSError:
@@ -410,6 +412,11 @@ def check_path(path: str) -> None:
     names = path.split("/")
     if any(len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for name in names):
         raise FsError(f"A name in the path is longer than {MAX_NAME_BYTES} bytes.")
+
+
+def _looks(name: str) -> str:
+    """Return how `name` looks: the same for names that differ only in Unicode form."""
+    return unicodedata.normalize("NFC", name)
 
 
 def _names_in(dir_fd: int) -> list[str]:
