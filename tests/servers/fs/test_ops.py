@@ -1026,6 +1026,9 @@ def test_moves_and_copies_say_what_is_wrong(tree: Tree, other_device: Path) -> N
             transfer.move(tree.sandbox, "file.txt", "sub", overwrite=overwrite)
         with pytest.raises(FsError, match=inside):
             transfer.copy(tree.sandbox, "file.txt", "sub", overwrite=overwrite)
+    (tree.root / "to-sub").symlink_to("sub")
+    with pytest.raises(FsError, match="to-sub is a symbolic link: a directory never replaces"):
+        transfer.move(tree.sandbox, "sub", "to-sub")
     assert (tree.root / "file.txt").read_text() == "f"
     assert sorted(p.name for p in (tree.root / "sub").iterdir()) == ["inner.txt"]
     os.link(tree.root / "file.txt", tree.root / "same.txt")

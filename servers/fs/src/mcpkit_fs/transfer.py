@@ -336,7 +336,8 @@ def _prepare_destination(dst: Place, overwrite: bool, source: os.stat_result) ->
             f" it, give the destination as {dst.shown.rstrip('/')}/NAME."
         )
     if stat.S_ISDIR(source.st_mode):
-        raise FsError(f"{dst.shown} is a file: a directory never replaces it; delete it first.")
+        kind = "symbolic link" if stat.S_ISLNK(status.st_mode) else "file"
+        raise FsError(f"{dst.shown} is a {kind}: a directory never replaces it; delete it first.")
     if not overwrite:
         raise FsError(f"{dst.shown} already exists: pass overwrite=true to replace it.")
     return True
