@@ -327,34 +327,25 @@ class Connection:
     async def _run(
         self, request_id: RequestId, handling: Awaitable[dict[str, Any]], scope: anyio.CancelScope
     ) -> JSON | None:
-        """Await a handler in its cancel scope; return its response, or None if cancelled.
-
-        A request cancelled by notifications/cancelled gets no response, even when its
-        handler ends normally: work shielded so as not to be left half done finishes, and
-        the client has given up on the answer.
-        """
+        """Await a handler in its cancel scope; return its response, or None if cancelled."""
         response: JSON | None = None
         try:
             with scope:
-                response = await self._response(request_id, handling)
-            return None if scope.cancel_called else response
+                try:
+                    response = jsonrpc.result(request_id, await handling)
+                except ProtocolError as exc:
+                    response = jsonrpc.error(request_id, exc.to_wire())
+                except ClientRequestError as exc:
+                    response = jsonrpc.error(request_id, InternalError(str(exc)).to_wire())
+                except ToolError as exc:  # in a resource or prompt: its message is for the client
+                    response = jsonrpc.error(request_id, InvalidParams(str(exc)).to_wire())
+                except Exception:
+                    logger.exception("Request %r failed", request_id)
+                    response = jsonrpc.error(request_id, InternalError("Internal error").to_wire())
+            return None if scope.cancel_called else response  # even if it ended (shielded)
         finally:
             if self._in_flight.get(request_id) is scope:  # else cancelled: the id is reused
                 del self._in_flight[request_id]
-
-    async def _response(self, request_id: RequestId, handling: Awaitable[dict[str, Any]]) -> JSON:
-        """Await a handler; return its result, or the error it ended with, as a response."""
-        try:
-            return jsonrpc.result(request_id, await handling)
-        except ProtocolError as exc:
-            return jsonrpc.error(request_id, exc.to_wire())
-        except ClientRequestError as exc:
-            return jsonrpc.error(request_id, InternalError(str(exc)).to_wire())
-        except ToolError as exc:  # in a resource or prompt: its message is for the client
-            return jsonrpc.error(request_id, InvalidParams(str(exc)).to_wire())
-        except Exception:
-            logger.exception("Request %r failed", request_id)
-            return jsonrpc.error(request_id, InternalError("Internal error").to_wire())
 
     def _initialize(self, params: dict[str, Any]) -> JSON:
         version = self.session.initialize(params)
