@@ -294,6 +294,59 @@ def partly_unreadable(open_base: Path) -> Path:
     return open_base
 
 
+@pytest.fixture
+def open_shm() -> Iterator[Path]:
+    """As open_base, on another filesystem: /dev/shm, a tmpfs on Linux."""
+    shm = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    shm.chmod(0o777)
+    yield shm
+    for directory, _, _ in os.walk(shm):
+        Path(directory).chmod(0o755)
+    shutil.rmtree(shm)
+
+
+async def test_a_move_to_another_filesystem_that_cannot_be_whole_leaves_nothing(
+    everything: Everything, open_base: Path, open_shm: Path
+) -> None:
+    (open_base / "tree" / "ro").mkdir(parents=True)
+    (open_base / "tree" / "ro" / "f.txt").write_text("f\n")
+    (open_base / "tree" / "ro").chmod(0o555)  # its copy too: the clean-up must open it up
+    os.mkfifo(open_base / "tree" / "fifo")
+    command = [*as_nobody_if_root(), MCP_FS, str(open_base), str(open_shm)]
+    async with everything.connect(LATEST, command=command) as conn:
+        with anyio.fail_after(20):
+            moved = await conn.session.call_tool(
+                "move_file", {"source": "tree", "destination": f"{open_shm}/tree"}
+            )
+    assert "holds 1 FIFOs, sockets or devices" in error_text(moved)
+    assert "nothing was moved" in error_text(moved)
+    assert os.listdir(open_shm) == []
+    assert (open_base / "tree" / "ro" / "f.txt").read_text() == "f\n"
+
+
+async def test_a_tree_that_cannot_be_checked_for_denied_entries_is_not_moved(
+    everything: Everything, open_base: Path
+) -> None:
+    (open_base / "tree" / "locked").mkdir(parents=True)
+    (open_base / "tree" / "locked").chmod(0)
+    command = [*as_nobody_if_root(), MCP_FS, str(open_base), "--deny", "**/.env"]
+    async with everything.connect(LATEST, command=command) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(20):
+            refused = [
+                await call("move_file", {"source": "tree", "destination": "moved"}),
+                await call("delete_path", {"path": "tree", "recursive": True}),
+                await call(
+                    "copy_file", {"source": "tree", "destination": "copy", "recursive": True}
+                ),
+            ]
+    for result in refused:
+        assert (
+            error_text(result) == f"{open_base}/tree/locked is not accessible: permission denied."
+        )
+    assert os.listdir(open_base) == ["tree"]
+
+
 async def test_a_read_only_file_or_directory_is_not_changed(
     everything: Everything, open_base: Path
 ) -> None:

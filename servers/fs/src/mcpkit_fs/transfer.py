@@ -67,7 +67,7 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
             # Another filesystem: copy, then remove the original.
             left_out = _copy_entry(sandbox, src, dst, status, replace=overwrite)
             if left_out:  # only a tree leaves entries out: the copy is a directory of ours
-                _remove_tree(dst.dir_fd, dst.name)
+                _remove_tree(dst.dir_fd, dst.name, copied=True)
                 raise FsError(
                     f"{src.shown} holds {left_out} FIFOs, sockets or devices, which cannot be"
                     " moved to another filesystem: nothing was moved."
@@ -213,7 +213,8 @@ def _removable(sandbox: Sandbox, place: Place, what: str) -> os.stat_result:
     if status is None:
         raise FsError(f"{place.shown} does not exist.")
     if stat.S_ISDIR(status.st_mode) and sandbox.deny:
-        fd = os.open(place.name, _DIR_FLAGS, dir_fd=place.dir_fd)
+        with _naming(place.root, place.relative):
+            fd = os.open(place.name, _DIR_FLAGS, dir_fd=place.dir_fd)
         try:
             if _holds_denied(sandbox, place, fd, place.relative):
                 raise AccessDenied(
@@ -235,18 +236,24 @@ def _inside(path: str, directory: str) -> bool:
 
 
 def _holds_denied(sandbox: Sandbox, place: Place, fd: int, relative: str) -> bool:
-    """Return whether the tree open at `fd` (at `relative` below the root) has a denied entry."""
+    """Return whether the tree open at `fd` (at `relative` below the root) has a denied entry.
+
+    Raises:
+        FsError: a directory in it cannot be read, so this cannot be told.
+    """
     for name in os.listdir(fd):
         child = f"{relative}/{name}" if relative else name
         if sandbox.is_denied(place.root, child):
             return True
-        if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+        with _naming(place.root, child):
+            if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                continue
             sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            try:
-                if _holds_denied(sandbox, place, sub, child):
-                    return True
-            finally:
-                os.close(sub)
+        try:
+            if _holds_denied(sandbox, place, sub, child):
+                return True
+        finally:
+            os.close(sub)
     return False
 
 
@@ -291,6 +298,9 @@ def _denied_landing(sandbox: Sandbox, src: Place, dst: Place, fd: int, below: st
 
     The entries are those of the tree open at `fd`, which is `below` the source (and lands
     as far below the destination); what is denied at the source is never taken.
+
+    Raises:
+        FsError: a directory in it cannot be read, so this cannot be told.
     """
     for name in sorted(os.listdir(fd)):
         entry = f"{below}/{name}" if below else name
@@ -298,14 +308,16 @@ def _denied_landing(sandbox: Sandbox, src: Place, dst: Place, fd: int, below: st
             continue
         if sandbox.is_denied(dst.root, _join(dst.relative, entry)):
             return entry
-        if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+        with _naming(src.root, _join(src.relative, entry)):
+            if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                continue
             sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            try:
-                landing = _denied_landing(sandbox, src, dst, sub, entry)
-            finally:
-                os.close(sub)
-            if landing is not None:
-                return landing
+        try:
+            landing = _denied_landing(sandbox, src, dst, sub, entry)
+        finally:
+            os.close(sub)
+        if landing is not None:
+            return landing
     return None
 
 
@@ -428,11 +440,11 @@ def _fill_tree(
             child_relative = f"{relative}/{child}" if relative else child
             if sandbox.is_denied(src.root, child_relative):
                 continue
-            with _reading(src.root, child_relative):
+            with _naming(src.root, child_relative):
                 child_status = os.stat(child, dir_fd=src_fd, follow_symlinks=False)
             mode = child_status.st_mode
             if stat.S_ISDIR(mode):
-                with _reading(src.root, child_relative):
+                with _naming(src.root, child_relative):
                     sub = os.open(child, _DIR_FLAGS, dir_fd=src_fd)
                 try:
                     left_out += _copy_tree(
@@ -442,14 +454,14 @@ def _fill_tree(
                     os.close(sub)
                 continue
             if stat.S_ISLNK(mode):
-                with _reading(src.root, child_relative):
+                with _naming(src.root, child_relative):
                     target = os.readlink(child, dir_fd=src_fd)
                 os.symlink(target, child, dir_fd=dst_fd)
             elif not stat.S_ISREG(mode):
                 left_out += 1
                 continue
             else:
-                with _reading(src.root, child_relative):
+                with _naming(src.root, child_relative):
                     source = os.fdopen(os.open(child, _FILE_FLAGS, dir_fd=src_fd), "rb")
                 if not _copy_file(source, child, dst_fd, mode):
                     left_out += 1
@@ -463,8 +475,8 @@ def _fill_tree(
 
 
 @contextmanager
-def _reading(root: AllowedDir, relative: str) -> Generator[None]:
-    """Turn an OSError on the source entry at `relative` into an FsError that names it.
+def _naming(root: AllowedDir, relative: str) -> Generator[None]:
+    """Turn an OSError on the entry at `relative` below `root` into an FsError naming it.
 
     Raises:
         FsError: the entry could not be read (no permission, say).
