@@ -1376,6 +1376,28 @@ def test_search_content(tree: Tree) -> None:
         content_search.search_content(tree.sandbox, ".", "(", is_regex=True, exclude=[])
 
 
+def test_search_content_finds_the_text_a_read_shows(tree: Tree) -> None:
+    # Mostly UTF-8, with one byte that is not far down: read, and searched, as Latin-1.
+    (tree.root / "mixed.txt").write_bytes("café\n".encode() + b"x" * 9000 + b"\n\xff\n")
+    shown = reading.read_text(tree.sandbox, "mixed.txt")["content"].splitlines()[0]
+    assert shown == "cafÃ©"
+    for path in ("mixed.txt", "."):
+        found = content_search.search_content(tree.sandbox, path, shown, exclude=[])
+        assert [(m["line"], m["text"]) for m in found["matches"]] == [(1, shown)]
+
+
+def test_a_search_without_case_gives_the_same_lines_whatever_else_a_file_holds(
+    tree: Tree,
+) -> None:
+    kelvin = "\u212aelvin"  # the Kelvin sign, which Unicode folds to k
+    (tree.root / "both.txt").write_text(f"{kelvin}\nkelvin\n")
+    (tree.root / "only.txt").write_text(f"{kelvin}\n")
+    found = content_search.search_content(tree.sandbox, ".", "KELVIN", exclude=[])
+    assert [(m["path"].rsplit("/", 1)[-1], m["line"]) for m in found["matches"]] == [
+        ("both.txt", 2)
+    ]
+
+
 def test_search_content_text_groups_overlapping_context_as_grep_does(tree: Tree) -> None:
     lines = ["mark 1", "a", "mark 3", "mark 4", "b", "c", "d", "e", "mark 9", "f", "g", "mark 12"]
     (tree.root / "notes").mkdir()

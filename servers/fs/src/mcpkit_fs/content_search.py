@@ -21,7 +21,7 @@ from .globs import Glob
 from .models import ContentMatch, ContentMatches
 from .reading import WHOLE_FILE_BYTES, Tick, no_tick, open_read, sniff_text
 from .sandbox import FsError, Sandbox
-from .text import SNIFF_BYTES, BinaryFile, bare_lines, sniff, to_lf
+from .text import SNIFF_BYTES, BinaryFile, bare_lines, text_of, to_lf
 from .walk import Batch, start
 
 MAX_SEARCHED_FILE = 8 * 1024 * 1024  # larger files are skipped below a directory
@@ -272,12 +272,11 @@ def _read_small_file(name: str, dir_fd: int) -> bytes | None:
 
 
 def _text(data: bytes) -> str | None:
-    """Return the text of a file's bytes, or None if they are binary."""
+    """Return the text of a file's bytes, as a read gives it, or None if they are binary."""
     try:
-        codec = sniff(data[:SNIFF_BYTES])
+        return text_of(data)[0]
     except BinaryFile:
         return None
-    return data[len(codec.bom) :].decode(codec.encoding, "replace")
 
 
 def _matching_lines(

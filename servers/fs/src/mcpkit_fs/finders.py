@@ -40,8 +40,15 @@ MAX_MATCH_CHARS = 500  # a longer matching line is cut to this much around the m
 
 
 def literal(query: str, *, case_sensitive: bool) -> re.Pattern[str]:
-    """Return the pattern of the literal text `query`: its `search` is a `Find`."""
-    return re.compile(re.escape(query), 0 if case_sensitive else re.IGNORECASE)
+    """Return the pattern of the literal text `query`: its `search` is a `Find`.
+
+    Without case, an ASCII query takes ASCII letters in either case, as `byte_prefilter`
+    does: Unicode rules would also take the Kelvin sign for a k, in a file the prefilter
+    had already ruled out, or not, as the file's other lines have it.
+    """
+    if case_sensitive:
+        return re.compile(re.escape(query))
+    return re.compile(re.escape(query), re.IGNORECASE | (re.ASCII if query.isascii() else 0))
 
 
 def byte_prefilter(query: str, *, case_sensitive: bool) -> Prefilter | None:

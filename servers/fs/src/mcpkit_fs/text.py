@@ -79,14 +79,24 @@ def decode(data: bytes) -> tuple[str, Codec]:
     Raises:
         BinaryFile: the bytes look binary.
     """
+    text, codec = text_of(data)
+    return text, codec._replace(eol=line_ending(text))
+
+
+def text_of(data: bytes) -> tuple[str, Codec]:
+    """Return the text of a whole file and its codec, but for its line ending (LF).
+
+    The encoding is the byte order mark's, else UTF-8 if the bytes are, else Latin-1:
+    every read and search of a file gets the same text.
+
+    Raises:
+        BinaryFile: the bytes look binary.
+    """
     codec = sniff(data[:SNIFF_BYTES])
-    body = data[len(codec.bom) :]
     try:
-        text = body.decode(codec.encoding)
+        return data[len(codec.bom) :].decode(codec.encoding), codec
     except UnicodeDecodeError:
-        codec = Codec("latin-1")
-        text = data.decode("latin-1")
-    return text, Codec(codec.encoding, codec.bom, line_ending(text))
+        return data.decode("latin-1"), Codec("latin-1")
 
 
 def line_ending(text: str) -> Eol:
