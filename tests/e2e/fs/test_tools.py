@@ -413,5 +413,17 @@ def test_missing_directory_stops_the_server_at_start(tmp_path: Path) -> None:
     done = subprocess.run(
         [MCP_FS, str(tmp_path / "missing")], capture_output=True, text=True, timeout=30, check=False
     )
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "is not an existing directory" in done.stderr
+    bad_mode = subprocess.run(
+        [MCP_FS, str(tmp_path)],
+        env={**os.environ, "MCP_FS_ROOTS": "ignored"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert bad_mode.returncode == 2
+    assert "MCP_FS_ROOTS='ignored' is not one of narrow, intersect, replace, ignore" in (
+        bad_mode.stderr
+    )

@@ -4,12 +4,13 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn, get_args
 
 from mcpkit import cli
 
 from . import __version__
 from .globs import BadGlob, deny_rules
-from .policy import Policy, parse_directory
+from .policy import Policy, RootsMode, parse_directory
 from .server import build_server
 
 CONFIG_HINT = """{
@@ -63,11 +64,14 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--roots",
-        choices=("narrow", "intersect", "replace", "ignore"),
+        choices=get_args(RootsMode),
         default=os.environ.get("MCP_FS_ROOTS", "narrow"),
         help="how the client's roots count (default narrow; env MCP_FS_ROOTS)",
     )
-    return cli.parse(parser, argv)
+    args = cli.parse(parser, argv)
+    if args.roots not in get_args(RootsMode):  # argparse checks choices given, not defaults
+        parser.error(f"MCP_FS_ROOTS={args.roots!r} is not one of {', '.join(get_args(RootsMode))}")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -77,11 +81,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         directories = tuple(parse_directory(d, read_only=args.read_only) for d in args.directories)
         deny = deny_rules(args.deny)
     except (ValueError, BadGlob) as exc:
-        sys.exit(f"mcp-fs: {exc}")
+        _refuse(str(exc))
     if args.roots == "intersect" and not directories:
-        sys.exit("mcp-fs: --roots intersect needs at least one directory")
+        _refuse("--roots intersect needs at least one directory")
     policy = Policy(directories, deny, args.roots)
     cli.run(build_server(policy, read_only=args.read_only), args, config_hint=CONFIG_HINT)
+
+
+def _refuse(problem: str) -> NoReturn:
+    """Say what is wrong with the configuration and exit with status 2, as argparse does."""
+    sys.stderr.write(f"mcp-fs: {problem}\n")
+    sys.exit(2)
 
 
 if __name__ == "__main__":
