@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import tracemalloc
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -30,6 +31,7 @@ from mcpkit_fs import (
     finders,
     large_file_search,
     listing,
+    locks,
     mime,
     reading,
     render,
@@ -409,6 +411,33 @@ def test_changes_to_one_file_at_once_are_made_one_after_another(tree: Tree) -> N
     won = [outcome for outcome in outcomes if "changed since it was read" not in outcome]
     assert len(won) == 1
     assert (tree.root / "f.py").read_text() == won[0]
+
+
+def test_a_change_waits_for_another_of_the_same_file_in_any_order(tree: Tree) -> None:
+    entered = threading.Event()
+    with tree.sandbox.place("hello.txt") as a, tree.sandbox.place("sub/inner.txt") as b:
+
+        def the_other_way() -> None:
+            with locks.changing(b, a):
+                entered.set()
+
+        with locks.changing(a, b):
+            other = threading.Thread(target=the_other_way)
+            other.start()
+            assert not entered.wait(0.2)
+            copying = threading.Thread(
+                target=transfer.copy,
+                args=(tree.sandbox, "sub/inner.txt", "hello.txt"),
+                kwargs={"overwrite": True},
+            )
+            copying.start()
+            copying.join(0.2)
+            assert copying.is_alive()  # a copy onto the file waits too
+        other.join(10)
+        copying.join(10)
+    assert entered.is_set()
+    assert not copying.is_alive()
+    assert (tree.root / "hello.txt").read_text() == "inner\n"
 
 
 def test_an_append_that_fills_the_disk_appends_nothing(

@@ -18,6 +18,7 @@ from contextlib import contextmanager, suppress
 from typing import BinaryIO
 
 from .listing import entry_type
+from .locks import changing
 from .models import Copied, Deleted, Moved
 from .policy import AllowedDir
 from .reading import open_read
@@ -52,6 +53,7 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
     with (
         sandbox.place(source, follow=False) as src,
         sandbox.place(destination, follow=False) as dst,
+        changing(src, dst),
         _nested_too_deeply(src.shown, "moved", "nothing was moved"),
     ):
         status = _removable(sandbox, src, "moved")
@@ -105,6 +107,7 @@ def copy(
     with (
         sandbox.place(source) as src,
         sandbox.place(destination, follow=False) as dst,
+        changing(dst),
         _nested_too_deeply(src.shown, "copied", "nothing was copied"),
     ):
         status = src.lstat()
@@ -132,6 +135,7 @@ def delete(sandbox: Sandbox, path: str, *, recursive: bool = False) -> Deleted:
     """
     with (
         sandbox.place(path, follow=False) as place,
+        changing(place),
         _nested_too_deeply(place.shown, "deleted", "some of it may be deleted already"),
     ):
         status = _removable(sandbox, place, "deleted")

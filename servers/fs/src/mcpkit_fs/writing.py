@@ -8,13 +8,11 @@ import hashlib
 import os
 import re
 import stat
-import threading
-from collections.abc import Generator
-from contextlib import contextmanager
 from typing import Literal
 
 from .diffs import unified_diff
 from .edits import Edit, EditMismatch, apply_edits
+from .locks import changing
 from .models import Created, Edited, Written
 from .reading import WHOLE_FILE_BYTES, MiB, decode_text, open_read, sha256_of
 from .sandbox import (
@@ -40,11 +38,6 @@ from .text import (
 
 _SHA256 = re.compile("[0-9a-fA-F]{64}")
 WriteMode = Literal["overwrite", "append", "create"]
-# Changes to one file are made one at a time in this server: an edit reads, changes and
-# replaces the whole file, so two at once would each keep only their own change, and an
-# expected_sha256 must still hold when the file is written. Locks are shared by files
-# whose directory and name hash alike (a fixed number, however many files are changed).
-_CHANGE_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 
 def write(
@@ -73,7 +66,7 @@ def write(
         if place.name is None:
             raise FsError(f"{place.shown} is an allowed directory: give a file path inside it.")
         require_writable(place)
-        with _one_change_at_a_time(place):
+        with changing(place):
             _refuse_link(sandbox, place)
             existed = place.lstat() is not None
             if mode == "create" and existed:
@@ -94,15 +87,6 @@ def write(
             created=not existed,
             sha256=digest,
         )
-
-
-@contextmanager
-def _one_change_at_a_time(place: Place) -> Generator[None]:
-    """Hold the lock of the file at `place` (see `_CHANGE_LOCKS`) while changing it."""
-    directory = os.fstat(place.dir_fd)
-    key = hash((directory.st_dev, directory.st_ino, place.name))
-    with _CHANGE_LOCKS[key % len(_CHANGE_LOCKS)]:
-        yield
 
 
 def _encode(content: str, encoding: str, shown: str) -> bytes:
@@ -243,7 +227,7 @@ def edit(
     Raises:
         FsError: an edit does not match exactly once, or the file cannot be edited.
     """
-    with sandbox.place(path, follow=False) as place, _one_change_at_a_time(place):
+    with sandbox.place(path, follow=False) as place, changing(place):
         if not dry_run:
             require_writable(place)
         _refuse_link(sandbox, place)
