@@ -268,13 +268,13 @@ class _Walk:
         return part
 
     def status(self, part: str, *, create: bool, then: Sequence[str] = ()) -> os.stat_result | None:
-        """Return the status of `part` (not following a link); None if missing and last.
+        """Return the status of `part` (not following a link); None if it is missing.
 
         With `create`, a missing `part` is made, as a directory on the way to the parts
         `then`, unless the path they end in would be refused anyway.
 
         Raises:
-            FsError: it is missing on the way (and `create` is off), or not accessible.
+            FsError: it is not accessible, or may not be made.
         """
         try:
             return os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)

@@ -115,7 +115,8 @@ def _append(place: Place, content: str) -> int:
     status = place.lstat()
     if status is not None:
         require_regular(place, status.st_mode)  # before opening: opening a device can act
-    flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    # Read and write: the file whose text decides the encoding is the one appended to.
+    flags = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(place.name, flags, dir_fd=place.dir_fd)
     except OSError as exc:
@@ -126,8 +127,8 @@ def _append(place: Place, content: str) -> int:
         if status.st_nlink > 1:
             # Appending in place would change every other name of this file too.
             raise FsError(f"{place.shown} has other hard links: append refused.")
-        with open_read(place) as reader:  # the whole text tells UTF-8 from Latin-1
-            head = reader.read(WHOLE_FILE_BYTES + 1)
+        # The whole text tells UTF-8 from Latin-1 (up to 16 MiB: then the first lines do).
+        head = os.pread(fd, min(status.st_size, WHOLE_FILE_BYTES) + 1, 0)
         try:
             codec = _codec_of(head)
         except BinaryFile:
