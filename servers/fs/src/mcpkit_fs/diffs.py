@@ -8,7 +8,7 @@ long text as noise, and would otherwise rewrite half the file around a one-line 
 
 from collections.abc import Iterator
 
-from .text import bare_lines, common_start, one_line
+from .text import bare_lines, common_ends, one_line
 
 MAX_DIFF_CHARS = 256 * 1024  # as much as a read returns by default
 NO_NEWLINE = "\\ No newline at end of file"
@@ -51,8 +51,7 @@ def _diff_lines(
     """Yield the lines of the unified diff (without endings) between two different texts."""
     import difflib  # here, not at start-up: only an edit or a comparison needs it
 
-    head = common_start(old, new)
-    tail = min(common_start(reversed(old), reversed(new)), min(len(old), len(new)) - head)
+    head, tail = common_ends(old, new)
     matcher = difflib.SequenceMatcher(
         None, old[head : len(old) - tail], new[head : len(new) - tail]
     )

@@ -7,7 +7,7 @@ a BOM) are read as Latin-1, which maps every byte to a character and back unchan
 
 import codecs
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Literal, NamedTuple
 
@@ -183,8 +183,7 @@ def with_endings(edited: str, original: str, eol: Eol) -> str:
     # file of many equal lines (a blank line may then take `eol`).
     import difflib  # here, not at start-up: only files with mixed endings need it
 
-    head = common_start(old_bare, new_bare)
-    tail = common_start(old_bare[head:][::-1], new_bare[head:][::-1])
+    head, tail = common_ends(old_bare, new_bare)
     old_end, new_end = len(old_bare) - tail, len(new_bare) - tail
     middle = difflib.SequenceMatcher(None, old_bare[head:old_end], new_bare[head:new_end])
     blocks = [(0, 0, head), (old_end, new_end, tail)]
@@ -199,8 +198,17 @@ def with_endings(edited: str, original: str, eol: Eol) -> str:
     return "".join(line + end for line, end in zip(new_bare, ends, strict=True))
 
 
-def common_start(a: Iterable[str], b: Iterable[str]) -> int:
-    """Return how many lines `a` and `b` have in common at their start."""
+def common_ends(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """Return how many lines `a` and `b` have alike at their start, then at their end.
+
+    A line is counted once: the lines alike at the end are after those at the start.
+    """
+    head = _alike(a, b)
+    return head, min(_alike(reversed(a), reversed(b)), len(a) - head, len(b) - head)
+
+
+def _alike(a: Iterable[str], b: Iterable[str]) -> int:
+    """Return how many lines `a` and `b` have alike, from the first on."""
     size = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
