@@ -95,7 +95,8 @@ def content_matches(result: ContentMatches) -> str:
                 out.append("--")
             group, last = path, first - 1
         elif number <= last:  # written as the context of the match before: now a match
-            out[number - last - 1] = f"{path}:{number}:{match['text']}"
+            lines_after = last - number  # written after it: it is that far from the end
+            out[len(out) - 1 - lines_after] = f"{path}:{number}:{match['text']}"
         out += [f"{path}-{first + i}-{text}" for i, text in enumerate(before) if first + i > last]
         if number > last:
             out.append(f"{path}:{number}:{match['text']}")
