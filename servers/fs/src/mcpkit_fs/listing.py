@@ -24,6 +24,7 @@ from .models import (
     SizedEntry,
     SizedListing,
 )
+from .policy import join_relative
 from .reading import Tick, TooLarge, no_tick, open_read, sha256_of
 from .sandbox import AccessDenied, FsError, Place, Sandbox, open_directory
 from .text import SNIFF_BYTES
@@ -150,16 +151,12 @@ def _scan(
                 items = [
                     item
                     for item in items
-                    if not sandbox.is_denied(place.root, _child(place.relative, item.name))
+                    if not sandbox.is_denied(place.root, join_relative(place.relative, item.name))
                 ]
             described = describe(items)
         finally:
             os.close(fd)
         return place.shown, described
-
-
-def _child(relative: str, name: str) -> str:
-    return f"{relative}/{name}" if relative else name
 
 
 def _names_by_kind(items: list[os.DirEntry[str]]) -> tuple[list[str], ...]:

@@ -12,6 +12,8 @@ import logging
 import time
 from collections.abc import Iterable
 
+from .policy import is_below
+
 logger = logging.getLogger("mcpkit_fs.mounts")
 
 MOUNTINFO = "/proc/self/mountinfo"
@@ -59,16 +61,11 @@ def is_local(directory: str, mounts: list[tuple[str, str]]) -> bool:
     """Return whether `directory` (a real path) and all mounted below it are local types."""
     holder: tuple[str, str] | None = None  # the deepest mount over it (the last mounted wins)
     for point, kind in mounts:
-        if point != directory and _within(point, directory) and kind not in LOCAL_TYPES:
+        if point != directory and is_below(point, directory) and kind not in LOCAL_TYPES:
             return False
-        if _within(directory, point) and (holder is None or len(point) >= len(holder[0])):
+        if is_below(directory, point) and (holder is None or len(point) >= len(holder[0])):
             holder = (point, kind)
     return holder is not None and holder[1] in LOCAL_TYPES
-
-
-def _within(path: str, directory: str) -> bool:
-    """Return whether `path` is `directory` or below it, comparing whole components."""
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
 class LocalMounts:

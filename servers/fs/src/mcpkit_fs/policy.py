@@ -34,6 +34,11 @@ def is_below(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
+def join_relative(directory: str, name: str) -> str:
+    """Return the path of `name` in `directory`, both relative to a root ("" is the root)."""
+    return f"{directory}/{name}" if directory else name
+
+
 def parse_directory(spec: str, *, read_only: bool) -> AllowedDir:
     """Resolve an operator's `DIR` or `DIR:ro` to an allowed directory.
 

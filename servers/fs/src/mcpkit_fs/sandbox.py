@@ -73,6 +73,11 @@ class Place:
         """The path to show the client: the root as named, then the resolved rest."""
         return shown_below(self.root, self.relative)
 
+    @property
+    def real(self) -> str:
+        """The real path: the root's real path, then the resolved rest."""
+        return f"{self.root.path.rstrip('/')}/{self.relative}".rstrip("/") or "/"
+
     def lstat(self) -> os.stat_result | None:
         """Return the entry's status without following a link, or None if it is missing."""
         try:
@@ -176,7 +181,7 @@ class Sandbox:
         with self.place(path) as place:
             if place.lstat() is None:
                 raise FsError(f"{place.shown} does not exist.")
-            return f"{place.root.path.rstrip('/')}/{place.relative}".rstrip("/") or "/"
+            return place.real
 
 
 class _Walk:

@@ -20,7 +20,7 @@ from typing import BinaryIO
 from .listing import entry_type
 from .locks import changing
 from .models import Copied, Deleted, Moved
-from .policy import AllowedDir
+from .policy import AllowedDir, is_below, join_relative
 from .reading import open_read
 from .sandbox import (
     PERMISSIONS,
@@ -116,7 +116,7 @@ def copy(
         if stat.S_ISDIR(status.st_mode):
             if not recursive:
                 raise FsError(f"{src.shown} is a directory: pass recursive=true to copy it all.")
-            if _inside(_real(dst), _real(src)):
+            if _inside(dst.real, src.real):
                 raise FsError(f"{dst.shown} is inside {src.shown}: a tree cannot copy into itself.")
         existed = _prepare_destination(dst, overwrite, status)
         _refuse_denied_landing(sandbox, src, dst, status, "copied")
@@ -210,7 +210,7 @@ def _removable(sandbox: Sandbox, place: Place, what: str) -> os.stat_result:
         FsError: it is missing, read-only, an allowed directory or holds one, or holds
             denied entries.
     """
-    if place.name is None or any(_inside(d.path, _real(place)) for d in sandbox.directories):
+    if place.name is None or any(_inside(d.path, place.real) for d in sandbox.directories):
         raise AccessDenied(f"{place.shown} is or holds an allowed directory: it cannot be {what}.")
     require_writable(place)
     status = place.lstat()
@@ -229,14 +229,9 @@ def _removable(sandbox: Sandbox, place: Place, what: str) -> os.stat_result:
     return status
 
 
-def _real(place: Place) -> str:
-    """Return the real path of `place` (its root's real path, then the resolved rest)."""
-    return f"{place.root.path.rstrip('/')}/{place.relative}".rstrip("/") or "/"
-
-
 def _inside(path: str, directory: str) -> bool:
     """Return whether `path` is strictly inside `directory`."""
-    return path.startswith(directory.rstrip("/") + "/")
+    return path != directory and is_below(path, directory)
 
 
 def _holds_denied(sandbox: Sandbox, place: Place, fd: int, relative: str) -> bool:
@@ -246,7 +241,7 @@ def _holds_denied(sandbox: Sandbox, place: Place, fd: int, relative: str) -> boo
         FsError: a directory in it cannot be read, so this cannot be told.
     """
     for name in os.listdir(fd):
-        child = f"{relative}/{name}" if relative else name
+        child = join_relative(relative, name)
         if sandbox.is_denied(place.root, child):
             return True
         with _naming(place.root, child):
@@ -307,12 +302,12 @@ def _denied_landing(sandbox: Sandbox, src: Place, dst: Place, fd: int, below: st
         FsError: a directory in it cannot be read, so this cannot be told.
     """
     for name in sorted(os.listdir(fd)):
-        entry = f"{below}/{name}" if below else name
-        if sandbox.is_denied(src.root, _join(src.relative, entry)):
+        entry = join_relative(below, name)
+        if sandbox.is_denied(src.root, join_relative(src.relative, entry)):
             continue
-        if sandbox.is_denied(dst.root, _join(dst.relative, entry)):
+        if sandbox.is_denied(dst.root, join_relative(dst.relative, entry)):
             return entry
-        with _naming(src.root, _join(src.relative, entry)):
+        with _naming(src.root, join_relative(src.relative, entry)):
             if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
                 continue
             sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
@@ -323,11 +318,6 @@ def _denied_landing(sandbox: Sandbox, src: Place, dst: Place, fd: int, below: st
         if landing is not None:
             return landing
     return None
-
-
-def _join(directory: str, entry: str) -> str:
-    """Return the path of `entry` below `directory` ("" for a root itself)."""
-    return f"{directory}/{entry}" if directory else entry
 
 
 def _prepare_destination(dst: Place, overwrite: bool, source: os.stat_result) -> bool:
@@ -441,7 +431,7 @@ def _fill_tree(
     left_out = 0
     try:
         for child in sorted(os.listdir(src_fd)):
-            child_relative = f"{relative}/{child}" if relative else child
+            child_relative = join_relative(relative, child)
             if sandbox.is_denied(src.root, child_relative):
                 continue
             with _naming(src.root, child_relative):
