@@ -1,8 +1,10 @@
 """mcp-fs: the reference filesystem tools and more, confined to the allowed directories.
 
-This module only registers. The work is in `reading`, `writing`, `listing`, `transfer`,
-`walk`, `content_search` and `resources` (which run in worker threads, but for small reads:
-see `Access.run_bounded`); `access` gives each request its sandbox.
+This module registers the tools, resources, prompts and completions, and turns results
+into MCP content (an image, audio or blob block; a prompt's messages). The file work is in
+`reading`, `writing`, `listing`, `transfer`, `walk`, `content_search` and `resources`
+(which run in worker threads, but for small reads: see `Access.run_bounded`); `access`
+gives each request its sandbox.
 """
 
 import base64
