@@ -90,7 +90,7 @@ def _composed(text: str) -> str:
 
 
 def _occurrences(text: str, old: str) -> list[int]:
-    """Return where `old` starts in `text`, overlapping occurrences too (at most 20)."""
+    """Return where `old` starts in `text`, overlapping ones too, `MAX_SHOWN_LINES` at most."""
     starts: list[int] = []
     start = text.find(old)
     while start != -1 and len(starts) < MAX_SHOWN_LINES:
