@@ -453,6 +453,20 @@ def test_a_name_in_another_unicode_form_leads_to_its_file_never_to_a_twin(tree: 
         read(tree.sandbox, "x\ufffd")
 
 
+@pytest.mark.parametrize("on_disk", ["NFD", "NFC"])
+def test_a_deny_rule_holds_whatever_unicode_form_it_and_the_name_are_in(
+    tree: Tree, on_disk: str
+) -> None:
+    name = unicodedata.normalize(on_disk, "clé.pem")
+    (tree.root / name).write_text(CANARY)
+    other = "NFC" if on_disk == "NFD" else "NFD"
+    sandbox = tree.sandbox_with(str(tree.root), deny=(unicodedata.normalize(other, "**/clé.pem"),))
+    for path in (name, unicodedata.normalize(other, "clé.pem")):
+        with pytest.raises(AccessDenied, match="deny rule"):
+            read(sandbox, path)
+    assert listing.list_directory(sandbox, ".")["files"] == ["hello.txt"]
+
+
 def test_a_lone_high_surrogate_in_a_path_is_a_clear_error(tree: Tree) -> None:
     with pytest.raises(FsError, match="lone surrogate"):
         read(tree.sandbox, "bad\ud800.txt")

@@ -10,10 +10,11 @@ backreferences mean nothing special.
 """
 
 import time
-import unicodedata
 from collections import Counter
 from itertools import chain
 from typing import NamedTuple
+
+from .text import composed
 
 NEAR_MISS_MIN = 0.5  # below this similarity, the closest lines are not worth showing
 MAX_SHOWN_LINES = 20
@@ -75,18 +76,13 @@ def _apply(text: str, edit: Edit, number: int) -> tuple[str, int]:
     replaced = _apply_ignoring_indentation(text, edit, number)
     if replaced is not None:
         return replaced, 1
-    if _composed(edit.old) in _composed(text):  # looks the same, is not: say why
+    if composed(edit.old) in composed(text):  # looks the same, is not: say why
         raise EditMismatch(
             f"Edit {number}: oldText was not found as written, but it is there with some"
             " accented letters written another way in Unicode (composed, or as a letter and"
             " a combining mark). Copy oldText from a fresh read of the file."
         )
     raise EditMismatch(f"Edit {number}: oldText was not found. {_near_miss(text, edit.old)}")
-
-
-def _composed(text: str) -> str:
-    """Return `text` in Unicode's composed form (NFC): é as one character, not e and a mark."""
-    return unicodedata.normalize("NFC", text)
 
 
 def _occurrences(text: str, old: str) -> list[int]:

@@ -13,6 +13,8 @@ from typing import NamedTuple
 
 from mcpkit import ToolError
 
+from .text import composed
+
 
 class BadGlob(ToolError):
     """A glob pattern that cannot be read, such as `[z-a]`."""
@@ -91,14 +93,20 @@ class Glob:
         self.pattern = pattern
         self.anchored = "/" in pattern.rstrip("/") if anchored is None else anchored
         try:
-            regex = re.compile(_translate(pattern.rstrip("/") or pattern) + r"\Z", re.DOTALL)
+            regex = re.compile(
+                _translate(composed(pattern.rstrip("/") or pattern)) + r"\Z", re.DOTALL
+            )
         except re.error as exc:
             raise BadGlob(f"Invalid glob pattern {pattern!r}: {exc}. Fix it and retry.") from None
         self._regex = regex
 
     def match(self, path: str) -> bool:
-        """Return whether `path` (`/`-separated) matches: by its name if unanchored."""
-        target = path if self.anchored else path.rsplit("/", 1)[-1]
+        """Return whether `path` (`/`-separated) matches: by its name if unanchored.
+
+        Names that differ only in Unicode form match alike: a file named on macOS (NFD)
+        is the one a pattern typed elsewhere (NFC) names, as it is to every path lookup.
+        """
+        target = composed(path if self.anchored else path.rsplit("/", 1)[-1])
         return self._regex.match(target) is not None
 
 

@@ -24,7 +24,6 @@ import re
 import secrets
 import shutil
 import stat
-import unicodedata
 from collections import deque
 from collections.abc import Generator, Iterable, Sequence
 from contextlib import contextmanager, suppress
@@ -35,6 +34,7 @@ from mcpkit import ToolError, well_formed
 
 from .globs import GlobSet
 from .policy import AllowedDir, is_below
+from .text import composed
 
 MAX_PATH_BYTES = 4096
 MAX_NAME_BYTES = 255
@@ -254,11 +254,11 @@ class _Walk:
         try:
             os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)
         except FileNotFoundError:
-            key = _looks(part)
+            key = composed(part)
             names = [
                 name
                 for name in _names_in(self.fds[-1])
-                if _looks(well_formed(name)) == key
+                if composed(well_formed(name)) == key
                 and not self.sandbox.is_denied(self.root, "/".join([*self.names, name]))
             ]
             if len(names) > 1:
@@ -417,11 +417,6 @@ def check_path(path: str) -> None:
     names = path.split("/")
     if any(len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for name in names):
         raise FsError(f"A name in the path is longer than {MAX_NAME_BYTES} bytes.")
-
-
-def _looks(name: str) -> str:
-    """Return how `name` looks: the same for names that differ only in Unicode form."""
-    return unicodedata.normalize("NFC", name)
 
 
 def _names_in(dir_fd: int) -> list[str]:

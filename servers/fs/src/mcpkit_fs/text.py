@@ -7,6 +7,7 @@ a BOM) are read as Latin-1, which maps every byte to a character and back unchan
 
 import codecs
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Literal, NamedTuple
@@ -224,3 +225,12 @@ def bare_lines(text: str) -> list[str]:
     if not lines[-1]:  # text ends with a line ending, or is empty: no line follows
         lines.pop()
     return lines
+
+
+def composed(text: str) -> str:
+    """Return `text` in Unicode's composed form (NFC): é as one character, not e and a mark.
+
+    Names and text that differ only in form look the same: a name written on macOS (NFD)
+    and the one a model types (NFC). ASCII, most text, is returned as it is.
+    """
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
