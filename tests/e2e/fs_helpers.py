@@ -1,6 +1,8 @@
 """What the mcp-fs end-to-end tests share: the command, a directory tree, result helpers."""
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -68,3 +70,15 @@ def never_leaked(conn: Connection) -> None:
     """Assert that no byte the server sent carries the canary."""
     sent = json.dumps(conn.record.server_messages())
     assert CANARY not in sent
+
+
+def as_nobody(*arguments: str) -> list[str]:
+    """The mcp-fs command with `arguments`, without root's power to read anything.
+
+    When the tests run as root, the server runs as nobody (by setpriv, from util-linux).
+    """
+    if os.geteuid() != 0:
+        return [MCP_FS, *arguments]
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "this test drops root with setpriv: install util-linux"
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", MCP_FS, *arguments]

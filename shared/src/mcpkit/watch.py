@@ -242,7 +242,9 @@ def _directories(homes: Iterable[Path]) -> set[Path]:
     """Return the directories to watch for `homes`.
 
     That is each home with the directory above it; while a home is missing, the nearest
-    directory above it that exists, where it will show up again.
+    directory above it that exists, where it will show up again. Directories this process
+    may not list are left out: the one watch would fail for every subscriber (a project in
+    a 711 home directory, say); a server refuses to subscribe what it cannot watch.
     """
     directories: set[Path] = set()
     for home in homes:
@@ -250,7 +252,7 @@ def _directories(homes: Iterable[Path]) -> set[Path]:
             directories |= {home, home.parent}
         else:
             directories.add(next(d for d in home.parents if d.is_dir()))
-    return directories
+    return {d for d in directories if os.access(d, os.R_OK)}
 
 
 def _at_or_above(path: Path, home: Path) -> bool:

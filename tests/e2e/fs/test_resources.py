@@ -1,12 +1,14 @@
 """mcp-fs resources, subscriptions, completions, prompts and logging, over stdio."""
 
+from pathlib import Path
+
 import anyio
 import mcp_types as types
 import pytest
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-from e2e.fs_helpers import FsTree, another_process_writes, never_leaked
+from e2e.fs_helpers import FsTree, another_process_writes, as_nobody, never_leaked
 from e2e.harness import LATEST, Everything
 
 IGNORE_SUBSCRIBE_DEPRECATION = pytest.mark.filterwarnings(
@@ -64,6 +66,36 @@ async def test_subscription_hears_another_process(everything: Everything, fs: Fs
             )
     updates = conn.record.notifications("notifications/resources/updated")
     assert [n["params"]["uri"] for n in updates] == [file_uri, dir_uri]
+
+
+@pytest.fixture
+def project_in_a_711_home(open_base: Path) -> Path:
+    """A project whose parent, and one of whose directories, may be searched, not listed."""
+    project = open_base / "home" / "project"
+    (project / "private").mkdir(parents=True)
+    (project / "notes.txt").write_text("one\n")
+    (project / "private" / "f.txt").write_text("f\n")
+    for unlisted in (project / "private", project.parent):
+        unlisted.chmod(0o311)
+    return project
+
+
+@IGNORE_SUBSCRIBE_DEPRECATION
+async def test_subscriptions_beside_directories_that_may_not_be_listed(
+    everything: Everything, project_in_a_711_home: Path
+) -> None:
+    project = project_in_a_711_home
+    command = as_nobody(str(project))
+    async with everything.connect(LATEST, command=command) as conn:
+        session, inbox = conn.session, conn.inbox
+        with anyio.fail_after(20):
+            # The watcher cannot watch there: refused, and the other watches go on.
+            with pytest.raises(MCPError, match="its directory may not be listed"):
+                await session.subscribe_resource(f"file://{project}/private/f.txt")  # pyright: ignore[reportDeprecated]
+            await session.subscribe_resource(f"file://{project}/notes.txt")  # pyright: ignore[reportDeprecated]
+            another_process_writes(project / "notes.txt", "two\n")
+            update = await inbox.wait_for(types.ResourceUpdatedNotification, timeout=5)
+    assert str(update.params.uri) == f"file://{project}/notes.txt"
 
 
 @IGNORE_SUBSCRIBE_DEPRECATION

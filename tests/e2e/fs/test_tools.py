@@ -3,10 +3,7 @@
 import base64
 import json
 import os
-import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -14,7 +11,14 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from e2e.fs_helpers import MCP_FS, WRITE_TOOLS, FsTree, error_text, structured
+from e2e.fs_helpers import (
+    MCP_FS,
+    WRITE_TOOLS,
+    FsTree,
+    as_nobody,
+    error_text,
+    structured,
+)
 from e2e.harness import LATEST, VERSIONS, Everything
 
 
@@ -249,29 +253,6 @@ async def test_names_that_are_not_utf8_go_out_as_unicode(
     assert structured(read)["content"] == "latin-1 days\n"
 
 
-def as_nobody_if_root() -> list[str]:
-    """The command prefix that runs a server without root's power to read anything."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    assert setpriv, "this test drops root with setpriv: install util-linux"
-    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
-
-
-@pytest.fixture
-def open_base() -> Iterator[Path]:
-    """A directory that any user may use, for a server run as nobody (see as_nobody_if_root).
-
-    It is not below tmp_path, which is private to the user running the tests.
-    """
-    base = Path(tempfile.mkdtemp(prefix="mcp-fs-"))
-    base.chmod(0o777)
-    yield base
-    for directory, _, _ in os.walk(base):
-        Path(directory).chmod(0o755)  # for the clean-up, whatever a test left
-    shutil.rmtree(base)
-
-
 @pytest.fixture
 def searchable_only(open_base: Path) -> Path:
     """A tree whose `home` may be searched but not listed, as a 711 home directory."""
@@ -294,17 +275,6 @@ def partly_unreadable(open_base: Path) -> Path:
     return open_base
 
 
-@pytest.fixture
-def open_shm() -> Iterator[Path]:
-    """As open_base, on another filesystem: /dev/shm, a tmpfs on Linux."""
-    shm = Path(tempfile.mkdtemp(dir="/dev/shm"))
-    shm.chmod(0o777)
-    yield shm
-    for directory, _, _ in os.walk(shm):
-        Path(directory).chmod(0o755)
-    shutil.rmtree(shm)
-
-
 async def test_a_move_to_another_filesystem_that_cannot_be_whole_leaves_nothing(
     everything: Everything, open_base: Path, open_shm: Path
 ) -> None:
@@ -312,7 +282,7 @@ async def test_a_move_to_another_filesystem_that_cannot_be_whole_leaves_nothing(
     (open_base / "tree" / "ro" / "f.txt").write_text("f\n")
     (open_base / "tree" / "ro").chmod(0o555)  # its copy too: the clean-up must open it up
     os.mkfifo(open_base / "tree" / "fifo")
-    command = [*as_nobody_if_root(), MCP_FS, str(open_base), str(open_shm)]
+    command = as_nobody(str(open_base), str(open_shm))
     async with everything.connect(LATEST, command=command) as conn:
         with anyio.fail_after(20):
             moved = await conn.session.call_tool(
@@ -329,7 +299,7 @@ async def test_a_tree_that_cannot_be_checked_for_denied_entries_is_not_moved(
 ) -> None:
     (open_base / "tree" / "locked").mkdir(parents=True)
     (open_base / "tree" / "locked").chmod(0)
-    command = [*as_nobody_if_root(), MCP_FS, str(open_base), "--deny", "**/.env"]
+    command = as_nobody(str(open_base), "--deny", "**/.env")
     async with everything.connect(LATEST, command=command) as conn:
         call = conn.session.call_tool
         with anyio.fail_after(20):
@@ -356,7 +326,7 @@ async def test_a_read_only_file_or_directory_is_not_changed(
     (open_base / "fixed" / "w.txt").write_text("one\n")
     (open_base / "fixed" / "w.txt").chmod(0o666)
     (open_base / "fixed").chmod(0o555)
-    command = [*as_nobody_if_root(), MCP_FS, str(open_base)]
+    command = as_nobody(str(open_base))
     async with everything.connect(LATEST, command=command) as conn:
         call = conn.session.call_tool
         with anyio.fail_after(20):
@@ -380,7 +350,7 @@ async def test_a_copy_that_cannot_read_an_entry_names_it_and_leaves_nothing(
     everything: Everything, partly_unreadable: Path
 ) -> None:
     base = partly_unreadable
-    command = [*as_nobody_if_root(), MCP_FS, str(base)]
+    command = as_nobody(str(base))
     async with everything.connect(LATEST, command=command) as conn:
         with anyio.fail_after(20):
             copied = await conn.session.call_tool(
@@ -397,7 +367,7 @@ async def test_a_directory_that_may_be_searched_but_not_listed_is_passed_through
     everything: Everything, searchable_only: Path
 ) -> None:
     # The kernel lets anyone through such a directory to the files that may be read.
-    command = [*as_nobody_if_root(), MCP_FS, str(searchable_only)]
+    command = as_nobody(str(searchable_only))
     async with everything.connect(LATEST, command=command) as conn:
         call = conn.session.call_tool
         with anyio.fail_after(20):

@@ -14,7 +14,7 @@ from .listing import list_directory, named_entries
 from .mime import guess_mime
 from .reading import hash_file
 from .render import one_per_line
-from .sandbox import FsError, Sandbox, open_file
+from .sandbox import FsError, Sandbox, open_directory, open_file
 from .text import SNIFF_BYTES, BinaryFile, decode
 
 MAX_RESOURCE_BYTES = 10 * 1024 * 1024
@@ -116,6 +116,33 @@ class State:
         self.last = now
         self.real = _resolved(self.sandbox, self.path)
         return differs
+
+
+def check_watchable(sandbox: Sandbox, path: str) -> None:
+    """Check that the file or directory at `path` may be read, and its changes seen.
+
+    As a read does, a file is opened (FIFOs and devices are refused); the directory where
+    changes show up, the file's or its own, must be one this server may list: the file
+    watcher cannot watch any other.
+
+    Raises:
+        FsError: it does not exist, may not be read, or its changes cannot be seen.
+    """
+    with sandbox.place(path) as place:
+        status = place.lstat()
+        if status is None:
+            raise FsError(f"{place.shown} does not exist.")
+        if stat.S_ISDIR(status.st_mode):
+            os.close(open_directory(place))
+            return
+        os.close(open_file(place))
+        try:
+            os.close(os.open(".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=place.dir_fd))
+        except OSError:
+            raise FsError(
+                f"{place.shown} may be read, but its directory may not be listed, so its"
+                " changes cannot be watched: read it again instead."
+            ) from None
 
 
 def _resolved(sandbox: Sandbox, path: str) -> str | None:

@@ -553,11 +553,11 @@ def _register_watch(app: Server, access: Access) -> None:
     """Subscriptions to `file:///{+path}`: checked per client, followed by file watching."""
 
     async def admit(ctx: Context, path: str) -> None:
-        """Refuse a subscriber what its own sandbox may not read, as resources/read does."""
+        """Refuse a subscriber what its sandbox may not read (as resources/read) or watch."""
         target = "/" + path
         sandbox = await access.sandbox(ctx)  # so watches may follow its roots too
         try:
-            await anyio.to_thread.run_sync(sandbox.resolve, target)
+            await anyio.to_thread.run_sync(resources.check_watchable, sandbox, target)
         except FsError as exc:
             raise _not_found(_uri(target), exc) from None
 
