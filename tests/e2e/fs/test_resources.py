@@ -1,5 +1,6 @@
 """mcp-fs resources, subscriptions, completions, prompts and logging, over stdio."""
 
+import os
 from pathlib import Path
 
 import anyio
@@ -103,11 +104,13 @@ async def test_subscribing_outside_or_to_nothing_is_refused(
     everything: Everything, fs: FsTree
 ) -> None:
     (fs.root / "escape").symlink_to(fs.out)
+    os.mkfifo(fs.root / "fifo")
     refused = [
         f"file://{fs.out}/secret.txt",
         f"file://{fs.root}/../out/secret.txt",
         f"file://{fs.root}/escape/secret.txt",
         f"file://{fs.root}/missing.txt",
+        f"file://{fs.root}/fifo",  # as resources/read refuses it
     ]
     async with everything.connect(LATEST, command=fs.command()) as conn:
         codes: list[int] = []
