@@ -24,6 +24,7 @@ from mcpkit import (
     ToolError,
     runtime,
 )
+from mcpkit.jsonrpc import as_object
 from mcpkit.testing import RPCError
 from mcpkit.watch import FileWatcher
 
@@ -449,6 +450,35 @@ async def test_subscribing_waits_for_the_watch_only_a_while(
         with anyio.fail_after(5):
             assert await client.request("resources/subscribe", {"uri": "mem://thing"}) == {}
     assert ("did not call changed.in_place()" in caplog.text) == warned
+
+
+async def test_a_cancelled_subscription_is_taken_back() -> None:
+    app = Server("watched", "1")
+    started, ended = anyio.Event(), anyio.Event()
+
+    @app.resource("mem://slow")
+    async def slow() -> str:
+        return "slow"
+
+    @app.watch("mem://slow")
+    async def watch_slow(changed: Changed) -> None:
+        started.set()
+        try:
+            await anyio.sleep_forever()  # never in place: subscribing waits
+        finally:
+            ended.set()
+
+    async with connect(app) as client:
+        subscribe = {"uri": "mem://slow"}
+        client.send(
+            {"jsonrpc": "2.0", "id": "s", "method": "resources/subscribe", "params": subscribe}
+        )
+        with anyio.fail_after(5):
+            await started.wait()
+            await client.notify("notifications/cancelled", {"requestId": "s"})
+            await ended.wait()  # the watch of the one subscription, cancelled, ends
+            assert await client.request("ping") == {}
+        assert not [m for m in client.messages if (as_object(m) or {}).get("id") == "s"]
 
 
 def _updated(notifications: list[dict[str, Any]]) -> list[str]:

@@ -375,7 +375,7 @@ class Connection:
             self.runtime.unsubscribe(self, uri)
         else:
             await self.server.admit(context, uri)
-            await self.runtime.subscribe(self, uri).wait()
+            await self.runtime.subscribed(self, uri)
         return {}
 
     def _on_notification(self, method: str, params: Any) -> None:

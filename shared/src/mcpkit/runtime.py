@@ -125,6 +125,25 @@ class Runtime:
         subscribers.add(connection)
         return self._starts.get(uri) or _started(uri)
 
+    async def subscribed(self, connection: Subscriber, uri: str) -> None:
+        """Subscribe `connection` to `uri` and wait until its watch is in place.
+
+        Cancelled meanwhile, a new subscription is taken back: a cancelled request gets no
+        answer, so it must leave nothing behind.
+
+        Raises:
+            ResourceNotFound: no resource has the URI.
+            ProtocolError: the watch refused the URI.
+        """
+        new = connection not in self._subscribers.get(uri, ())
+        start = self.subscribe(connection, uri)
+        try:
+            await start.wait()
+        except anyio.get_cancelled_exc_class():
+            if new:
+                self.unsubscribe(connection, uri)
+            raise
+
     def unsubscribe(self, connection: Subscriber, uri: str) -> None:
         """Unsubscribe `connection` from `uri`; the last one leaving stops the watch."""
         subscribers = self._subscribers.get(uri)
