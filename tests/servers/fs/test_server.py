@@ -6,6 +6,7 @@ Every message the server sends is validated against the official schema (`checke
 import hashlib
 import os
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any, cast
 
@@ -747,6 +748,25 @@ async def test_path_completion_of_home_paths(tree: Tree, monkeypatch: pytest.Mon
             "completion/complete", {"ref": prompt, "argument": {"name": "path", "value": "~/su"}}
         )
         assert completed["completion"]["values"] == ["~/sub/"]
+    # An allowed directory whose name only begins as the home directory's is not in it.
+    async with connect(server_for(tree.root / "sub", tree.base / "root-evil")) as client:
+        completed = await client.request(
+            "completion/complete", {"ref": prompt, "argument": {"name": "path", "value": "~"}}
+        )
+        assert completed["completion"]["values"] == ["~/sub/"]
+
+
+async def test_path_completion_in_another_unicode_form(tree: Tree) -> None:
+    (tree.root / unicodedata.normalize("NFD", "répertoire")).mkdir()
+    async with connect(server_for(tree.root)) as client:
+        typed = unicodedata.normalize("NFC", "ré")
+        template = {"type": "ref/resource", "uri": "file:///{+path}"}
+        argument = {"name": "path", "value": f"{str(tree.root).lstrip('/')}/{typed}"}
+        completed = await client.request(
+            "completion/complete", {"ref": template, "argument": argument}
+        )
+    (value,) = completed["completion"]["values"]
+    assert value.endswith(unicodedata.normalize("NFD", "répertoire") + "/")  # as it is on disk
 
 
 async def test_prompts(tree: Tree) -> None:

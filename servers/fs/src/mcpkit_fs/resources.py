@@ -15,7 +15,7 @@ from .mime import guess_mime
 from .reading import hash_file
 from .render import one_per_line
 from .sandbox import FsError, Sandbox, open_directory, open_file
-from .text import SNIFF_BYTES, BinaryFile, decode
+from .text import SNIFF_BYTES, BinaryFile, composed, decode
 
 MAX_RESOURCE_BYTES = 10 * 1024 * 1024
 DIRECTORY_LINES = 1000  # a directory resource lists this many entries at most
@@ -160,8 +160,9 @@ def complete_path(sandbox: Sandbox, value: str) -> list[str]:
     with `/`, so that the next completion lists their entries. Denied entries are left out.
     """
     if value == "~" or value.startswith("~/"):
-        home = os.path.expanduser("~")
-        return [f"~{path[len(home) :]}" for path in _complete(sandbox, home + value[1:])]
+        home = os.path.expanduser("~")  # "~" is "~/": the same name with more, "~x", is not
+        found = _complete(sandbox, f"{home}/{value[2:]}")
+        return [f"~{path[len(home) :]}" for path in found]
     if not value.startswith("/"):
         if not sandbox.directories:
             return []
@@ -180,8 +181,9 @@ def _complete(sandbox: Sandbox, value: str) -> list[str]:
         listing = list_directory(sandbox, parent or "/", limit=sys.maxsize)
     except FsError:
         return []
+    prefix = composed(prefix)  # as a path finds a name in another Unicode form, so does this
     return [
         f"{parent}/{name}{'/' if kind == 'directory' else ''}"
         for kind, name in named_entries(listing)
-        if name.startswith(prefix)
+        if composed(name).startswith(prefix)
     ]
