@@ -69,6 +69,30 @@ async def test_a_lone_answer_is_json_and_notifications_get_202(tmp_path: Path) -
         assert (accepted.status_code, accepted.content) == (202, b"")
 
 
+async def test_a_cancelled_request_gets_a_stream_that_ends_without_an_answer(
+    tmp_path: Path,
+) -> None:
+    # A POST of a request is answered with JSON or SSE, never 202 (which is for the rest).
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        answered: list[httpx.Response] = []
+
+        async def call_slowly() -> None:
+            slow = call(5, "long_running_operation", {"duration": 30, "steps": 1})
+            answered.append(await served.post(slow, session))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(call_slowly)
+                while not answered:  # until the call is under way and taken back
+                    cancel = notification("notifications/cancelled", {"requestId": 5})
+                    await served.post(cancel, session)
+                    await anyio.sleep(0.05)
+    (response,) = answered
+    assert (response.status_code, response.headers["content-type"]) == (200, "text/event-stream")
+    assert served.messages(response) == []
+
+
 async def test_progress_opens_an_sse_stream_primed_for_resumption(tmp_path: Path) -> None:
     async with serving(tmp_path) as served:
         session = await served.initialize()

@@ -246,9 +246,7 @@ class StreamableEndpoint:
             session.attached -= 1
         if answer is not None:
             await Response(200, answer, JSON_TYPE, headers).send(send)
-        elif stream.ended and stream.silent:
-            await Response(202, headers=headers).send(send)  # cancelled: nothing to say
-        else:
+        else:  # cancelled and silent, a request still gets a stream: one that ends at once
             await self._open(request, send, session, stream, headers)
 
     async def _open(
