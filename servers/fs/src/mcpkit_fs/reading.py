@@ -26,6 +26,7 @@ from .text import (
     line_ending,
     sniff,
     some_lines,
+    text_of,
 )
 
 KiB = 1024
@@ -427,7 +428,7 @@ def compare(sandbox: Sandbox, path_a: str, path_b: str, *, context: int = 3) -> 
 def _both_text(data_a: bytes, data_b: bytes) -> tuple[str, str] | None:
     """Return the texts of two files' bytes, or None if either is not text."""
     try:
-        return decode(data_a)[0], decode(data_b)[0]
+        return text_of(data_a)[0], text_of(data_b)[0]
     except BinaryFile:
         return None
 
