@@ -1,17 +1,20 @@
 """The command line every server shares: `mcp-x [server args] [--transport T] ...`.
 
-`parse(parser, argv)` adds the common options; `run(server, args)` sends operator logs to
-stderr and serves over stdio until stdin closes, or over HTTP, until a SIGTERM/SIGINT
-arrives (in-flight work is cancelled either way). Every option can also be set through an
-environment variable, for host configurations.
+`main(server, parser)` is a server's whole `__main__`: it parses the command line, builds
+the server if given a function that makes it from the parsed arguments, and serves it.
+Underneath, `parse(parser, argv)` adds the common options, and `run(server, args)` sends
+operator logs to stderr and serves over stdio until stdin closes, or over HTTP, until a
+SIGTERM/SIGINT arrives (in-flight work is cancelled either way). Every option can also be
+set through an environment variable, for host configurations.
 """
 
 import argparse
+import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import anyio
 
@@ -41,6 +44,32 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("MCPKIT_LOG_LEVEL", "warning"),
         help="operator log level; logs go to stderr (env MCPKIT_LOG_LEVEL, default warning)",
     )
+
+
+def main(
+    server: Server | Callable[[argparse.Namespace], Server],
+    parser: argparse.ArgumentParser | None = None,
+    *,
+    argv: Sequence[str] | None = None,
+    config_hint: str | None = None,
+) -> None:
+    """Parse `argv` (default: the command line) with `parser`, then serve until the end.
+
+    `server` is the server, or a function that makes it from the parsed arguments; a
+    `ValueError` it raises is a bad configuration: its message goes to stderr and the
+    process exits with status 2, as for a bad option. `config_hint` is the host
+    configuration `run` shows to someone who starts the server from a terminal.
+    """
+    parser = parser or argparse.ArgumentParser(prog=os.path.basename(sys.argv[0]))
+    args = parse(parser, argv)
+    if not isinstance(server, Server):
+        try:
+            server = server(args)
+        except ValueError as exc:
+            sys.stderr.write(f"{parser.prog}: {exc}\n")
+            sys.exit(2)
+    hint = {"mcpServers": {server.info.name: {"command": parser.prog}}}
+    run(server, args, config_hint=config_hint or json.dumps(hint, indent=2))
 
 
 def run(server: Server, args: argparse.Namespace, *, config_hint: str) -> None:

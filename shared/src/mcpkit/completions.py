@@ -1,20 +1,51 @@
 """Completions: suggest values for a prompt argument or a resource-template variable.
 
-A completer is `async def fn(ctx: Context, value: str, arguments: Mapping[str, str]) ->
-list[str]`, where `arguments` holds the arguments the user has already filled in and `ctx` is
-the request's context (what a server may offer can depend on the client: its roots, say).
-The core sends at most 100 values, with the total and whether there are more.
+A completer is an async function with a parameter `value: str` (what the user has typed)
+and, if it needs them, `arguments: Mapping[str, str]` (the arguments the user has already
+filled in), besides any injected by type: the request's `Context` (what a server may offer
+can depend on the client: its roots, say) or what the server's lifespan provides. It
+returns `list[str]`; the core sends at most 100 values, with the total and whether there
+are more.
 """
 
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Collection, Coroutine, Mapping
 from typing import Any
 
 from .context import Context
+from .signature import Signature
 
 MAX_VALUES = 100
 """The spec's limit on values in one completion result."""
 
-Completer = Callable[[Context, str, Mapping[str, str]], Coroutine[Any, Any, list[str]]]
+_GIVEN = ("value", "arguments")
+
+CompleterFunction = Callable[..., Coroutine[Any, Any, list[str]]]
+
+
+class RegisteredCompleter:
+    """A completer function, called with what it asks for.
+
+    Raises:
+        TypeError: it has a parameter that is neither `value`, `arguments` nor injected.
+    """
+
+    def __init__(
+        self, fn: CompleterFunction, *, what: str, injectable: Collection[type] = (Context,)
+    ) -> None:
+        self.fn = fn
+        self.signature = Signature(fn, what=what, injectable=injectable)
+        unknown = sorted(set(self.signature.parameters) - set(_GIVEN))
+        if unknown:
+            raise TypeError(
+                f"{what}: parameters {unknown} are not given to a completer (it gets value,"
+                " arguments, and what is injected by type)"
+            )
+
+    async def __call__(self, ctx: Context, value: str, arguments: Mapping[str, str]) -> list[str]:
+        """Return the completer's suggestions for `value`."""
+        given = {"value": value, "arguments": arguments}
+        kwargs = {name: given[name] for name in self.signature.parameters}
+        return await self.fn(**kwargs, **self.signature.inject(ctx.get))
 
 
 def completion_result(values: list[str]) -> dict[str, Any]:

@@ -298,7 +298,7 @@ class Connection:
         else:
             handler = self.server.handler(method)
         scope = self._in_flight[request_id] = anyio.CancelScope()
-        context = Context(self, request_id, jsonrpc.as_object(params.get("_meta")) or {})
+        context = Context(self, request_id, params.get("_meta"), self.runtime.provided)
         return self._run(request_id, handler(context, params), scope)
 
     def _on_modern_request(
@@ -315,7 +315,7 @@ class Connection:
         states = self.runtime.states
         inputs = modern.Inputs(method, modern.gather_answers(states, method, params))
         peer = modern.ModernPeer(self.runtime, self._send, request_meta, inputs)
-        ctx = Context(peer, request_id, params["_meta"])
+        ctx = Context(peer, request_id, params["_meta"], self.runtime.provided)
         if method == "subscriptions/listen":
             handling = modern.listen(self.server, self.runtime, self._send, request_id, params, ctx)
         else:

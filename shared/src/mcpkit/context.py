@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from . import answers
 from .errors import ClientRequestError, InputRequired
-from .jsonrpc import RequestId, is_request_id
+from .jsonrpc import RequestId, as_object, is_request_id
 from .shape import dump, dump_all
 from .types import ElicitResult, LogLevel, ModelPreferences, Root, SamplingMessage, SamplingResult
 from .versions import V2025_03_26, form_fits, has_elicitation, has_url_elicitation
@@ -93,10 +93,21 @@ class Peer(Protocol):
 class Context:
     """The handler's view of its request: logging, progress, notifications, client requests."""
 
-    def __init__(self, peer: Peer, request_id: RequestId | None, meta: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        peer: Peer,
+        request_id: RequestId | None,
+        meta: object,
+        provided: Mapping[type, object] | None = None,
+    ) -> None:
+        """Serve request `request_id` of `peer`, whose `_meta` is `meta` (if an object).
+
+        `provided`: what the server's lifespan provides, by type.
+        """
         self._peer = peer
         self.request_id = request_id
-        token = meta.get("progressToken")
+        self._provided = provided or {}
+        token = (as_object(meta) or {}).get("progressToken")
         self._progress_token = token if is_request_id(token) else None
         self._last_progress: float | None = None
         self._done = False
@@ -110,6 +121,22 @@ class Context:
     def client_info(self) -> dict[str, Any]:
         """The client's self-reported name and version (never a basis for security)."""
         return self._peer.client_info
+
+    def get(self, kind: type[T]) -> T:
+        """Return the value of type `kind` the server's lifespan provides (or this Context).
+
+        Handlers get these by annotating a parameter with the type; this is for code that
+        receives only the Context.
+
+        Raises:
+            LookupError: the lifespan provides no value of type `kind`.
+        """
+        if kind is Context:
+            return self  # pyright: ignore[reportReturnType]
+        try:
+            return self._provided[kind]  # pyright: ignore[reportReturnType]
+        except KeyError:
+            raise LookupError(f"The server's lifespan provides no {kind.__name__}") from None
 
     def finish(self) -> None:
         """Mark the request answered: from now on, progress is no longer sent."""

@@ -6,7 +6,7 @@ pydantic's `Field`).
 """
 
 import inspect
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Collection, Coroutine, Mapping
 from typing import Any
 
 from .context import Context
@@ -29,10 +29,12 @@ class RegisteredPrompt:
         description: str | None,
         icons: list[Icon] | None,
         meta: dict[str, Any] | None,
+        injectable: Collection[type] = (Context,),
     ) -> None:
+        """Raises TypeError: the function cannot be served as a prompt (see `Signature`)."""
         self.fn = fn
-        self.signature = Signature(fn)
         self.name = name or fn.__name__
+        self.signature = Signature(fn, what=f"Prompt {self.name!r}", injectable=injectable)
         self.definition = Prompt(
             name=self.name,
             title=title,

@@ -8,7 +8,7 @@ function's parameters. The function returns `str` (text), `bytes` (a blob), or a
 
 import base64
 import inspect
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from typing import Any
 
 from .context import Context
@@ -33,7 +33,8 @@ class RegisteredResource:
     """A resource or resource template with its function.
 
     Raises:
-        TypeError: the template's variables are not exactly the function's parameters.
+        TypeError: the template's variables are not exactly the function's parameters
+            (besides those injected: see `Signature`).
     """
 
     def __init__(
@@ -49,11 +50,12 @@ class RegisteredResource:
         annotations: Annotations | None,
         icons: list[Icon] | None,
         meta: dict[str, Any] | None,
+        injectable: Collection[type] = (Context,),
     ) -> None:
         self.fn = fn
         self.uri = uri
         self.template = UriTemplate(uri)
-        self.signature = Signature(fn)
+        self.signature = Signature(fn, what=f"Resource {uri!r}", injectable=injectable)
         if set(self.template.variables) != set(self.signature.parameters):
             raise TypeError(
                 f"Resource {uri!r}: the function's parameters {sorted(self.signature.parameters)}"

@@ -1,11 +1,13 @@
 """The running state of a server in one process: its connections and its subscriptions.
 
-A `Runtime` exists while a server runs (`async with Runtime(server) as runtime`). It owns
-the task group where watches run, the process's one file watcher, and the table of who is
-subscribed to what, so that a change reaches exactly the subscribers of its URI, once.
+A `Runtime` exists while a server runs (`async with Runtime(server) as runtime`). It holds
+what the server's lifespan provides, and owns the task group where watches run, the
+process's one file watcher, and the table of who is subscribed to what, so that a change
+reaches exactly the subscribers of its URI, once.
 """
 
 import logging
+from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, Protocol, Self
 
@@ -14,9 +16,11 @@ import anyio.abc
 
 from .context import ListKind
 from .errors import ProtocolError
+from .lifespan import provided_values
 from .requeststate import RequestStates
 from .server import Server
 from .watch import Changed, FileWatcher
+from .watches import RegisteredWatch
 
 logger = logging.getLogger("mcpkit.runtime")
 
@@ -76,12 +80,27 @@ class Runtime:
         self.connections: set[Subscriber] = set()
         self.files = FileWatcher()
         self.states = RequestStates()
+        self.provided: dict[type, object] = {}
+        """What the server's lifespan provides, by type, while the runtime is entered."""
+        self._exit_stack = AsyncExitStack()
         self._subscribers: dict[str, set[Subscriber]] = {}
         self._watch_scopes: dict[str, anyio.CancelScope] = {}
         self._starts: dict[str, WatchStart] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
 
     async def __aenter__(self) -> Self:
+        """Enter the server's lifespan, then start the file watcher.
+
+        Raises:
+            TypeError: the lifespan yielded values of other types than it says.
+            Exception: what entering the lifespan raised.
+        """
+        async with AsyncExitStack() as stack:
+            lifespan = self.server.lifespan
+            if lifespan is not None:
+                yielded = await stack.enter_async_context(lifespan())
+                self.provided = provided_values(self.server.provides, yielded)
+            self._exit_stack = stack.pop_all()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self.files.run)
@@ -94,10 +113,14 @@ class Runtime:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Stop the watches, then leave the lifespan (whatever ended the runtime)."""
         assert self._task_group is not None
         self.server.list_changed_listeners.remove(self.notify_list_changed)
         self._task_group.cancel_scope.cancel()
-        await self._task_group.__aexit__(exc_type, exc, tb)
+        try:
+            await self._task_group.__aexit__(exc_type, exc, tb)
+        finally:
+            await self._exit_stack.__aexit__(exc_type, exc, tb)
 
     def notify_list_changed(self, kind: ListKind) -> None:
         """Tell every connection that wants it that the `kind` list changed."""
@@ -169,22 +192,20 @@ class Runtime:
 
     def _start_watch(self, uri: str) -> None:
         """Start the watch function registered for `uri`, if there is one."""
-        for template, fn in self.server.watches:
-            variables = template.match(uri)
-            if variables is not None:
-                assert self._task_group is not None
-                scope = anyio.CancelScope()
-                self._watch_scopes[uri] = scope
-                start = self._starts[uri] = WatchStart(uri)
-                self._task_group.start_soon(self._run_watch, scope, start, uri, fn, variables)
-                return
+        found = self.server.find_watch(uri)
+        if found is not None:
+            assert self._task_group is not None
+            scope = anyio.CancelScope()
+            self._watch_scopes[uri] = scope
+            start = self._starts[uri] = WatchStart(uri)
+            self._task_group.start_soon(self._run_watch, scope, start, uri, *found)
 
     async def _run_watch(
         self,
         scope: anyio.CancelScope,
         start: WatchStart,
         uri: str,
-        fn: Any,
+        watch: RegisteredWatch,
         variables: dict[str, str],
     ) -> None:
         async def notify() -> None:
@@ -192,7 +213,8 @@ class Runtime:
 
         with scope:
             try:
-                await fn(changed=Changed(notify, self.files, start.event.set), **variables)
+                changed = Changed(notify, self.files, start.event.set)
+                await watch.run(variables, changed, self.provided)
             except ProtocolError as exc:
                 if start.event.is_set():
                     logger.exception("Watch for %s failed", uri)

@@ -6,23 +6,22 @@ capabilities derive from it. Registrations may change while clients are connecte
 told through `notifications/*/list_changed`.
 """
 
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
+from . import methods
 from .caching import NO_CACHE, CacheHint
-from .completions import Completer, completion_result
+from .completions import CompleterFunction, RegisteredCompleter
 from .context import Context, ListKind
-from .errors import InvalidParams, MethodNotFound, ResourceNotFound
-from .pagination import page
-from .params import params_object, params_string
+from .errors import MethodNotFound, ResourceNotFound
+from .lifespan import Lifespan, provided_types
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource
-from .shape import dump, dump_all
 from .tools import RegisteredTool, TextRendering
 from .types import Annotations, Icon, Implementation, Resource, ToolAnnotations
-from .uritemplate import UriTemplate
 from .versions import has_completions
-from .watch import Admission, WatchFunction
+from .watches import Admission, RegisteredWatch, WatchFunction
 
 F = TypeVar("F", bound=Callable[..., Coroutine[Any, Any, Any]])
 Handler = Callable[[Context, dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
@@ -31,7 +30,12 @@ ListChangedListener = Callable[[ListKind], None]
 
 
 class Server:
-    """An MCP server's offer: register with the decorators, run with `mcpkit.cli.run`."""
+    """An MCP server's offer: register with the decorators, run with `run()`.
+
+    Raises:
+        TypeError: (at construction) `lifespan` does not say what it provides (see
+            `mcpkit.lifespan`); (at registration) a function cannot be served.
+    """
 
     def __init__(
         self,
@@ -44,6 +48,7 @@ class Server:
         icons: list[Icon] | None = None,
         page_size: int = 100,
         cache: Mapping[str, CacheHint] | None = None,
+        lifespan: Lifespan | None = None,
     ) -> None:
         self.info = Implementation(
             name=name, version=version, title=title, website_url=website_url, icons=icons
@@ -51,23 +56,20 @@ class Server:
         self.instructions = instructions
         self.page_size = page_size
         self.cache = dict(cache or {})
+        self.lifespan = lifespan
+        self.provides = provided_types(lifespan) if lifespan is not None else ()
+        """The types of the values the lifespan provides: handlers get them by annotation."""
+        self.injectable = (Context, *self.provides)
         self.tools: dict[str, RegisteredTool] = {}
         self.resources: dict[str, RegisteredResource] = {}
         self.prompts: dict[str, RegisteredPrompt] = {}
-        self.completers: dict[tuple[str, str, str], Completer] = {}
-        self.watches: list[tuple[UriTemplate, WatchFunction]] = []
-        self.admissions: list[tuple[UriTemplate, Admission]] = []
+        self.completers: dict[tuple[str, str, str], RegisteredCompleter] = {}
+        self.watches: list[RegisteredWatch] = []
         self.resource_lister: ResourceLister | None = None
         self.list_changed_listeners: list[ListChangedListener] = []
         self.handlers: dict[str, tuple[str, Handler]] = {
-            "tools/list": ("tools", self._list_tools),
-            "tools/call": ("tools", self._call_tool),
-            "resources/list": ("resources", self._list_resources),
-            "resources/templates/list": ("resources", self._list_templates),
-            "resources/read": ("resources", self._read_resource),
-            "prompts/list": ("prompts", self._list_prompts),
-            "prompts/get": ("prompts", self._get_prompt),
-            "completion/complete": ("completions", self._complete),
+            method: (feature, partial(handle, self))
+            for method, (feature, handle) in methods.HANDLERS.items()
         }
 
     # Registration -----------------------------------------------------------------------
@@ -104,6 +106,7 @@ class Server:
                     input_schema=input_schema,
                     meta=meta,
                     text=text,
+                    injectable=self.injectable,
                 )
             )
             return fn
@@ -152,6 +155,7 @@ class Server:
                     annotations=annotations,
                     icons=icons,
                     meta=meta,
+                    injectable=self.injectable,
                 )
             )
             return fn
@@ -190,7 +194,13 @@ class Server:
 
         def register(fn: F) -> F:
             prompt = RegisteredPrompt(
-                fn, name=name, title=title, description=description, icons=icons, meta=meta
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                injectable=self.injectable,
             )
             self.add_prompt(prompt)
             return fn
@@ -209,18 +219,23 @@ class Server:
 
     def complete(
         self, *, argument: str, prompt: str | None = None, resource: str | None = None
-    ) -> Callable[[Completer], Completer]:
+    ) -> Callable[[CompleterFunction], CompleterFunction]:
         """Register a completer for `argument` of a prompt or of a resource template.
 
+        See `mcpkit.completions` for the parameters it may take.
+
         Raises:
-            TypeError: not exactly one of `prompt` and `resource` is given.
+            TypeError: not exactly one of `prompt` and `resource` is given, or the function
+                takes a parameter a completer is not given.
         """
         if (prompt is None) == (resource is None):
             raise TypeError("complete() needs exactly one of prompt= and resource=")
         key = ("ref/prompt", prompt, argument) if prompt else ("ref/resource", resource, argument)
 
-        def register(fn: Completer) -> Completer:
-            self.completers[key] = fn  # pyright: ignore[reportArgumentType]
+        def register(fn: CompleterFunction) -> CompleterFunction:
+            what = f"Completer of {argument!r} of {key[1]!r}"
+            completer = RegisteredCompleter(fn, what=what, injectable=self.injectable)
+            self.completers[key] = completer  # pyright: ignore[reportArgumentType]
             return fn
 
         return register
@@ -231,29 +246,42 @@ class Server:
         """Register an async function that watches the resources matching `uri`.
 
         It runs while a client is subscribed to a matching URI, gets the template variables
-        and a `Changed` (see there: subscribing waits for `changed.in_place()`), and is
-        cancelled when the last subscriber leaves. A `ProtocolError` it raises before it is
-        in place refuses the subscription with that error. One watch serves every
-        subscriber: `admit(ctx, **variables)`, awaited for each `resources/subscribe`,
-        refuses a client by raising a `ProtocolError` (say, a file outside its roots).
+        by name and a `Changed` by type (see there: subscribing waits for
+        `changed.in_place()`), and is cancelled when the last subscriber leaves. A
+        `ProtocolError` it raises before it is in place refuses the subscription with that
+        error. One watch serves every subscriber: `admit`, awaited with the variables and
+        the request's `Context` for each subscription, refuses a client by raising a
+        `ProtocolError` (say, a file outside its roots). See `mcpkit.watches`.
+
+        Raises:
+            TypeError: a function takes parameters it would not be given.
         """
-        template = UriTemplate(uri)
-        if admit is not None:
-            self.admissions.append((template, admit))
 
         def register(fn: WatchFunction) -> WatchFunction:
-            self.watches.append((template, fn))
+            self.watches.append(RegisteredWatch(uri, fn, admit=admit, provides=self.provides))
             return fn
 
         return register
 
+    def find_watch(self, uri: str) -> tuple[RegisteredWatch, dict[str, str]] | None:
+        """Return the watch of `uri` and its variables, or None if no watch serves it."""
+        for watch in self.watches:
+            variables = watch.template.match(uri)
+            if variables is not None:
+                return watch, variables
+        return None
+
     async def admit(self, ctx: Context, uri: str) -> None:
         """Let the client of `ctx` subscribe to `uri`, or raise what its `admit` raises."""
-        for template, admit in self.admissions:
-            variables = template.match(uri)
-            if variables is not None:
-                await admit(ctx, **variables)
-                return
+        found = self.find_watch(uri)
+        if found is not None:
+            await found[0].admit_client(ctx, found[1])
+
+    def run(self, argv: Sequence[str] | None = None) -> None:
+        """Serve from the command line (`argv`, default `sys.argv`): see `mcpkit.cli.main`."""
+        from . import cli  # it imports this module
+
+        cli.main(self, argv=argv)
 
     def _changed(self, kind: ListKind) -> None:
         for listener in self.list_changed_listeners:
@@ -321,80 +349,3 @@ class Server:
             if variables is not None:
                 return resource, variables
         raise ResourceNotFound(uri)
-
-    # Method handlers --------------------------------------------------------------------
-
-    async def _list_tools(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        tools, cursor = page(
-            list(self.tools.values()), params.get("cursor"), "tools", self.page_size
-        )
-        result: dict[str, Any] = {
-            "tools": [dump(t.definition, ctx.protocol_version) for t in tools]
-        }
-        return _with_cursor(result, cursor)
-
-    async def _call_tool(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        name = params_string(params, "name")
-        tool = self.tools.get(name)
-        if tool is None:
-            raise InvalidParams(f"Unknown tool: {name}")
-        return await tool.call(ctx, params_object(params, "arguments"))
-
-    async def _list_resources(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        listing = [r.listing() for r in self.resources.values() if not r.is_template]
-        if self.resource_lister is not None:
-            listing += await self.resource_lister(ctx)
-        items, cursor = page(listing, params.get("cursor"), "resources", self.page_size)
-        return _with_cursor({"resources": dump_all(items, ctx.protocol_version)}, cursor)
-
-    async def _list_templates(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        templates = [r for r in self.resources.values() if r.is_template]
-        items, cursor = page(templates, params.get("cursor"), "templates", self.page_size)
-        listing = [r.listing() for r in items]
-        return _with_cursor({"resourceTemplates": dump_all(listing, ctx.protocol_version)}, cursor)
-
-    async def _read_resource(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        uri = params_string(params, "uri")
-        resource, variables = self.find_resource(uri)
-        contents = await resource.read(ctx, uri, variables)
-        return {"contents": dump_all(contents, ctx.protocol_version)}
-
-    async def _list_prompts(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        prompts, cursor = page(
-            list(self.prompts.values()), params.get("cursor"), "prompts", self.page_size
-        )
-        result = {"prompts": dump_all([p.definition for p in prompts], ctx.protocol_version)}
-        return _with_cursor(result, cursor)
-
-    async def _get_prompt(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        name = params_string(params, "name")
-        prompt = self.prompts.get(name)
-        if prompt is None:
-            raise InvalidParams(f"Unknown prompt: {name}")
-        messages = await prompt.render(ctx, params_object(params, "arguments"))
-        result: dict[str, Any] = {"messages": dump_all(messages, ctx.protocol_version)}
-        if prompt.definition.description:
-            result["description"] = prompt.definition.description
-        return result
-
-    async def _complete(self, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        # A prompt or template we lack has nothing to offer: an empty answer, not an error,
-        # as completion only suggests (generic clients probe it with names of their own).
-        ref = params_object(params, "ref")
-        argument = params_object(params, "argument")
-        kind = ref.get("type")
-        target = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
-        if kind not in ("ref/prompt", "ref/resource"):
-            raise InvalidParams("ref.type must be ref/prompt or ref/resource")
-        name = params_string(argument, "name")
-        value = params_string(argument, "value")
-        completer = self.completers.get((kind, str(target), name))
-        arguments = params_object(params_object(params, "context"), "arguments")
-        values = [] if completer is None else await completer(ctx, value, arguments)
-        return {"completion": completion_result(values)}
-
-
-def _with_cursor(result: dict[str, Any], cursor: str | None) -> dict[str, Any]:
-    if cursor is not None:
-        result["nextCursor"] = cursor
-    return result

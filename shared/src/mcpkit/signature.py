@@ -8,11 +8,15 @@ server imports at start-up import pydantic inside the functions that need it, an
 describes a parameter without it.
 """
 
+import dataclasses
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass
+from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, get_args, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, cast, get_args, get_origin, get_type_hints
+
+import typing_extensions
 
 from .context import Context
 
@@ -62,25 +66,47 @@ def description_of(annotation: Any) -> str | None:
 
 
 class Signature:
-    """The parameters of a handler, split into the Context and the client's arguments.
+    """The parameters of a handler: those injected by type, and those the request fills.
+
+    A parameter annotated with one of the `injectable` types (`Context`, `Changed`, what
+    the server's lifespan provides) is given that value; the others are filled from the
+    request (a tool's arguments, a template's variables, ...). `what` names the handler
+    in errors, such as "Tool 'search'".
 
     Raises:
-        TypeError: `fn` is not a coroutine function, or a parameter has no annotation.
+        TypeError: `fn` is not a coroutine function, a parameter has no annotation, or it
+            asks for a value that cannot be given here (a `Context` in a watch, a class
+            the lifespan does not provide).
     """
 
-    def __init__(self, fn: Callable[..., Any], *, forbid_extra: bool = True) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        what: str,
+        injectable: Collection[type] = (Context,),
+        forbid_extra: bool = True,
+    ) -> None:
         if not inspect.iscoroutinefunction(fn):
-            raise TypeError(f"{fn.__qualname__} must be an async function")
+            raise TypeError(f"{what}: {fn.__qualname__} must be an async function")
         self.name = fn.__name__
         self.hints = get_type_hints(fn, include_extras=True)
-        self.context_parameter: str | None = None
+        self.injected: dict[str, type] = {}
+        """The parameters given by type, not by the request."""
         self.parameters: dict[str, inspect.Parameter] = {}
+        """The parameters the request fills."""
         for name, parameter in inspect.signature(fn).parameters.items():
             annotation = self.hints.get(name, inspect.Parameter.empty)
-            if annotation is Context:
-                self.context_parameter = name
-            elif annotation is inspect.Parameter.empty:
-                raise TypeError(f"Parameter {name!r} of {fn.__qualname__} needs a type annotation")
+            if annotation is inspect.Parameter.empty:
+                raise TypeError(f"{what}: parameter {name!r} needs a type annotation")
+            if annotation in injectable:
+                self.injected[name] = annotation
+            elif _is_unprovided_class(annotation):
+                raise TypeError(
+                    f"{what}: parameter {name!r} asks for a {annotation.__name__}, which cannot"
+                    " be given here (not a request argument, nor a value the server provides:"
+                    " see Server(lifespan=...))"
+                )
             else:
                 self.parameters[name] = parameter
         self.returns: Any = self.hints.get("return", inspect.Parameter.empty)
@@ -118,6 +144,31 @@ class Signature:
         """
         validated = self.arguments_model.model_validate(arguments)
         kwargs = {name: getattr(validated, name) for name in self.parameters}
-        if self.context_parameter is not None:
-            kwargs[self.context_parameter] = context
+        kwargs.update(self.inject(context.get))
         return kwargs
+
+    def inject(self, get: Callable[[type], object]) -> dict[str, Any]:
+        """Return the injected keyword arguments, each value `get(its type)`."""
+        return {name: get(kind) for name, kind in self.injected.items()}
+
+
+_VALUE_MODULES = frozenset(
+    ("builtins", "datetime", "decimal", "enum", "ipaddress", "pathlib", "uuid")
+)
+"""Modules whose classes are values a request can carry, not services to inject."""
+
+
+def _is_unprovided_class(annotation: Any) -> bool:
+    """Whether `annotation` is a class that no request argument could be: a service.
+
+    Data classes, TypedDicts, enums, named tuples, pydantic models and the standard value
+    types are arguments; any other class (a database, a client) must be injected, so asking
+    for one that is not injectable is a mistake best caught at registration.
+    """
+    inner: object = get_args(annotation)[0] if get_origin(annotation) is Annotated else annotation
+    if not isinstance(inner, type) or inner.__module__ in _VALUE_MODULES:
+        return False
+    kind = cast(type[object], inner)
+    if dataclasses.is_dataclass(kind) or typing_extensions.is_typeddict(kind):
+        return False
+    return not issubclass(kind, (Enum, tuple)) and not hasattr(kind, "model_fields")

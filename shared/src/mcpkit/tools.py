@@ -24,7 +24,7 @@ import inspect
 import logging
 import types
 import typing
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin
 
@@ -124,10 +124,12 @@ class RegisteredTool:
         input_schema: dict[str, Any] | None,
         meta: dict[str, Any] | None,
         text: TextRendering | None = None,
+        injectable: Collection[type] = (Context,),
     ) -> None:
-        self.signature = Signature(fn)
+        """Raises TypeError: the function cannot be served as a tool (see `Signature`)."""
         self.fn = fn
         self.name = name or fn.__name__
+        self.signature = Signature(fn, what=f"Tool {self.name!r}", injectable=injectable)
         if not _is_supported_return(self.signature.returns):
             raise TypeError(
                 f"Tool {self.name!r} returns {self.signature.returns!r}: return str, None, content"

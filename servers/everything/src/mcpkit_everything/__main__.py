@@ -1,9 +1,7 @@
 """Command line of mcp-everything: `mcp-everything [--transport stdio] [--log-level LEVEL]`."""
 
 import argparse
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 
 from mcpkit import cli
 
@@ -25,10 +23,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         epilog="example: mcp-everything --log-level info",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    args = cli.parse(parser, argv)
-    with tempfile.TemporaryDirectory(prefix="mcp-everything-") as directory:
-        server = build_server(Path(directory) / "watched-resource.txt")
-        cli.run(server, args, config_hint=CONFIG_HINT)
+    cli.main(build_server(), parser, argv=argv, config_hint=CONFIG_HINT)
 
 
 if __name__ == "__main__":

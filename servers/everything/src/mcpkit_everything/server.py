@@ -1,11 +1,15 @@
 """mcp-everything: every protocol feature, under the names the conformance suite calls.
 
 This module only registers; the data lives in `fixtures`. `build_server(watched_path)` returns
-the server; the file at `watched_path` backs test://watched-resource.
+the server; the file at `watched_path` backs test://watched-resource. The server's lifespan
+makes that file (in a temporary directory by default) and hands it to the handlers that
+annotate a parameter with `WatchedFile`.
 """
 
 import json
-from collections.abc import Mapping
+import tempfile
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -32,6 +36,7 @@ from mcpkit.watch import Changed
 
 from . import __version__, fixtures
 from .diagnostics import register_diagnostics
+from .fixtures import WatchedFile
 from .hints import READ_ONLY
 from .inputs import register_input_tools
 from .schemas import ADDRESS_TOOL_SCHEMA, DEFAULTS_FORM, ENUMS_FORM, USER_FORM
@@ -61,8 +66,20 @@ class Roots:
     roots: list[str]
 
 
-def build_server(watched_path: Path) -> Server:
-    """Return the mcp-everything server, its watched resource backed by `watched_path`."""
+def build_server(watched_path: Path | None = None) -> Server:
+    """Return the mcp-everything server, its watched resource backed by `watched_path`.
+
+    Without `watched_path`, a file in a temporary directory that lasts while the server runs.
+    """
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncGenerator[WatchedFile]:
+        if watched_path is not None:
+            yield WatchedFile(watched_path)
+            return
+        with tempfile.TemporaryDirectory(prefix="mcp-everything-") as directory:
+            yield WatchedFile(Path(directory) / "watched-resource.txt")
+
     app = Server(
         "mcp-everything",
         __version__,
@@ -70,12 +87,12 @@ def build_server(watched_path: Path) -> Server:
         instructions="A test server: every MCP feature, with the conformance suite's fixtures.",
         website_url="https://github.com/mcpkit/mcpkit",
         icons=[ICON],
+        lifespan=lifespan,
     )
-    watched = fixtures.WatchedFile(watched_path)
     _register_content_tools(app)
     _register_interaction_tools(app)
     _register_client_request_tools(app)
-    _register_resources(app, watched)
+    _register_resources(app)
     _register_prompts(app)
     _register_completions(app)
     _register_dynamic_items(app)
@@ -87,7 +104,7 @@ def build_server(watched_path: Path) -> Server:
             read_only_hint=False, destructive_hint=False, idempotent_hint=True
         )
     )
-    async def update_watched_resource(text: str) -> str:
+    async def update_watched_resource(text: str, watched: WatchedFile) -> str:
         """Replace the text of test://watched-resource; subscribers get an update notification."""
         await anyio.to_thread.run_sync(watched.write, text)
         return "test://watched-resource updated"
@@ -253,7 +270,7 @@ def _elicit_reply(result: Any) -> str:
     return f"User response: action={result.action}, content={json.dumps(result.content)}"
 
 
-def _register_resources(app: Server, watched: fixtures.WatchedFile) -> None:
+def _register_resources(app: Server) -> None:
     @app.resource("test://static-text", name="static-text", mime_type="text/plain")
     async def static_text() -> str:
         """A static text resource."""
@@ -272,12 +289,12 @@ def _register_resources(app: Server, watched: fixtures.WatchedFile) -> None:
         return fixtures.template_data(id)
 
     @app.resource("test://watched-resource", name="watched-resource", mime_type="text/plain")
-    async def watched_resource() -> str:
+    async def watched_resource(watched: WatchedFile) -> str:
         """A file-backed resource: subscribe, then call update_watched_resource."""
         return await anyio.to_thread.run_sync(watched.read)
 
     @app.watch("test://watched-resource")
-    async def watch_watched_resource(changed: Changed) -> None:
+    async def watch_watched_resource(changed: Changed, watched: WatchedFile) -> None:
         await changed.follow_files([watched.path])
 
 
