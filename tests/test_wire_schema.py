@@ -493,6 +493,57 @@ def test_invalid_message_fails(
     assert re.search(pattern, rejection(version, message, method))
 
 
+def elicit_request(version: str, field: Message, **form: Any) -> Case:
+    """An elicitation asking for one `field`, as `version` sends it to the client."""
+    schema: Message = {"type": "object", "properties": {"x": field}, **form}
+    params: Message = {"message": "Which?", "requestedSchema": schema}
+    if not since(version, MODERN):
+        return request("elicitation/create", params)
+    ask = {"method": "elicitation/create", "params": params}
+    result = {"resultType": "input_required", "inputRequests": {"q": ask}, "requestState": "s"}
+    return response(version, result), "tools/call"
+
+
+FORM_FIELDS: list[tuple[str, Message, str]] = [
+    # (name, a form field with a `default`, the definition it is checked against in 2025-06-18)
+    ("text", {"type": "string", "minLength": 1, "default": "a"}, "StringSchema"),
+    ("number", {"type": "integer", "maximum": 9, "default": 1}, "NumberSchema"),
+    ("enum", {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B"], "default": "a"},
+     "EnumSchema"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("field", "definition"), [(f, d) for _, f, d in FORM_FIELDS],
+                         ids=[name for name, _, _ in FORM_FIELDS])  # fmt: skip
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", MODERN])
+def test_form_field_default_is_valid_from_2025_11_25(
+    version: str, field: Message, definition: str
+) -> None:
+    message, method = elicit_request(version, field)
+    if since(version, "2025-11-25"):
+        validate_server_message(version, message, method)
+    else:
+        where = "params.requestedSchema.properties.x.default"
+        assert f"{where}: field not defined by {definition} in {version}" in rejection(
+            version, message, method
+        )
+        validate_server_message(version, *elicit_request(version, without(field, "default")))
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", MODERN])
+def test_form_checks_reach_every_version_and_field(version: str) -> None:
+    """Boolean defaults are 2025-06-18's; `$schema` is 2025-11-25's; `pattern` is no one's."""
+    boolean: Message = {"type": "boolean", "default": True}
+    validate_server_message(version, *elicit_request(version, boolean))
+    dialect = elicit_request(version, boolean, **{"$schema": "https://json-schema.org/x"})
+    if since(version, "2025-11-25"):
+        validate_server_message(version, *dialect)
+    else:
+        assert "requestedSchema.$schema: field not defined" in rejection(version, *dialect)
+    pattern = elicit_request(version, {"type": "string", "pattern": "^a"})
+    assert "requestedSchema.properties.x.pattern: field not defined" in rejection(version, *pattern)
+
+
 def test_failure_lists_every_problem_with_the_message() -> None:
     message, method = tools_list("2024-11-05", title="T", icons=[ICON], outputSchema={})
     with pytest.raises(AssertionError) as caught:

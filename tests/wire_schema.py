@@ -17,7 +17,11 @@ emitted (a response, an error response, a notification, or a server-to-client re
    `additionalProperties` are open by design (maps, index signatures) and only their values are
    walked; the exception is a message typed as a generic base itself (ping's `EmptyResult` is the
    base `Result`), which may hold only the base's fields. Free-form values are never walked:
-   `_meta`, JSON Schemas (`inputSchema`, `outputSchema`, `requestedSchema`), `structuredContent`.
+   `_meta`, JSON Schemas (`inputSchema`, `outputSchema`), `structuredContent`. An elicitation
+   form (`requestedSchema`) is walked: the spec defines each kind of field, key by key, so a
+   2025-06-18 text field with a `default` is caught as any other undefined field is.
+   Server-to-client requests are walked too, as sent on their own and as carried in a
+   2026-07-28 `InputRequiredResult`.
    This one generic rule covers `title`, `icons`, `outputSchema`, `structuredContent`, tool
    `annotations`, `annotations.lastModified`, the `completions` capability, and
    `resultType`/`ttlMs`/`cacheScope` in handshake-era results; `audio` and `resource_link`
@@ -56,9 +60,7 @@ ALL_VERSIONS: tuple[str, ...] = (
 _SCHEMAS = Path(__file__).parent / "schemas"
 # The files have no `$id`; each is registered under this URI, which is never fetched.
 _BASE_URI = "https://schemas.invalid/mcp/{}/schema.json"
-_FREE_FORM = frozenset(
-    {"_meta", "inputSchema", "outputSchema", "requestedSchema", "structuredContent"}
-)
+_FREE_FORM = frozenset({"_meta", "inputSchema", "outputSchema", "structuredContent"})
 # Request and notification params may carry `_meta` in every version (see `Request`).
 _META = frozenset({"_meta"})
 # Properties the vendored (post-release) files define that the released version did not.

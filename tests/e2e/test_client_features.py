@@ -228,26 +228,39 @@ async def test_elicitation_needs_2025_06_18(everything: Everything, version: str
 
 @over(WITH_ELICITATION)
 async def test_elicitation_defaults(everything: Everything, version: str) -> None:
+    """Defaults reach the client from 2025-11-25 on; before, only a boolean's (its schema's)."""
     seen: list[types.ElicitRequestParams] = []
+    defaults: dict[str, str | int | float | bool | list[str] | None] = {
+        "name": "John Doe",
+        "age": 30,
+        "score": 95.5,
+        "status": "active",
+        "verified": True,
+    }
 
     async def accept_defaults(
         context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
         seen.append(params)
         assert isinstance(params, types.ElicitRequestFormParams)
-        properties = params.requested_schema["properties"]
-        return types.ElicitResult(
-            action="accept", content={k: v["default"] for k, v in properties.items()}
-        )
+        return types.ElicitResult(action="accept", content=defaults)
 
     async with everything.connect(version, elicitation_callback=accept_defaults) as conn:
         with anyio.fail_after(10):
             result = await conn.session.call_tool("test_elicitation_sep1034_defaults", {})
         (request,) = conn.record.server_requests("elicitation/create")
 
-    assert request["params"]["requestedSchema"] == DEFAULTS_FORM
-    defaults = {"name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": True}
     assert {k: v["default"] for k, v in DEFAULTS_FORM["properties"].items()} == defaults
+    expected = DEFAULTS_FORM
+    if version < "2025-11-25":
+        fields = DEFAULTS_FORM["properties"].items()
+        expected = DEFAULTS_FORM | {
+            "properties": {
+                k: v if v["type"] == "boolean" else {f: x for f, x in v.items() if f != "default"}
+                for k, v in fields
+            }
+        }
+    assert request["params"]["requestedSchema"] == expected
     assert text_of(result) == f"User response: action=accept, content={json.dumps(defaults)}"
     assert len(seen) == 1
 

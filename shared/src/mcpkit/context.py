@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from . import answers
 from .errors import ClientRequestError, InputRequired
 from .jsonrpc import RequestId, as_object, is_request_id
-from .shape import dump, dump_all
+from .shape import dump, dump_all, dump_form
 from .types import ElicitResult, LogLevel, ModelPreferences, Root, SamplingMessage, SamplingResult
 from .versions import V2025_03_26, form_fits, has_elicitation, has_url_elicitation
 
@@ -258,7 +258,8 @@ class Context:
         supports = self._peer.client_supports
         if supports("elicitation", "url") and not supports("elicitation", "form"):
             raise ClientRequestError("The client accepts only URL elicitation, not forms")
-        params = {"message": message, "requestedSchema": dict(requested_schema)}
+        form = dump_form(requested_schema, self.protocol_version)
+        params = {"message": message, "requestedSchema": form}
         if has_url_elicitation(self.protocol_version):
             params["mode"] = "form"
         result = await self._peer.request("elicitation/create", params, timeout, self.request_id)

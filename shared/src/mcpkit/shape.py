@@ -2,14 +2,18 @@
 
 A field marked `Since(v)` is left out for sessions older than `v`; a whole type newer than
 the session (audio, resource links) is replaced by its `downgrade()` stand-in or dropped.
-Free-form values (JSON Schemas, structured content, `_meta`) pass through untouched.
+Free-form values (JSON Schemas, structured content, `_meta`) pass through untouched; an
+elicitation form is no free JSON Schema but a subset each version spells out (`dump_form`).
 """
 
 import dataclasses
+from collections.abc import Mapping
 from functools import cache
 from typing import Any, get_type_hints
 
+from .jsonrpc import as_object
 from .types import Since, WireModel, WireName
+from .versions import form_field_keys, form_keys
 
 
 def _camel(name: str) -> str:
@@ -62,3 +66,27 @@ def _value(value: Any, version: str) -> Any:
     if isinstance(value, list):
         return dump_all(value, version)  # pyright: ignore[reportUnknownArgumentType]
     return value
+
+
+def dump_form(requested_schema: Mapping[str, Any], version: str) -> dict[str, Any]:
+    """Return an elicitation form (`requestedSchema`) holding only the keys `version` defines.
+
+    Each field keeps what its kind of form field may have in `version` (a `default`, say,
+    only from 2025-11-25 on, except on booleans); a field of no known kind is left as is,
+    for `versions.form_fits` to judge.
+    """
+    allowed = form_keys(version)
+    form = {key: value for key, value in requested_schema.items() if key in allowed}
+    fields = as_object(requested_schema.get("properties"))
+    if fields is not None:
+        form["properties"] = {name: _form_field(field, version) for name, field in fields.items()}
+    return form
+
+
+def _form_field(field: Any, version: str) -> Any:
+    """Return one form field with only the keys its kind has in `version`."""
+    shape = as_object(field)
+    keys = None if shape is None else form_field_keys(version, shape)
+    if shape is None or keys is None:
+        return field
+    return {key: value for key, value in shape.items() if key in keys}

@@ -74,3 +74,42 @@ def form_fits(version: str, requested_schema: Mapping[str, Any]) -> bool:
         and "oneOf" not in field
         for field in fields.values()
     )
+
+
+_FIELD_BASICS = ("type", "title", "description")
+_FORM_FIELD_KEYS: dict[str, frozenset[str]] = {
+    "string": frozenset((*_FIELD_BASICS, "minLength", "maxLength", "format")),
+    "enum": frozenset((*_FIELD_BASICS, "enum", "enumNames")),
+    "choice": frozenset((*_FIELD_BASICS, "oneOf")),  # titled single select, 2025-11-25
+    "multi": frozenset((*_FIELD_BASICS, "items", "minItems", "maxItems")),  # 2025-11-25
+    "number": frozenset((*_FIELD_BASICS, "minimum", "maximum")),
+    "boolean": frozenset((*_FIELD_BASICS, "default")),  # the one default 2025-06-18 has
+}
+
+
+def form_keys(version: str) -> frozenset[str]:
+    """Return the keys an elicitation form (`requestedSchema`) may have in `version`."""
+    keys = frozenset(("type", "properties", "required"))
+    return keys | {"$schema"} if version >= V2025_11_25 else keys
+
+
+def form_field_keys(version: str, field: Mapping[str, Any]) -> frozenset[str] | None:
+    """Return the keys a form field like `field` may have in `version`.
+
+    The kind of field (text, enum, titled choice, multi-select, number, boolean) follows
+    from its `type` and whether it lists `enum` or `oneOf`; None when it is no kind of
+    form field. Every kind may have a `default` from 2025-11-25 on, only booleans before.
+    """
+    match field.get("type"):
+        case "boolean":
+            kind = "boolean"
+        case "number" | "integer":
+            kind = "number"
+        case "array":
+            kind = "multi"
+        case "string":
+            kind = "choice" if "oneOf" in field else "enum" if "enum" in field else "string"
+        case _:
+            return None
+    keys = _FORM_FIELD_KEYS[kind]
+    return keys | {"default"} if version >= V2025_11_25 else keys
