@@ -21,14 +21,12 @@ def make_server() -> Server:
 
     @app.tool()
     async def progress(ctx: Context, steps: int = 3) -> str:
-        """Report progress, then try to go backwards."""
+        """Report progress, then try to go backwards and to stand still."""
         for step in range(1, steps + 1):
             await ctx.progress(step, steps, f"step {step}")
-        try:
-            await ctx.progress(1)
-        except ValueError:
-            return "refused backwards progress"
-        return "accepted backwards progress"
+        await ctx.progress(1)  # dropped: progress only increases, and it never raises
+        await ctx.progress(steps)
+        return "done"
 
     @app.tool()
     async def sample(ctx: Context, prompt: str) -> str:
@@ -83,7 +81,7 @@ async def test_logs_honour_the_level_and_are_sent_before_the_result() -> None:
 async def test_progress_only_with_a_token_increasing_and_before_the_result() -> None:
     async with connect(make_server()) as client:
         result = await client.call_tool("progress")
-        assert result["content"][0]["text"] == "refused backwards progress"
+        assert result["content"][0]["text"] == "done"
         assert not client.notifications  # no token, no progress
         await client.call_tool("progress", progress_token="tok")
         answer_index = next(i for i, m in enumerate(client.messages) if m.get("id") == 3)

@@ -154,17 +154,17 @@ class Context:
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Report progress, if the client asked for it; does nothing otherwise.
+        """Report progress, if the client asked for it (with a progress token).
 
-        Raises:
-            ValueError: `progress` is not greater than the previous report (the spec says
-                progress MUST increase).
+        Never raises at a handler: without a token, after the answer, or when `progress`
+        is not greater than the last value reported (the spec says progress MUST
+        increase), the report is dropped quietly.
         """
-        if self._last_progress is not None and progress <= self._last_progress:
-            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
-        self._last_progress = progress
         if self._progress_token is None or self._done:
             return
+        if self._last_progress is not None and progress <= self._last_progress:
+            return
+        self._last_progress = progress
         params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress}
         if total is not None:
             params["total"] = total

@@ -1,0 +1,91 @@
+"""Blocking work off the event loop: reads, changes, and the progress they report.
+
+A handler that calls blocking code (a filesystem walk, `sqlite3`, a parser) runs it with
+`run`, so the server keeps answering (`ping`, other calls) meanwhile:
+
+```python
+tick = Progress(ctx, "files walked")
+found = await work.run(walk.search, root, pattern, tick=tick)     # a read
+await work.run(writing.write, path, text, changes=True)           # a change
+```
+
+- A read (the default) that is cancelled ends at once: the client gets no answer and the
+  thread is left to finish on its own. It must change nothing, as nobody sees its end;
+  a `Progress` it ticks stops it at its next tick.
+- A change (`changes=True`) runs to its end even when cancelled, so it is done whole or
+  not at all; its result is dropped, as a cancelled request gets no response.
+
+A `Progress` is made on the event loop and ticked from any thread, including threads
+anyio did not start (the one `aiosqlite` runs its connection in, say). It reports at most
+every `REPORT_EVERY` seconds: a report waits for the event loop, and a fast walk that
+reported each of its million entries would take several times as long.
+"""
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from .context import Context
+
+T = TypeVar("T")
+
+REPORT_EVERY = 0.2
+"""Seconds between two progress reports of one piece of work."""
+
+
+async def run(fn: Callable[..., T], /, *args: Any, changes: bool = False, **kwargs: Any) -> T:
+    """Return `fn(*args, **kwargs)`, run in a worker thread.
+
+    Cancelled, a read (`changes` false) is no longer waited for; a change is waited for
+    to its end (see the module docstring).
+
+    Raises:
+        Exception: what `fn` raises.
+    """
+    call = partial(fn, *args, **kwargs)
+    return await anyio.to_thread.run_sync(call, abandon_on_cancel=not changes)
+
+
+class Progress:
+    """The `tick` of long blocking work: reports progress, and stops the work if cancelled.
+
+    Make it on the event loop, in the handler; call `tick(count)` from the work's thread
+    to say that `count` units are done. The client hears "{count} {unit}" (with `total`
+    when known) at most every `REPORT_EVERY` seconds, if it asked for progress.
+    """
+
+    def __init__(self, ctx: Context, unit: str, *, total: float | None = None) -> None:
+        self.ctx = ctx
+        self.unit = unit
+        self.total = total
+        self._token = anyio.lowlevel.current_token()
+        self._loop_thread = threading.get_ident()
+        self._reported: float | None = None  # time.monotonic() of the last report
+
+    def __call__(self, count: float) -> None:
+        """Note that `count` units are done; report it if the last report is old enough.
+
+        On the event loop's own thread it does nothing: work short enough to run there
+        has nothing to report, and waiting for the loop there would never end.
+
+        Raises:
+            anyio.get_cancelled_exc_class(): (in a thread anyio started) the request was
+                cancelled: the work should stop.
+        """
+        if threading.get_ident() == self._loop_thread:
+            return
+        # In a thread anyio did not start, its owner decides how it is cancelled.
+        with contextlib.suppress(anyio.NoEventLoopError):
+            anyio.from_thread.check_cancelled()
+        now = time.monotonic()
+        if self._reported is None or now - self._reported >= REPORT_EVERY:
+            self._reported = now
+            message = f"{count:g} {self.unit}"
+            anyio.from_thread.run(self.ctx.progress, count, self.total, message, token=self._token)
