@@ -61,3 +61,19 @@ async def connect(
     async with testing.connect(server, **options) as client:
         yield client
     validate_exchange(client, wire_version)
+
+
+async def stateless(
+    client: Client, method: str, params: dict[str, Any], capabilities: dict[str, Any]
+) -> dict[str, Any]:
+    """Send a 2026-07-28 request (its `_meta` says all) and return its result.
+
+    Raises:
+        RPCError: the server answered with an error.
+    """
+    meta = {
+        _MODERN_KEY: "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "checked", "version": "0"},
+    }
+    return await client.request(method, {**params, "_meta": meta})

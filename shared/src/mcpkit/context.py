@@ -91,7 +91,19 @@ class Peer(Protocol):
 
 
 class Context:
-    """The handler's view of its request: logging, progress, notifications, client requests."""
+    """The handler's view of its request: logging, progress, notifications, client requests.
+
+    Asking the client (`roots`, `sample`, `elicit`, `elicit_url`, `ask_together`) works in
+    both eras, but differently. In the handshake era the question is a request to the
+    client and the call returns its answer. In the stateless era (2026-07-28) the call
+    raises `InputRequired`, which ends this attempt with an `InputRequiredResult`; the
+    client answers and retries, and the handler runs again *from the top*, where the same
+    call now returns the answer. So a handler asks first, then changes things: whatever
+    it did before the question is done again on the retry. `InputRequired` is a
+    `BaseException`, like a cancellation: `except Exception` does not catch it, and code
+    must let it pass. A question whose request is cancelled is withdrawn (the client is
+    sent `notifications/cancelled`) and the cancellation propagates, as in anyio.
+    """
 
     def __init__(
         self,
@@ -191,9 +203,11 @@ class Context:
         await self._peer.notify_resource_updated(uri)
 
     async def roots(self, *, timeout: float = ROOTS_TIMEOUT) -> list[Root]:
-        """Ask the client for its roots.
+        """Ask the client for its roots (a question: see the class docstring).
 
         Raises:
+            InputRequired: (2026-07-28) asked, not yet answered: the retry runs the handler
+                again from the top. Let it pass.
             ClientRequestError: the client has no roots capability, fails or times out.
         """
         self._require("roots", what="roots")
@@ -210,9 +224,11 @@ class Context:
         model_preferences: ModelPreferences | None = None,
         timeout: float = SAMPLING_TIMEOUT,
     ) -> SamplingResult:
-        """Ask the client's model for a completion.
+        """Ask the client's model for a completion (a question: see the class docstring).
 
         Raises:
+            InputRequired: (2026-07-28) asked, not yet answered: the retry runs the handler
+                again from the top. Let it pass.
             ClientRequestError: the client has no sampling capability, fails or times out.
         """
         self._require("sampling", what="sampling")
@@ -243,7 +259,12 @@ class Context:
     ) -> ElicitResult:
         """Ask the user to fill in a form (a flat object schema of primitive fields).
 
+        A question: see the class docstring. Fields the session's version cannot express
+        (a `default` before 2025-11-25, say) are left out of what the client is sent.
+
         Raises:
+            InputRequired: (2026-07-28) asked, not yet answered: the retry runs the handler
+                again from the top. Let it pass.
             ClientRequestError: the client cannot show forms, fails or times out.
         """
         if not has_elicitation(self.protocol_version):
@@ -270,7 +291,11 @@ class Context:
     ) -> ElicitResult:
         """Ask the user to visit `url` (for what must not pass through the client).
 
+        A question: see the class docstring.
+
         Raises:
+            InputRequired: (2026-07-28) asked, not yet answered: the retry runs the handler
+                again from the top. Let it pass.
             ClientRequestError: the client does not support URL elicitation, fails or
                 times out.
         """

@@ -12,12 +12,13 @@ MCPError
 │   ├── HeaderMismatch      -32020  HTTP headers disagree with the body (2026-07-28)
 │   ├── MissingClientCapability -32021  the request needs a capability it did not declare
 │   └── UnsupportedVersion  -32022  the request's protocol version is not one we speak
-├── InputRequired                       -> (2026-07-28) an InputRequiredResult: the client
-│                                          answers ctx.elicit/sample/roots and retries
 ├── ToolError(message)                  -> a tool result with isError: true
 └── ClientRequestError(message)         -> raised by ctx.sample/elicit/roots when the
                                            client lacks the capability, answers with an
                                            error, or does not answer in time
+
+InputRequired (a BaseException)         -> (2026-07-28) an InputRequiredResult: the client
+                                           answers ctx.elicit/sample/roots and retries
 ```
 
 Inside a tool, `ToolError` and `ClientRequestError` become an `isError` result the model can
@@ -127,12 +128,16 @@ class UnsupportedVersion(ProtocolError):
         )
 
 
-class InputRequired(MCPError):
+class InputRequired(BaseException):
     """(2026-07-28) The handler needs an answer from the client before it can finish.
 
     Raised by `ctx.elicit`, `ctx.sample` and `ctx.roots` (several at once by
     `ctx.ask_together`); the request is answered with an `InputRequiredResult` carrying
-    `requests` by key, and the client's retry runs the handler again with the answers.
+    `requests` by key, and the client's retry runs the handler again from the top, with
+    the answers. Like a cancellation, it is not an `Exception`: an `except Exception`
+    around a question cannot swallow it, and must not (the client would get a result
+    without ever being asked). Let it pass, as `finally` blocks do; ask before changing
+    anything, so that the retry does not change it twice.
     """
 
     def __init__(self, requests: dict[str, dict[str, Any]], answers: dict[str, Any]) -> None:

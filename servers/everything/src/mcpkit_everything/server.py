@@ -2,8 +2,8 @@
 
 This module only registers; the data lives in `fixtures`. `build_server(watched_path)` returns
 the server; the file at `watched_path` backs test://watched-resource. The server's lifespan
-makes that file (in a temporary directory by default) and hands it to the handlers that
-annotate a parameter with `WatchedFile`.
+makes that file (in a temporary directory by default) and a `Journal`, and hands each to
+the handlers that annotate a parameter with its type.
 """
 
 import json
@@ -39,6 +39,7 @@ from .diagnostics import register_diagnostics
 from .fixtures import WatchedFile
 from .hints import READ_ONLY
 from .inputs import register_input_tools
+from .journal import Journal, register_journal
 from .schemas import ADDRESS_TOOL_SCHEMA, DEFAULTS_FORM, ENUMS_FORM, USER_FORM
 
 ICON = Icon(
@@ -73,12 +74,12 @@ def build_server(watched_path: Path | None = None) -> Server:
     """
 
     @asynccontextmanager
-    async def lifespan() -> AsyncGenerator[WatchedFile]:
+    async def lifespan() -> AsyncGenerator[tuple[WatchedFile, Journal]]:
         if watched_path is not None:
-            yield WatchedFile(watched_path)
+            yield WatchedFile(watched_path), Journal()
             return
         with tempfile.TemporaryDirectory(prefix="mcp-everything-") as directory:
-            yield WatchedFile(Path(directory) / "watched-resource.txt")
+            yield WatchedFile(Path(directory) / "watched-resource.txt"), Journal()
 
     app = Server(
         "mcp-everything",
@@ -98,6 +99,7 @@ def build_server(watched_path: Path | None = None) -> Server:
     _register_dynamic_items(app)
     register_input_tools(app)
     register_diagnostics(app)
+    register_journal(app)
 
     @app.tool(
         annotations=ToolAnnotations(
