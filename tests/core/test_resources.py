@@ -229,7 +229,9 @@ def test_template_variables_must_match_parameters() -> None:
         app.resource("mem://{id}")(wrong)
 
 
-async def test_a_tool_error_outside_a_tool_is_invalid_params_with_its_message() -> None:
+async def test_a_tool_error_outside_a_tool_keeps_its_message() -> None:
+    # In a read: the resource is not there, and the message says why; in a prompt: the
+    # arguments are wrong.
     app = Server("errors", "1")
 
     @app.resource("notes://{name}")
@@ -245,7 +247,8 @@ async def test_a_tool_error_outside_a_tool_is_invalid_params_with_its_message() 
             await client.request("resources/read", {"uri": "notes://x"})
         with pytest.raises(RPCError) as get:
             await client.request("prompts/get", {"name": "ask", "arguments": {"name": "x"}})
-    assert (read.value.code, read.value.message) == (-32602, "No note x: list_notes shows them")
+    assert (read.value.code, read.value.message) == (-32002, "No note x: list_notes shows them")
+    assert read.value.data == {"uri": "notes://x"}
     assert (get.value.code, get.value.message) == (-32602, "No note x to ask about")
 
 

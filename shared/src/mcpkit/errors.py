@@ -23,8 +23,11 @@ InputRequired (a BaseException)         -> (2026-07-28) an InputRequiredResult: 
 
 Inside a tool, `ToolError` and `ClientRequestError` become an `isError` result the model can
 read; any other exception there becomes an `isError` result without details (the traceback
-goes to stderr). Outside tools, a `ProtocolError` is answered as itself, a `ToolError` as
-`InvalidParams` with its message, and anything else as `InternalError`.
+goes to stderr). Outside tools, a `ProtocolError` is answered as itself, a `ToolError` in a
+resource read or a subscription as `ResourceNotFound` with its message, elsewhere as
+`InvalidParams`, and anything else as `InternalError`. A server's own error types, declared
+once with `Server(errors=...)`, are treated as `ToolError` is, so its work modules need not
+import mcpkit.
 """
 
 from typing import TYPE_CHECKING, Any

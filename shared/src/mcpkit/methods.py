@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .completions import completion_result
 from .context import Context
-from .errors import InvalidParams
+from .errors import InvalidParams, ResourceNotFound
 from .pagination import page
 from .params import params_object, params_string
 from .shape import dump, dump_all
@@ -68,7 +68,10 @@ async def read_resource(server: "Server", ctx: Context, params: dict[str, Any]) 
     """
     uri = params_string(params, "uri")
     resource, variables = server.find_resource(uri)
-    contents = await resource.read(ctx, uri, variables)
+    try:
+        contents = await resource.read(ctx, uri, variables)
+    except server.errors as exc:
+        raise ResourceNotFound(uri, str(exc)) from None
     return {"contents": dump_all(contents, ctx.protocol_version)}
 
 
@@ -91,7 +94,10 @@ async def get_prompt(server: "Server", ctx: Context, params: dict[str, Any]) -> 
     prompt = server.prompts.get(name)
     if prompt is None:
         raise InvalidParams(f"Unknown prompt: {name}")
-    messages = await prompt.render(ctx, params_object(params, "arguments"))
+    try:
+        messages = await prompt.render(ctx, params_object(params, "arguments"))
+    except server.errors as exc:
+        raise InvalidParams(str(exc)) from None
     result: dict[str, Any] = {"messages": dump_all(messages, ctx.protocol_version)}
     if prompt.definition.description:
         result["description"] = prompt.definition.description
@@ -116,7 +122,10 @@ async def complete(server: "Server", ctx: Context, params: dict[str, Any]) -> di
     value = params_string(argument, "value")
     completer = server.completers.get((kind, str(target), name))
     arguments = params_object(params_object(params, "context"), "arguments")
-    values = [] if completer is None else await completer(ctx, value, arguments)
+    try:
+        values = [] if completer is None else await completer(ctx, value, arguments)
+    except server.errors as exc:
+        raise InvalidParams(str(exc)) from None
     return {"completion": completion_result(values)}
 
 

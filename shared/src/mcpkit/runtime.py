@@ -15,7 +15,7 @@ import anyio
 import anyio.abc
 
 from .context import ListKind
-from .errors import ProtocolError
+from .errors import ProtocolError, ResourceNotFound
 from .lifespan import provided_values
 from .requeststate import RequestStates
 from .server import Server
@@ -215,14 +215,20 @@ class Runtime:
             try:
                 changed = Changed(notify, self.files, start.event.set)
                 await watch.run(variables, changed, self.provided)
+            except self.server.errors as exc:  # the server's own: its message says why
+                self._refuse(start, uri, ResourceNotFound(uri, str(exc)))
             except ProtocolError as exc:
-                if start.event.is_set():
-                    logger.exception("Watch for %s failed", uri)
-                else:  # refused before it was in place: its subscribers hear why
-                    start.refusal = exc
-                    if self._starts.get(uri) is start:
-                        self._forget(uri)
+                self._refuse(start, uri, exc)
             except Exception:  # a broken watch must not take the server down
                 logger.exception("Watch for %s failed", uri)
             finally:
                 start.event.set()  # it watches nothing more: nobody need wait for it
+
+    def _refuse(self, start: WatchStart, uri: str, refusal: ProtocolError) -> None:
+        """End a watch that failed with `refusal`: before it was in place, it refuses."""
+        if start.event.is_set():
+            logger.error("Watch for %s failed: %s", uri, refusal.message)
+            return
+        start.refusal = refusal  # its subscribers hear why
+        if self._starts.get(uri) is start:
+            self._forget(uri)

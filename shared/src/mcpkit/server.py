@@ -14,7 +14,7 @@ from . import methods
 from .caching import NO_CACHE, CacheHint
 from .completions import CompleterFunction, RegisteredCompleter
 from .context import Context, ListKind
-from .errors import MethodNotFound, ResourceNotFound
+from .errors import MethodNotFound, ResourceNotFound, ToolError
 from .lifespan import Lifespan, provided_types
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource
@@ -49,7 +49,16 @@ class Server:
         page_size: int = 100,
         cache: Mapping[str, CacheHint] | None = None,
         lifespan: Lifespan | None = None,
+        errors: tuple[type[Exception], ...] = (),
     ) -> None:
+        """Declare a server; see `mcpkit.lifespan` for `lifespan`.
+
+        `errors`: the server's own exception types whose message is for the client, so
+        that work modules need not import `mcpkit`. Raised in a tool, one becomes an
+        `isError` result; in a resource read or a subscription, "resource not found"
+        with its message; in a prompt or a completion, invalid params. `ToolError` is
+        always one of them.
+        """
         self.info = Implementation(
             name=name, version=version, title=title, website_url=website_url, icons=icons
         )
@@ -60,6 +69,7 @@ class Server:
         self.provides = provided_types(lifespan) if lifespan is not None else ()
         """The types of the values the lifespan provides: handlers get them by annotation."""
         self.injectable = (Context, *self.provides)
+        self.errors = (ToolError, *errors)
         self.tools: dict[str, RegisteredTool] = {}
         self.resources: dict[str, RegisteredResource] = {}
         self.prompts: dict[str, RegisteredPrompt] = {}
@@ -107,6 +117,7 @@ class Server:
                     meta=meta,
                     text=text,
                     injectable=self.injectable,
+                    errors=self.errors,
                 )
             )
             return fn
@@ -275,7 +286,10 @@ class Server:
         """Let the client of `ctx` subscribe to `uri`, or raise what its `admit` raises."""
         found = self.find_watch(uri)
         if found is not None:
-            await found[0].admit_client(ctx, found[1])
+            try:
+                await found[0].admit_client(ctx, found[1])
+            except self.errors as exc:
+                raise ResourceNotFound(uri, str(exc)) from None
 
     def run(self, argv: Sequence[str] | None = None) -> None:
         """Serve from the command line (`argv`, default `sys.argv`): see `mcpkit.cli.main`."""

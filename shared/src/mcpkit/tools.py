@@ -14,9 +14,10 @@ A TypedDict made only of JSON types (strings, numbers, booleans, None, Literals,
 and other such TypedDicts) is sent as it is, without a copy: the cheap way to return
 thousands of entries.
 
-Invalid arguments, `ToolError` and `ClientRequestError` become `isError` results with a
-message the model can act on; any other exception becomes an `isError` result that says
-only that the tool failed, and its traceback goes to the operator's log (stderr).
+Invalid arguments, `ToolError`, `ClientRequestError` and the server's own error types
+(`Server(errors=...)`) become `isError` results with a message the model can act on; any
+other exception becomes an `isError` result that says only that the tool failed, and its
+traceback goes to the operator's log (stderr).
 """
 
 import dataclasses
@@ -125,9 +126,14 @@ class RegisteredTool:
         meta: dict[str, Any] | None,
         text: TextRendering | None = None,
         injectable: Collection[type] = (Context,),
+        errors: tuple[type[Exception], ...] = (ToolError,),
     ) -> None:
-        """Raises TypeError: the function cannot be served as a tool (see `Signature`)."""
+        """Raises TypeError: the function cannot be served as a tool (see `Signature`).
+
+        `errors`: the exception types whose message is for the model (an `isError` result).
+        """
         self.fn = fn
+        self._errors = (ClientRequestError, *errors)
         self.name = name or fn.__name__
         self.signature = Signature(fn, what=f"Tool {self.name!r}", injectable=injectable)
         if not _is_supported_return(self.signature.returns):
@@ -186,7 +192,7 @@ class RegisteredTool:
             result = self._result(await self.fn(**kwargs))
         except (InputRequired, ProtocolError):
             raise  # the protocol answers these (a bad input response too), not the tool's result
-        except (ToolError, ClientRequestError) as exc:
+        except self._errors as exc:
             return _error(str(exc), context)
         except Exception:
             logger.exception("Tool %s failed", self.name)
