@@ -1,10 +1,10 @@
 """The sandbox of a request: the operator's policy applied to the client's roots.
 
-Roots are asked for once per connection (the core asks again after
-`notifications/roots/list_changed`); each distinct set of roots is resolved once.
-A client that has no roots, or fails to give them, gets the policy's answer for "no
-roots", which never reaches past the operator's directories; one that declared roots but
-cannot be asked for them (no HTTP stream to carry the question) gets nothing.
+Which directories a request may use is the core's places policy (`mcpkit.places`): roots
+are asked for once per connection (the core asks again after
+`notifications/roots/list_changed`), each distinct set is resolved once, and a client that
+declared roots but cannot be asked for them gets nothing. Each distinct set of allowed
+directories gets one `Sandbox`.
 
 Watches serve every subscriber of a URI at once, so they have no one client's roots: they
 use `watchable`, every directory some client may use (the operator's, and the roots that
@@ -15,20 +15,21 @@ checked in the subscriber's own sandbox, as a read would be.
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import TypeVar
 
 import anyio
 
-from mcpkit import ClientRequestError, Context
-from mcpkit.errors import CannotAsk
+from mcpkit import Context
+from mcpkit.places import Places
 
 from .mounts import LocalMounts
-from .policy import AllowedDir, Policy, resolve_directory, root_path
+from .policy import AllowedDir, Policy, resolve_directory
 from .reading import TooLarge
-from .sandbox import AccessDenied, Sandbox
+from .sandbox import Sandbox
 
 logger = logging.getLogger("mcpkit_fs.access")
-MAX_CACHED = 64  # distinct sets of roots remembered
+MAX_CACHED = 64  # distinct sets of allowed directories remembered
 MAX_WATCHABLE = 256  # directories from client roots that watches may follow
 PROGRESS_EVERY = 0.2  # seconds
 T = TypeVar("T")
@@ -40,24 +41,30 @@ class Access:
     def __init__(self, policy: Policy, *, read_only: bool) -> None:
         self.policy = policy
         self.read_only = read_only
+        self.places = Places(
+            policy.directories,
+            policy.roots_mode,
+            partial(resolve_directory, read_only=read_only, source="client roots"),
+        )
         self.watchable = Sandbox(policy.directories, policy.deny)
         """Every directory some client may use: for watches, which serve all subscribers."""
-        self._sandboxes: dict[tuple[str, ...] | None, Sandbox] = {}
+        self._sandboxes: dict[tuple[AllowedDir, ...], Sandbox] = {}
         self._mounts = LocalMounts()
 
     async def sandbox(self, ctx: Context) -> Sandbox:
-        """Return the sandbox for the client of `ctx`."""
-        uris = await self._root_uris(ctx)
-        sandbox = self._sandboxes.get(uris)
+        """Return the sandbox for the client of `ctx`.
+
+        Raises:
+            RootsUnavailable: the client declared roots but cannot be asked for them.
+        """
+        directories = await self.places.of(ctx)
+        sandbox = self._sandboxes.get(directories)
         if sandbox is None:
-            # No roots, or an empty list, is no opinion; roots of which none resolves still
-            # narrow, to nothing (a deleted project must not open up everything).
-            roots = await anyio.to_thread.run_sync(self._resolve, uris) if uris else None
-            sandbox = Sandbox(self.policy.allowed(roots), self.policy.deny)
+            sandbox = Sandbox(directories, self.policy.deny)
             if len(self._sandboxes) >= MAX_CACHED:
                 self._sandboxes.clear()
-            self._sandboxes[uris] = sandbox
-            self._watch_too(sandbox.directories)
+            self._sandboxes[directories] = sandbox
+            self._watch_too(directories)
         return sandbox
 
     def _watch_too(self, directories: tuple[AllowedDir, ...]) -> None:
@@ -69,47 +76,6 @@ class Access:
         operators = list(self.policy.directories)
         from_roots = [d for d in (*known, *added) if d not in operators][-MAX_WATCHABLE:]
         self.watchable = Sandbox([*operators, *from_roots], self.policy.deny)
-
-    async def _root_uris(self, ctx: Context) -> tuple[str, ...] | None:
-        """Return the client's root URIs, or None if roots do not count for it.
-
-        A client that fails to give its roots counts as one without roots. One that cannot
-        be asked at all (over HTTP with no stream to carry the question) is refused
-        instead: "no roots" would open every operator directory to a client that declared
-        roots to narrow them.
-
-        Raises:
-            AccessDenied: the client declared roots but cannot be asked for them.
-        """
-        if self.policy.roots_mode == "ignore" or not ctx.client_supports("roots"):
-            return None
-        try:
-            roots = await ctx.roots()
-        except CannotAsk as exc:
-            raise AccessDenied(
-                f"The client declared roots but cannot be asked for them ({exc}), so nothing"
-                " is allowed: keep its GET stream open, or take answers as SSE."
-            ) from None
-        except ClientRequestError as exc:
-            logger.debug("No client roots: %s", exc)
-            return None
-        return tuple(sorted(root.uri for root in roots))
-
-    def _resolve(self, uris: tuple[str, ...]) -> list[AllowedDir]:
-        """Return the client's roots that are existing local directories."""
-        roots: list[AllowedDir] = []
-        for uri in uris:
-            path = root_path(uri)
-            if path is None:
-                logger.warning("Ignoring client root %s: not a local file:// URI", uri)
-                continue
-            try:
-                root = resolve_directory(path, read_only=self.read_only, source="client roots")
-            except ValueError as exc:
-                logger.warning("Ignoring client root %s: %s", uri, exc)
-                continue
-            roots.append(root)
-        return roots
 
     async def run(
         self,

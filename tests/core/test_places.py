@@ -1,0 +1,96 @@
+"""Places from roots: the operator's places, as each mode lets the client's roots narrow them."""
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checked import connect
+from mcpkit import Context, Server
+from mcpkit.places import Places, RootsMode, real_place
+
+
+def make_server(tmp: Path, mode: RootsMode) -> Server:
+    """A server whose lifespan provides the places: tmp/a read-write, tmp/b read-only."""
+    operator = [
+        real_place(str(tmp / "a"), read_only=False, source="command line"),
+        real_place(str(tmp / "b"), read_only=True, source="command line"),
+    ]
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncGenerator[Places]:
+        resolve = partial(real_place, read_only=False, source="client roots")
+        yield Places(operator, mode, resolve)
+
+    app = Server("placed", "1", lifespan=lifespan)
+
+    @app.tool()
+    async def where(ctx: Context, places: Places) -> str:
+        """Say which places this request may use."""
+        allowed = await places.of(ctx)
+        return " ".join(
+            sorted(
+                f"{Path(p.given).relative_to(tmp)}{':ro' if p.read_only else ''}" for p in allowed
+            )
+        )
+
+    return app
+
+
+@pytest.fixture
+def tmp(tmp_path: Path) -> Path:
+    for name in ("a/sub", "b/inner", "c"):
+        (tmp_path / name).mkdir(parents=True)
+    return tmp_path
+
+
+async def where(tmp: Path, mode: RootsMode, roots: list[str] | None) -> str:
+    """Call `where` as a client with `roots` (None: no roots capability)."""
+    handlers: dict[str, Any] = {}
+    if roots is not None:
+        uris = [root if ":" in root else f"file://{tmp / root}" for root in roots]
+
+        async def list_roots(params: dict[str, Any]) -> dict[str, Any]:
+            return {"roots": [{"uri": uri} for uri in uris]}
+
+        handlers["roots/list"] = list_roots
+    async with connect(make_server(tmp, mode), handlers=handlers) as client:
+        result = await client.call_tool("where")
+    return result["content"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "roots", "allowed"),
+    [
+        ("narrow", None, "a b:ro"),  # no roots: the operator's places
+        ("narrow", [], "a b:ro"),  # an empty list is no opinion either
+        ("narrow", ["a/sub"], "a/sub"),
+        ("narrow", ["."], "a b:ro"),  # a root above them all narrows nothing
+        ("narrow", ["b/inner"], "b/inner:ro"),  # inside a read-only place: read-only
+        ("narrow", ["c"], ""),  # outside every place: nothing, never c
+        ("narrow", ["missing"], ""),  # a root that names nothing still narrows, to nothing
+        ("narrow", ["https://example.com/"], ""),  # not a local file:// root
+        ("intersect", None, ""),  # strictly the intersection: no roots, nothing
+        ("intersect", ["a"], "a"),
+        ("replace", ["c"], "c"),  # the operator handed the decision to the client
+        ("replace", None, "a b:ro"),
+        ("ignore", ["a/sub"], "a b:ro"),
+    ],
+)
+async def test_each_mode_narrows_as_documented(
+    tmp: Path, mode: RootsMode, roots: list[str] | None, allowed: str
+) -> None:
+    assert await where(tmp, mode, roots) == allowed
+
+
+async def test_a_client_that_fails_to_give_roots_counts_as_one_without(tmp: Path) -> None:
+    async def broken(params: dict[str, Any]) -> dict[str, Any]:
+        return {"roots": "not a list"}
+
+    app = make_server(tmp, "narrow")
+    async with connect(app, handlers={"roots/list": broken}) as client:
+        result = await client.call_tool("where")
+    assert result["content"][0]["text"] == "a b:ro"
