@@ -21,12 +21,14 @@ yields reaches every handler that annotates a parameter with its type, as a `Con
 does. A lifespan that provides several values yields a tuple, annotated as one:
 `AsyncGenerator[tuple[Database, httpx.AsyncClient]]`.
 
-The types are read from the annotation when the server is made, so that a handler asking
+A lifespan that needs configuration is a `functools.partial` of such a function. The
+types are read from the annotation when the server is made, so that a handler asking
 for a value nobody provides fails when it is registered, not when it is first called.
 """
 
 import collections.abc
 import contextlib
+import functools
 from collections.abc import Callable
 from typing import Any, get_args, get_origin, get_type_hints
 
@@ -42,8 +44,11 @@ def provided_types(lifespan: Lifespan) -> tuple[type, ...]:
     Raises:
         TypeError: the annotation is missing or does not name classes.
     """
-    wrapped = getattr(lifespan, "__wrapped__", None)  # the function under asynccontextmanager
-    function = wrapped if callable(wrapped) else lifespan
+    outer: Any = lifespan
+    while isinstance(outer, functools.partial):  # partial(lifespan, config): its function's
+        outer = outer.func  # pyright: ignore[reportUnknownMemberType]
+    wrapped = getattr(outer, "__wrapped__", None)  # the function under asynccontextmanager
+    function = wrapped if callable(wrapped) else outer
     wants = _ITERATORS if wrapped is not None else _MANAGERS
     what = getattr(function, "__qualname__", repr(function))
     try:

@@ -2,15 +2,14 @@
 
 This module only registers; the data lives in `fixtures`. `build_server(watched_path)` returns
 the server; the file at `watched_path` backs test://watched-resource. The server's lifespan
-makes that file (in a temporary directory by default) and a `Journal`, and hands each to
-the handlers that annotate a parameter with its type.
+makes that file (in a temporary directory by default), a `Journal` and the `Places` of
+clients, and hands each to the handlers that annotate a parameter with its type.
 """
 
 import json
-import tempfile
-from collections.abc import AsyncGenerator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -39,8 +38,10 @@ from .diagnostics import register_diagnostics
 from .fixtures import WatchedFile
 from .hints import READ_ONLY
 from .inputs import register_input_tools
-from .journal import Journal, register_journal
+from .journal import register_journal
 from .schemas import ADDRESS_TOOL_SCHEMA, DEFAULTS_FORM, ENUMS_FORM, USER_FORM
+from .state import held_while_running
+from .workspace import register_workspace
 
 ICON = Icon(
     src=f"data:image/png;base64,{fixtures.RED_PIXEL_PNG}", mime_type="image/png", sizes=["1x1"]
@@ -72,15 +73,6 @@ def build_server(watched_path: Path | None = None) -> Server:
 
     Without `watched_path`, a file in a temporary directory that lasts while the server runs.
     """
-
-    @asynccontextmanager
-    async def lifespan() -> AsyncGenerator[tuple[WatchedFile, Journal]]:
-        if watched_path is not None:
-            yield WatchedFile(watched_path), Journal()
-            return
-        with tempfile.TemporaryDirectory(prefix="mcp-everything-") as directory:
-            yield WatchedFile(Path(directory) / "watched-resource.txt"), Journal()
-
     app = Server(
         "mcp-everything",
         __version__,
@@ -88,7 +80,7 @@ def build_server(watched_path: Path | None = None) -> Server:
         instructions="A test server: every MCP feature, with the conformance suite's fixtures.",
         website_url="https://github.com/mcpkit/mcpkit",
         icons=[ICON],
-        lifespan=lifespan,
+        lifespan=partial(held_while_running, watched_path),
     )
     _register_content_tools(app)
     _register_interaction_tools(app)
@@ -100,6 +92,7 @@ def build_server(watched_path: Path | None = None) -> Server:
     register_input_tools(app)
     register_diagnostics(app)
     register_journal(app)
+    register_workspace(app)
 
     @app.tool(
         annotations=ToolAnnotations(
