@@ -1,0 +1,188 @@
+"""One `watchfiles` watch at a time over a set of directories that changes: `WatchLoop`.
+
+The file watcher's two loops (flat watches of directories, recursive watches of trees) share
+this machinery. A loop asks its subclass which directories its watches need (`_plan`); a
+new set gets a new watchfiles watch, and the old one stops once the new one is in place
+and the old has delivered the burst it was gathering (a change at that moment may be told
+twice). A burst of changes (debounced by watchfiles) reaches the subclass as one call.
+"""
+
+import logging
+import math
+import os
+import time
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import anyio
+
+logger = logging.getLogger("mcpkit.watch")
+
+Callback = Callable[[], Awaitable[None]]
+Changes = Collection[tuple[int, str]]  # watchfiles' (Change, path): Change is an IntEnum
+
+DEBOUNCE_MS = 300  # longest a burst of changes is gathered before subscribers hear of it
+STEP_MS = 50  # quiet time that ends a burst
+RETIRE_AFTER = (DEBOUNCE_MS + 2 * STEP_MS) / 1000  # a replaced watch delivers what it began
+
+
+class Watcher:
+    """One watchfiles watch over a set of directories, and whether it is in place yet.
+
+    It is the stop event given to watchfiles, which checks it on every step of its loop, in
+    the worker thread. The first check means the watch is in place: watchfiles watches from
+    the moment its watcher is created, before the loop starts.
+    """
+
+    def __init__(self, directories: frozenset[Path], arrived: Callable[[], None]) -> None:
+        self.directories = directories
+        self.in_place = False
+        self.placed = anyio.Event()
+        self._arrived = arrived
+        self._stop_at = math.inf  # time.monotonic() from which watchfiles should stop
+
+    def is_set(self) -> bool:
+        """Whether watchfiles should stop (called in its worker thread)."""
+        if not self.in_place:
+            anyio.from_thread.run_sync(self.arrive)
+        return time.monotonic() >= self._stop_at
+
+    def stop(self, after: float = 0.0) -> None:
+        """Stop the watch within a step once `after` seconds have passed."""
+        self._stop_at = min(self._stop_at, time.monotonic() + after)
+
+    def arrive(self) -> None:
+        """Note that the watch is in place (or failed: waiting longer would help nobody)."""
+        self.in_place = True
+        self.placed.set()
+        self._arrived()
+
+
+class Plan(NamedTuple):
+    """What a loop's watches need now."""
+
+    directories: frozenset[Path]
+    renew: bool
+    """A new watch even if the directories are the same (one was deleted and made again)."""
+    settle: Callable[[Watcher], Coroutine[Any, Any, None]]
+    """Run beside a new watch (say, to call back what changed before it was in place)."""
+
+
+class WatchLoop:
+    """Runs one watchfiles watch at a time, replaced whenever its subclass's plan changes.
+
+    A subclass says what to watch (`_plan`), what a burst of changes means (`_changes`) and
+    which of its watches a watch in place covers (`_placed`); it calls `_wake()` when what
+    it needs may have changed. Run `run()` in a task.
+    """
+
+    recursive = False
+    """Whether the watchfiles watch takes in the whole tree below each directory."""
+
+    def __init__(self) -> None:
+        self._wakeup = anyio.Event()
+        self._current: Watcher | None = None  # the newest
+        self._serving: Watcher | None = None  # the one before, in place, until the newest is
+        self._running: set[Watcher] = set()  # all with a thread, to stop them at the end
+
+    def _plan(self) -> Plan:
+        """Return the directories to watch now, and what a new watch of them should do."""
+        raise NotImplementedError
+
+    async def _changes(self, changes: Changes) -> None:
+        """Handle one burst of changes."""
+        raise NotImplementedError
+
+    def _placed(self, covered: frozenset[Path]) -> None:
+        """Tell the watches that a watch of the `covered` directories serves them."""
+        raise NotImplementedError
+
+    def _wake(self) -> None:
+        """Make the loop ask for a plan again."""
+        self._wakeup.set()
+
+    async def run(self) -> None:
+        """Watch what is asked for, with a new watch whenever the plan changes."""
+        async with anyio.create_task_group() as task_group:
+            try:
+                while True:
+                    self._wakeup = anyio.Event()
+                    plan = self._plan()
+                    previous = self._current
+                    if previous is None or plan.directories != previous.directories or plan.renew:
+                        self._replace(previous)
+                        self._current = (
+                            Watcher(plan.directories, self._arrived) if plan.directories else None
+                        )
+                        if self._current is not None:
+                            self._running.add(self._current)
+                            task_group.start_soon(self._follow, self._current)
+                            task_group.start_soon(plan.settle, self._current)
+                    self._arrived()
+                    await self._wakeup.wait()
+            finally:
+                # watchfiles watches in a thread that cancellation cannot reach: stopping
+                # ends it within a step instead of its 5 s timeout.
+                for watcher in self._running:
+                    watcher.stop()
+
+    def _replace(self, previous: Watcher | None) -> None:
+        """Let `previous` serve until its successor is in place, if it is in place itself.
+
+        One that is not has been seen to watch nothing yet: it stops at once, so a burst of
+        subscriptions does not leave a thread per subscription running.
+        """
+        if previous is None:
+            return
+        if previous.in_place:
+            self._serving = previous
+        else:
+            previous.stop()
+
+    def _arrived(self) -> None:
+        """Once the current watch is in place: retire the one before, tell the watches."""
+        current = self._current
+        if current is not None and not current.in_place:
+            return
+        if self._serving is not None:
+            self._serving.stop(after=RETIRE_AFTER)
+            self._serving = None
+        self._placed(current.directories if current is not None else frozenset[Path]())
+
+    async def _follow(self, watcher: Watcher) -> None:
+        """Run `watcher` until it is stopped, handing each burst of changes on."""
+        # Imported on first subscription: it costs start-up time.
+        from watchfiles import watch
+
+        bursts = watch(
+            *sorted(watcher.directories),
+            recursive=self.recursive,
+            debounce=DEBOUNCE_MS,
+            step=STEP_MS,
+            stop_event=watcher,
+        )
+        try:
+            # Each wait for a burst runs in a worker thread; the watcher stops within a step.
+            while (changes := await anyio.to_thread.run_sync(next, bursts, None)) is not None:
+                await self._changes(changes)
+        except Exception:  # a directory went away, inotify ran out: not the server's end
+            logger.exception("Cannot watch %s", ", ".join(map(str, sorted(watcher.directories))))
+            watcher.arrive()
+        finally:
+            bursts.close()
+            self._running.discard(watcher)
+
+
+async def call_back(callbacks: Iterable[Callback]) -> None:
+    """Call each callback; one's failure is logged and does not stop the others."""
+    for callback in callbacks:
+        try:
+            await callback()
+        except Exception:  # one subscription's trouble must not stop the others
+            logger.exception("Telling the subscribers of a change failed")
+
+
+def absolute(paths: Iterable[Path]) -> frozenset[Path]:
+    """Return `paths` made absolute, without resolving symbolic links."""
+    return frozenset(Path(os.path.abspath(path)) for path in paths)

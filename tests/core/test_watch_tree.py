@@ -1,0 +1,171 @@
+"""Whole trees watched recursively: `follow_files(..., recursive=True)` and `watch_tree`."""
+
+import shutil
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+from checked import connect
+from mcpkit import Changed, Server
+from mcpkit.watch import FileWatcher
+
+QUIET = 0.7
+"""Seconds without a call that show none is coming (a burst is told within 0.4 s)."""
+
+
+class Heard:
+    """A callback that counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._called = anyio.Event()
+
+    async def __call__(self) -> None:
+        self.calls += 1
+        self._called.set()
+
+    async def reach(self, calls: int) -> None:
+        """Wait until the callback has been called `calls` times in all."""
+        with anyio.fail_after(5):
+            while self.calls < calls:
+                self._called = anyio.Event()
+                await self._called.wait()
+
+
+@asynccontextmanager
+async def running(files: FileWatcher) -> AsyncGenerator[anyio.abc.TaskGroup]:
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(files.run)
+        yield task_group
+        task_group.cancel_scope.cancel()
+
+
+async def follow(
+    task_group: anyio.abc.TaskGroup, files: FileWatcher, path: Path, *, recursive: bool
+) -> Heard:
+    """Follow `path` (its tree, or its entries) until the end; return once it is in place."""
+    heard, in_place = Heard(), anyio.Event()
+    if recursive:
+        task_group.start_soon(files.watch_tree, [path], heard, in_place.set)
+    else:
+        task_group.start_soon(files.watch, [path], heard, in_place.set)
+    with anyio.fail_after(5):
+        await in_place.wait()
+    return heard
+
+
+async def test_a_file_made_two_levels_down_after_subscribing_is_heard(tmp_path: Path) -> None:
+    heads, tags = tmp_path / "refs" / "heads", tmp_path / "refs" / "tags"
+    heads.mkdir(parents=True)
+    tags.mkdir()
+    files = FileWatcher()
+    async with running(files) as task_group:
+        tree = await follow(task_group, files, heads, recursive=True)
+        flat = await follow(task_group, files, heads, recursive=False)
+        # git makes refs/heads/feature/x: one burst, at several depths, is told once.
+        (heads / "feature" / "deeper").mkdir(parents=True)
+        (heads / "feature" / "x.lock").write_text("1234\n")
+        (heads / "feature" / "x.lock").rename(heads / "feature" / "x")
+        (heads / "feature" / "deeper" / "y").write_text("5678\n")
+        await tree.reach(1)
+        await anyio.sleep(QUIET)
+        assert tree.calls == 1
+        assert flat.calls == 1  # it saw refs/heads/feature made
+        # The directory made after subscribing is watched: a change in it is heard, by
+        # the tree only (the flat watch sees no deeper than refs/heads' own entries).
+        (heads / "feature" / "x").write_text("abcd\n")
+        await tree.reach(2)
+        (heads / "feature" / "deeper" / "y").write_text("efgh\n")
+        await tree.reach(3)
+        # Outside the tree: the directory above it, and beside it.
+        (tmp_path / "refs" / "packed-refs").write_text("1234 refs/heads/main\n")
+        (tags / "v1").write_text("1234\n")
+        (tmp_path / "HEAD").write_text("ref: refs/heads/main\n")
+        await anyio.sleep(QUIET)
+        assert (tree.calls, flat.calls) == (3, 1)
+
+
+@pytest.mark.parametrize("exists", [True, False])
+async def test_a_root_deleted_or_missing_is_followed_when_it_comes(
+    tmp_path: Path, exists: bool
+) -> None:
+    root = tmp_path / "build"
+    if exists:
+        (root / "old").mkdir(parents=True)
+    files = FileWatcher()
+    async with running(files) as task_group:
+        tree = await follow(task_group, files, root, recursive=True)
+        if exists:
+            shutil.rmtree(root)
+            await tree.reach(1)
+            await anyio.sleep(QUIET)  # told (maybe twice: the root, and what was in it)
+        # Made with its content at once: the recursive watch comes after, and tells again.
+        calls = tree.calls
+        (root / "out").mkdir(parents=True)
+        (root / "out" / "f.txt").write_text("1")
+        await tree.reach(calls + 1)
+        await anyio.sleep(QUIET)  # its new watch is in place
+        calls = tree.calls
+        (root / "out" / "f.txt").write_text("2")
+        await tree.reach(calls + 1)
+
+
+async def test_a_tree_ends_with_its_watch(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    (root / "a").mkdir(parents=True)
+    files = FileWatcher()
+    scope = anyio.CancelScope()
+    heard, in_place = Heard(), anyio.Event()
+
+    async def watch() -> None:
+        with scope:
+            await files.watch_tree([root], heard, in_place.set)
+
+    async with running(files) as task_group:
+        task_group.start_soon(watch)
+        with anyio.fail_after(5):
+            await in_place.wait()
+        (root / "a" / "f").write_text("1")
+        await heard.reach(1)
+        scope.cancel()
+        (root / "a" / "f").write_text("2")
+        (root / "b").mkdir()
+        await anyio.sleep(QUIET)
+        assert heard.calls == 1
+
+
+def tree_server() -> Server:
+    app = Server("trees", "1")
+
+    @app.resource("tree:///{+path}", mime_type="text/plain")
+    async def listing(path: str) -> str:
+        """A directory tree (what it holds is not read here)."""
+        return f"the tree at /{path}"
+
+    @app.watch("tree:///{+path}")
+    async def watch_tree(path: str, changed: Changed) -> None:
+        await changed.follow_files([Path("/" + path)], recursive=True)
+
+    return app
+
+
+async def test_a_tree_subscription_through_the_client(tmp_path: Path) -> None:
+    root, other = tmp_path / "root", tmp_path / "other"
+    root.mkdir()
+    other.mkdir()
+    uri, beside = f"tree://{root}", f"tree://{other}"
+    async with connect(tree_server()) as client:
+        await client.request("resources/subscribe", {"uri": uri})
+        await client.request("resources/subscribe", {"uri": beside})
+        (root / "a" / "b").mkdir(parents=True)
+        (root / "a" / "b" / "c.txt").write_text("deep")
+        update = await client.wait_for_notification("notifications/resources/updated", 5)
+        assert update["params"] == {"uri": uri}
+        await client.request("resources/unsubscribe", {"uri": uri})
+        (root / "a" / "b" / "c.txt").write_text("unheard")
+        await anyio.sleep(QUIET)
+    updates = [n for n in client.notifications if n["method"] == "notifications/resources/updated"]
+    assert [n["params"]["uri"] for n in updates] == [uri]
