@@ -2,21 +2,35 @@
 
 A watch function (`@app.watch(uri)`) runs while someone is subscribed to a matching URI and
 is cancelled when the last subscriber leaves. It gets a `Changed`: awaiting `changed()`
-tells the subscribers; `await changed.follow_files(paths)` does that on every change to
-those files or directories (with `recursive=True`, anywhere in the trees below them),
-through the process's one file watcher (`mcpkit.filewatch`), until the subscription ends.
+tells the subscribers. Two helpers do that until the subscription ends:
+
+- `await changed.follow_files(paths)` on every change to those files or directories (with
+  `recursive=True`, anywhere in the trees below them), through the process's one file
+  watcher (`mcpkit.filewatch`);
+- `await changed.poll(fingerprint, interval=...)` whenever a source that cannot be watched
+  as files (a SQLite database's `PRAGMA data_version`, a web page's ETag, a git ref read
+  through a command) gives another fingerprint than the last.
 
 A subscription is answered once its watch is in place (see `Changed.in_place`), so a change
-made right after the answer is not missed; `follow_files` says so itself.
+made right after the answer is not missed; both helpers say so themselves.
 """
 
+import logging
+import math
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
+
+import anyio
 
 from .filewatch import FileWatcher
 from .watchloop import Callback
 
-__all__ = ["Changed", "FileWatcher"]
+__all__ = ["Changed", "FileWatcher", "Fingerprint"]
+
+logger = logging.getLogger("mcpkit.watch")
+
+Fingerprint = Callable[[], Awaitable[object]]
+"""An async function returning a value that differs (`!=`) whenever the source changed."""
 
 
 class Changed:
@@ -30,8 +44,8 @@ class Changed:
     def in_place(self) -> None:
         """Say that changes are seen from now on: subscribing is answered then.
 
-        `follow_files` says it itself; a watch function that does not follow files calls
-        this once it is watching. A watch function that ends is in place too.
+        `follow_files` and `poll` say it themselves; a watch function that uses neither
+        calls this once it is watching. A watch function that ends is in place too.
         """
         self._in_place()
 
@@ -64,3 +78,67 @@ class Changed:
             await self._files.watch_tree(paths, notify, self._in_place)
         else:
             await self._files.watch(paths, notify, self._in_place)
+
+    async def poll(self, fingerprint: Fingerprint, *, interval: float = 1.0) -> None:
+        """Notify whenever `await fingerprint()` differs from before; runs until cancelled.
+
+        The first fingerprint is taken at once, and the watch is then in place; after that
+        one is taken `interval` seconds after the last returned, and one that differs
+        (`!=`) from the last good one notifies the subscribers. Polling stops when the
+        watch is cancelled, that is when the last subscriber leaves.
+
+        A fingerprint that raises does not end the subscription: the failure is logged on
+        the `mcpkit.watch` logger (the first of a series as a warning with its traceback,
+        the rest at debug level) and polling goes on, so a database locked or a web server
+        down for a while costs no subscriber. The next value is compared with the last good
+        one: a change made meanwhile is told. If no fingerprint has worked yet, the first
+        that does notifies, as anything may have changed since subscribing. To tell
+        subscribers that the source is gone, return a value for it (None, say): a failure
+        is taken as passing trouble, not as a change. To refuse a URI (a table that does
+        not exist), check before polling: a watch that raises before it is in place
+        refuses the subscription.
+
+        Raises:
+            ValueError: `interval` is not a positive, finite number of seconds.
+        """
+        if not (interval > 0 and math.isfinite(interval)):
+            raise ValueError(f"interval must be a positive number of seconds, not {interval!r}")
+        poller = _Poller(fingerprint)
+        last = await poller.take()
+        self._in_place()
+        while True:
+            await anyio.sleep(interval)
+            value = await poller.take()
+            if value is not _FAILED and value != last:
+                last = value
+                await self._notify()
+
+
+_FAILED = object()
+"""What `_Poller.take` returns for a fingerprint that raised (and a first good value differs
+from, as the last good one while there is none)."""
+
+
+class _Poller:
+    """Takes fingerprints, logging failures once per series."""
+
+    def __init__(self, fingerprint: Fingerprint) -> None:
+        self._fingerprint = fingerprint
+        self._name = getattr(fingerprint, "__qualname__", repr(fingerprint))
+        self._failures = 0  # in a row
+
+    async def take(self) -> object:
+        """Return the fingerprint, or `_FAILED` if it raised an exception (logged)."""
+        try:
+            value = await self._fingerprint()
+        except Exception:  # the source's trouble, not the subscription's end: see poll
+            self._failures += 1
+            if self._failures == 1:
+                logger.warning("Polling %s failed; polling goes on", self._name, exc_info=True)
+            else:
+                logger.debug("Polling %s failed again (%d in a row)", self._name, self._failures)
+            return _FAILED
+        if self._failures:
+            logger.info("Polling %s works again after %d failures", self._name, self._failures)
+            self._failures = 0
+        return value
