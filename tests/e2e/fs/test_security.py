@@ -110,6 +110,39 @@ async def test_writes_that_try_to_leave_the_root(everything: Everything, fs: FsT
     assert (fs.root / "README.md").exists()
 
 
+async def test_dotdot_after_a_link_goes_where_the_kernel_goes(
+    everything: Everything, fs: FsTree
+) -> None:
+    # a -> b/c: a/../target is b/target, as `cat` reads it, never target. With out-link ->
+    # OUT/x, out-link/../secret.txt is OUT's canary, though ROOT/secret.txt is right there.
+    (fs.root / "b" / "c").mkdir(parents=True)
+    (fs.root / "b" / "target").write_text("real\n")
+    (fs.root / "target").write_text("lexical\n")
+    (fs.root / "a").symlink_to("b/c")
+    (fs.out / "x").mkdir()
+    (fs.root / "out-link").symlink_to(fs.out / "x")
+    (fs.root / "secret.txt").write_text("inside\n")
+    async with everything.connect(LATEST, command=fs.command()) as conn:
+        call = conn.session.call_tool
+        with anyio.fail_after(20):
+            read = await call("read_text_file", {"path": "a/../target"})
+            written = await call("write_file", {"path": "a/../written", "content": "w"})
+            refused = [
+                await call(tool, arguments)
+                for tool, arguments in [
+                    ("read_text_file", {"path": "out-link/../secret.txt"}),
+                    ("write_file", {"path": "out-link/../planted.txt", "content": "planted"}),
+                    ("list_directory", {"path": "out-link/.."}),
+                ]
+            ]
+        never_leaked(conn)
+    assert structured(read)["content"] == "real\n"
+    assert structured(written)["path"] == f"{fs.root}/b/written"
+    assert all("outside the allowed directories" in error_text(r) for r in refused)
+    assert sorted(p.name for p in fs.out.iterdir()) == ["secret.txt", "x"]
+    assert not (fs.root / "written").exists()
+
+
 async def test_links_into_a_read_only_directory_meet_its_rules(
     everything: Everything, fs: FsTree
 ) -> None:

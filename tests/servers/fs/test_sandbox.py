@@ -477,12 +477,10 @@ def test_a_relative_link_to_a_sibling_allowed_directory_is_followed(tree: Tree) 
     other.mkdir()
     (other / "notes.txt").write_text("sibling\n")
     (tree.root / "rel").symlink_to("../other")
-    (tree.root / "around").symlink_to("../out/../other/notes.txt")
     (tree.root / "out-link").symlink_to("../out")
     (tree.root / "sneak").symlink_to("../other/../out/secret.txt")
     sandbox = tree.sandbox_with(str(tree.root), str(other))
     assert read(sandbox, "rel/notes.txt") == "sibling\n"
-    assert read(sandbox, "around") == "sibling\n"  # by name alone: out itself is not looked at
     for path in ("out-link/secret.txt", "sneak"):
         with pytest.raises(AccessDenied, match="outside"):
             read(sandbox, path)

@@ -4,15 +4,17 @@ A sandbox holds the directories a request may use (see `policy.py`) minus the de
 Violations and failures are `FsError`s, tool errors whose message says what to do next and
 never reveals what lies outside the allowed directories.
 
-The containment: a path is first placed lexically in one allowed directory (`..` is
-collapsed here, never by the kernel), then walked from that directory one component at a
-time through directory file descriptors opened with `O_NOFOLLOW` (and `O_PATH`, which
-needs search permission alone, as the kernel's own walk does). A symbolic link met on
-the way is resolved by the walk itself and must stay inside the allowed directories; a link
-swapped in after a component was checked makes the next open fail instead of being
-followed. An allowed directory inside another is a root of its own: a walk that enters it,
-by whatever link, takes on its rules (read-only). A link's `..` above a root is followed by
-name alone, to a sibling allowed directory or to an error. Files are opened
+The containment: a path starts in the allowed directory its name begins with, and is
+walked from there one component at a time through directory file descriptors opened with
+`O_NOFOLLOW` (and `O_PATH`, which needs search permission alone, as the kernel's own walk
+does). A symbolic link met on the way is resolved by the walk itself and must stay inside
+the allowed directories; a link swapped in after a component was checked makes the next
+open fail instead of being followed. `..` is never collapsed by name: it goes to the
+parent of where the walk is, as the kernel's does (with `a -> b/c`, `a/../x` is `b/x`).
+An allowed directory inside another is a root of its own: a walk that enters it, by
+whatever link, takes on its rules (read-only). A `..` above a root is followed by name
+alone, to a sibling allowed directory or to an error, and only where no name outside the
+allowed directories, which might be a link, comes before it. Files are opened
 `O_NOFOLLOW | O_NONBLOCK` and checked with `fstat`, so a FIFO or device is refused instead
 of blocking; writes go to a temporary file in the same directory, then `os.replace`, which
 replaces a name and never writes through a link.
@@ -20,6 +22,7 @@ replaces a name and never writes through a link.
 
 import errno
 import os
+import posixpath
 import re
 import secrets
 import shutil
@@ -28,6 +31,7 @@ from collections import deque
 from collections.abc import Generator, Iterable, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import BinaryIO
 
 from mcpkit import ToolError, well_formed
@@ -122,17 +126,21 @@ class Sandbox:
         """
         check_path(path)
         root, parts = self.locate(path)
-        walk = _Walk(self, root)
+        walk = _Walk(self, root, path)
         try:
             yield walk.run(parts, follow=follow, make_parents=make_parents)
         finally:
             walk.close()
 
     def locate(self, path: str) -> tuple[AllowedDir, list[str]]:
-        """Return the allowed directory that lexically holds `path`, and the parts below it.
+        """Return the allowed directory where the walk to `path` starts, and the parts to walk.
+
+        `~/` is the home directory; a relative path is relative to the first allowed
+        directory, as the reference server has it. The parts may hold `..`, which the walk
+        resolves as the kernel does: after a link, from where the link led.
 
         Raises:
-            AccessDenied: no allowed directory holds it.
+            AccessDenied: `path` does not lead into an allowed directory.
         """
         if not self.directories:
             raise AccessDenied(
@@ -145,15 +153,51 @@ class Sandbox:
             raise AccessDenied(f"{path}: '~user' paths are not supported. {_LIST_HINT}")
         if not os.path.isabs(path):
             path = os.path.join(self.directories[0].given, path)  # as the reference does
-        normal = os.path.normpath(path)
-        for directory in self._by_length:
+        return self.enter("/", path.split("/"), path)
+
+    def enter(self, at: str, parts: Iterable[str], asked: str) -> tuple[AllowedDir, list[str]]:
+        """Follow `parts` by name from `at` into an allowed directory; return it and the rest.
+
+        `at` is a real path outside the allowed directories (or `/`). Nothing outside is
+        looked at, so a `..` there is followed only where its answer is known without
+        looking: from a directory on the real path of an allowed directory, which holds no
+        link. After any other name it is refused: were that name a link, `..` would lead
+        from its target, as `cat` would go, and not back to `at`.
+
+        Raises:
+            AccessDenied: the parts do not lead into an allowed directory, or go through
+                `..` where its answer is not known (the message names `asked`).
+        """
+        pending = deque(part for part in parts if part not in ("", "."))
+        while True:
+            names = list(takewhile(lambda part: part != "..", pending))
+            here = posixpath.join(at, *names)
+            found = self._holding(here)
+            if found is not None:
+                root, below = found
+                return root, below + list(pending)[len(names) :]
+            if len(names) == len(pending):
+                raise AccessDenied(
+                    f"Access denied: {asked} leads outside the allowed directories. {_LIST_HINT}"
+                )
+            for _ in range(len(names) + 1):  # the names, then the `..` after them
+                pending.popleft()
+            if here != "/" and not any(is_below(d.path, here) for d in self.directories):
+                raise AccessDenied(
+                    f"Access denied: {asked} goes through '..' outside the allowed directories,"
+                    " where mcp-fs does not look, so it cannot tell where '..' leads (were the"
+                    " name before it a symbolic link, from the link's target): give the path"
+                    f" without it. {_LIST_HINT}"
+                )
+            at = posixpath.dirname(here)
+
+    def _holding(self, path: str) -> tuple[AllowedDir, list[str]] | None:
+        """Return the allowed directory that holds the normal path `path`, and the rest."""
+        for directory in self._by_length:  # the innermost first
             for form in (directory.path, directory.given):
-                if is_below(normal, form):
-                    rest = normal[len(form) :]
-                    return directory, [p for p in rest.split("/") if p]
-        raise AccessDenied(
-            f"Access denied: {path} is outside the allowed directories. {_LIST_HINT}"
-        )
+                if is_below(path, form):
+                    return directory, [part for part in path[len(form) :].split("/") if part]
+        return None
 
     def check_denied(self, root: AllowedDir, names: list[str]) -> None:
         """Raise AccessDenied if the resolved path matches a deny glob."""
@@ -187,9 +231,10 @@ class Sandbox:
 class _Walk:
     """One walk from an allowed directory, by file descriptor (see the module docstring)."""
 
-    def __init__(self, sandbox: Sandbox, root: AllowedDir) -> None:
+    def __init__(self, sandbox: Sandbox, root: AllowedDir, asked: str) -> None:
         self.sandbox = sandbox
         self.root = root
+        self.asked = asked  # the path as the client gave it, for messages
         self.fds = [_open_root(root)]  # the open directories, from the root down
         self.names: list[str] = []  # their names below the root
         self.hops = 0
@@ -215,7 +260,7 @@ class _Walk:
             part = pending.popleft()
             if part in ("", "."):
                 continue
-            if part == "..":  # only from a link's target: the path itself was normalised
+            if part == "..":  # from where the walk is, as the kernel goes: after a link too
                 self.ascend(pending)
                 continue
             part = self.entry_named(part)
@@ -316,9 +361,9 @@ class _Walk:
     def ascend(self, pending: deque[str]) -> None:
         """Go to the parent directory.
 
-        Above the root, the components still `pending` are followed by name alone, looking
-        at nothing outside, until they lead back into an allowed directory (a link from
-        one allowed directory to a sibling, `../other`); the walk goes on from there.
+        Above the root, the components still `pending` are followed by name alone (see
+        `Sandbox.enter`) until they lead back into an allowed directory (a link from one
+        allowed directory to a sibling, `../other`); the walk goes on from there.
 
         Raises:
             AccessDenied: they never lead back into an allowed directory.
@@ -328,22 +373,10 @@ class _Walk:
             self.names.pop()
             return
         outside = os.path.dirname(self.root.path)
-        while (found := self._allowed_holding(outside)) is None:
-            if not pending:
-                raise AccessDenied(
-                    f"A symbolic link leads outside the allowed directories. {_LIST_HINT}"
-                )
-            outside = os.path.normpath(os.path.join(outside, pending.popleft()))
-        root, parts = found
+        root, parts = self.sandbox.enter(outside, list(pending), self.asked)
+        pending.clear()
         self._restart(root, _open_root(root))
-        pending.extendleft(reversed(parts))
-
-    def _allowed_holding(self, path: str) -> tuple[AllowedDir, list[str]] | None:
-        """Return the allowed directory that holds the real path `path` and the rest, if any."""
-        try:
-            return self.sandbox.locate(path)
-        except AccessDenied:
-            return None
+        pending.extend(parts)
 
     def _nested(self, status: os.stat_result) -> AllowedDir | None:
         """Return the nested allowed directory whose status is `status`, if it is one."""
@@ -367,7 +400,7 @@ class _Walk:
         if not os.path.isabs(target):
             return target.split("/")
         try:
-            root, parts = self.sandbox.locate(target)
+            root, parts = self.sandbox.enter("/", target.split("/"), self.shown(part))
         except AccessDenied:
             raise AccessDenied(
                 f"{self.shown(part)} is a symbolic link that leads outside the allowed"
