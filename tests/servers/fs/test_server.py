@@ -17,8 +17,8 @@ from checked import connect
 from e2e.fs_helpers import WRITE_TOOLS
 from mcpkit import Context, Server
 from mcpkit.testing import Client, RPCError
+from mcpkit.work import Progress
 from mcpkit_fs import reading, walk
-from mcpkit_fs.access import Progress
 from mcpkit_fs.globs import GlobSet
 from mcpkit_fs.policy import Policy, RootsMode, parse_directory
 from mcpkit_fs.server import build_server

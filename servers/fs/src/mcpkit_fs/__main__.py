@@ -2,11 +2,10 @@
 
 import argparse
 import os
-import sys
 from collections.abc import Sequence
-from typing import NoReturn, get_args
+from typing import get_args
 
-from mcpkit import cli
+from mcpkit import Server, cli
 
 from . import __version__
 from .globs import BadGlob, deny_rules
@@ -33,8 +32,8 @@ roots modes (the client's roots/list):
   ignore     the directories given here only"""
 
 
-def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    """Parse the command line (environment variables give the defaults)."""
+def make_parser() -> argparse.ArgumentParser:
+    """Return the parser of mcp-fs's own arguments (environment variables give defaults)."""
     parser = argparse.ArgumentParser(
         prog="mcp-fs",
         description="An MCP filesystem server confined to the directories you allow.",
@@ -68,30 +67,32 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         default=os.environ.get("MCP_FS_ROOTS", "narrow"),
         help="how the client's roots count (default narrow; env MCP_FS_ROOTS)",
     )
-    args = cli.parse(parser, argv)
+    return parser
+
+
+def configured_server(args: argparse.Namespace) -> Server:
+    """Return the server the parsed arguments describe.
+
+    Raises:
+        ValueError: a directory, glob or roots mode the server cannot use.
+    """
     if args.roots not in get_args(RootsMode):  # argparse checks choices given, not defaults
-        parser.error(f"MCP_FS_ROOTS={args.roots!r} is not one of {', '.join(get_args(RootsMode))}")
-    return args
+        raise ValueError(
+            f"MCP_FS_ROOTS={args.roots!r} is not one of {', '.join(get_args(RootsMode))}"
+        )
+    directories = tuple(parse_directory(d, read_only=args.read_only) for d in args.directories)
+    try:
+        deny = deny_rules(args.deny)
+    except BadGlob as exc:
+        raise ValueError(str(exc)) from None
+    if args.roots == "intersect" and not directories:
+        raise ValueError("--roots intersect needs at least one directory")
+    return build_server(Policy(directories, deny, args.roots), read_only=args.read_only)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run mcp-fs until the client disconnects; exit with status 2 on a bad configuration."""
-    args = parse_arguments(argv)
-    try:
-        directories = tuple(parse_directory(d, read_only=args.read_only) for d in args.directories)
-        deny = deny_rules(args.deny)
-    except (ValueError, BadGlob) as exc:
-        _refuse(str(exc))
-    if args.roots == "intersect" and not directories:
-        _refuse("--roots intersect needs at least one directory")
-    policy = Policy(directories, deny, args.roots)
-    cli.run(build_server(policy, read_only=args.read_only), args, config_hint=CONFIG_HINT)
-
-
-def _refuse(problem: str) -> NoReturn:
-    """Say what is wrong with the configuration and exit with status 2, as argparse does."""
-    sys.stderr.write(f"mcp-fs: {problem}\n")
-    sys.exit(2)
+    cli.main(configured_server, make_parser(), argv=argv, config_hint=CONFIG_HINT)
 
 
 if __name__ == "__main__":

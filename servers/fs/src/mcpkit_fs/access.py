@@ -12,15 +12,11 @@ were allowed, once a request of that client has used them). Each subscription is
 checked in the subscriber's own sandbox, as a read would be.
 """
 
-import logging
-import time
 from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
-import anyio
-
-from mcpkit import Context
+from mcpkit import Context, work
 from mcpkit.places import Places
 
 from .mounts import LocalMounts
@@ -28,10 +24,8 @@ from .policy import AllowedDir, Policy, resolve_directory
 from .reading import TooLarge
 from .sandbox import Sandbox
 
-logger = logging.getLogger("mcpkit_fs.access")
 MAX_CACHED = 64  # distinct sets of allowed directories remembered
 MAX_WATCHABLE = 256  # directories from client roots that watches may follow
-PROGRESS_EVERY = 0.2  # seconds
 T = TypeVar("T")
 
 
@@ -80,71 +74,51 @@ class Access:
     async def run(
         self,
         ctx: Context,
-        work: Callable[[Sandbox], T],
+        fn: Callable[..., T],
+        /,
+        *args: Any,
         done: str,
-        *,
         changes: bool = False,
+        **kwargs: Any,
     ) -> T:
-        """Run `work` with the request's sandbox in a worker thread, then log `done`.
+        """Return `fn(sandbox, *args, **kwargs)`, run in a worker thread; then log `done`.
 
-        A read logs at debug, and a cancelled one ends at once: its thread, which changes
-        nothing, is left to finish (or to hang on a filesystem that does not answer), and
-        on asyncio, which the servers run on, no longer counts against the thread limit. A
-        change logs at info (the level clients get by default) and is finished before a
-        cancellation ends it: all or nothing.
+        `sandbox` is the request's. A read logs at debug, and a cancelled one ends at once
+        (see `mcpkit.work`): its thread, which changes nothing, is left to finish, or to
+        hang on a filesystem that does not answer. A change logs at info (the level clients
+        get by default) and is finished before a cancellation ends it: all or nothing.
 
         Raises:
-            FsError: from `work`.
+            FsError: from `fn`.
+            RootsUnavailable: the client declared roots but cannot be asked for them.
         """
         sandbox = await self.sandbox(ctx)
-        result = await anyio.to_thread.run_sync(work, sandbox, abandon_on_cancel=not changes)
+        result = await work.run(fn, sandbox, *args, changes=changes, **kwargs)
         await ctx.log("info" if changes else "debug", done, logger="mcp-fs")
         return result
 
-    async def run_bounded(self, ctx: Context, work: Callable[[Sandbox, bool], T], done: str) -> T:
-        """Run the read `work(sandbox, on_loop)` on the event loop if it is small, then log `done`.
+    async def run_bounded(
+        self, ctx: Context, fn: Callable[..., T], /, *args: Any, done: str, **kwargs: Any
+    ) -> T:
+        """Return the read `fn(sandbox, *args, on_loop=..., **kwargs)`; then log `done`.
 
-        `work` is first run with `on_loop` true, on the event loop: the hop to a worker
-        thread (some 0.35 ms a call) costs more than reading a small file or directory. If it
-        raises `TooLarge` it runs again, with `on_loop` false, in a worker thread. Only
+        `fn` is first run with `on_loop` true, on the event loop: the hop to a worker
+        thread (some 0.35 ms a call) costs more than reading a small file or directory. If
+        it raises `TooLarge` it runs again, with `on_loop` false, in a worker thread. Only
         reads of one file or directory that open without blocking (`O_NONBLOCK`, checked
         with `fstat`) qualify, in a sandbox on local filesystems alone (see `mounts`: a
         network or cloud drive may hang); walks, searches, hashes and writes use `run`.
 
         Raises:
-            FsError: from `work`.
+            FsError: from `fn`.
+            RootsUnavailable: the client declared roots but cannot be asked for them.
         """
         sandbox = await self.sandbox(ctx)
         try:
             if not self._mounts.all_local(d.path for d in sandbox.directories):
                 raise TooLarge("a filesystem that may hang")  # then no work on the loop
-            result = work(sandbox, True)
+            result = fn(sandbox, *args, on_loop=True, **kwargs)
         except TooLarge:
-            result = await anyio.to_thread.run_sync(work, sandbox, False, abandon_on_cancel=True)
+            result = await work.run(fn, sandbox, *args, on_loop=False, **kwargs)
         await ctx.log("debug", done, logger="mcp-fs")
         return result
-
-
-class Progress:
-    """The `tick` of long work (a walk, a hash): stops it when cancelled, reports progress.
-
-    Each report says "{count} {unit}", at most every `PROGRESS_EVERY` seconds: a report
-    waits for the event loop, and reporting every tick would slow a fast walk several times.
-    """
-
-    def __init__(self, ctx: Context, unit: str) -> None:
-        self.ctx = ctx
-        self.unit = unit
-        self.reported: float | None = None
-
-    def __call__(self, count: int) -> None:
-        """Note `count` units done (in the work's worker thread).
-
-        Raises:
-            anyio.get_cancelled_exc_class(): the request was cancelled.
-        """
-        anyio.from_thread.check_cancelled()
-        now = time.monotonic()
-        if self.reported is None or now - self.reported >= PROGRESS_EVERY:
-            self.reported = now
-            anyio.from_thread.run(self.ctx.progress, count, None, f"{count} {self.unit}")
