@@ -169,6 +169,12 @@ def notification(method: str, params: Message | None = None) -> Case:
     return message, None
 
 
+def unreadable(version: str) -> Message:
+    """The parse error of `version`, answering a message whose id could not be read."""
+    error: Message = {"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse"}}
+    return error if since(version, "2025-11-25") else {**error, "id": None}
+
+
 def request(method: str, params: Message | None = None) -> Case:
     message, _ = notification(method, params)
     return {"id": "s-1", **message}, None
@@ -228,8 +234,9 @@ def valid_cases(version: str) -> dict[str, Case]:
             {"jsonrpc": "2.0", "id": "a", "error": {"code": -32603, "message": "x", "data": [1]}},
             None,
         ),
-        # An unreadable request gets an error without id (never `"id": null`) in every version.
-        "parse-error": ({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse"}}, None),
+        # An unreadable request gets an error with `"id": null` where the schema requires an id
+        # (before 2025-11-25), else an error without id.
+        "parse-error": (unreadable(version), None),
     }
     if since(version, MODERN):
         return cases | modern_cases(version)
@@ -438,8 +445,10 @@ def invalid_cases() -> list[Any]:
          "error"),
         ("error-field", mid, ({**error, "error": {**error["error"], "details": 1}}, None),
          r"error\.details"),
-        ("error-id-null", old, (bad_error, None), "None is not of type"),
+        ("error-id-null", "2025-11-25", (bad_error, None), "None is not of type"),
         ("error-id-null", new, (bad_error, None), "None is not of type"),
+        ("error-without-id", old, (unreadable(new), None), "'id' is a required property"),
+        ("error-without-id", mid, (unreadable(new), None), "'id' is a required property"),
         ("error-code-string", mid, ({**error, "error": {"code": "x", "message": "m"}}, None),
          "'x' is not of type 'integer'"),
         ("error-2002-modern", new, ({**error, "error": {"code": -32002, "message": "m"}}, None),

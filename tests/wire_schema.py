@@ -28,10 +28,11 @@ emitted (a response, an error response, a notification, or a server-to-client re
    content fail the schema's content `anyOf` in the versions that predate them.
 3. Rules the schema files cannot express. `Resource.size` is in the vendored 2024-11-05 file but
    was backfilled after that release. Error responses without `id` (the request's id could not
-   be read) are valid from 2025-11-25; earlier schemas require `id`, so only that requirement is
-   waived. In 2026-07-28, `resultType` must be `complete` or `input_required` (the latter only for
-   methods whose response allows `InputRequiredResult`), and codes in -32099..-32000 must be
-   errors the spec defines, in their defined shape.
+   be read) are valid from 2025-11-25; earlier schemas require `id`, so there such an error
+   must carry JSON-RPC 2.0's `"id": null`, and only the type of that `null` is waived. In
+   2026-07-28, `resultType` must be `complete` or `input_required` (the latter only for methods
+   whose response allows `InputRequiredResult`), and codes in -32099..-32000 must be errors the
+   spec defines, in their defined shape.
 """
 
 from __future__ import annotations
@@ -155,10 +156,11 @@ def _plan(version: str, message: dict[str, Any], request_method: str | None) -> 
 def _plan_error(version: str, message: dict[str, Any]) -> _Plan:
     defs = _defs(version)
     envelope = _pointer(version, _first(defs, "JSONRPCErrorResponse", "JSONRPCError"))
-    # An unreadable request id (e.g. a parse error) gets an error without `id`: JSON-RPC's
-    # `"id": null` is no MCP RequestId. Schemas before 2025-11-25 still require `id`: waive
-    # just that requirement.
-    checked = message if "id" in message or envelope.endswith("Response") else {**message, "id": 0}
+    # An unreadable request id (e.g. a parse error): from 2025-11-25 the error leaves `id` out,
+    # as the schema allows. Earlier schemas require `id` but have no value for an unknown one:
+    # there JSON-RPC 2.0's `"id": null` is expected, and only its type is waived.
+    required = not envelope.endswith("Response")
+    checked = {**message, "id": 0} if required and message.get("id", 0) is None else message
     none = frozenset[str]()
     validations, walks = [(checked, envelope, "")], [(message, envelope, "", none)]
     error = _as_dict(message["error"]) or {}

@@ -31,6 +31,39 @@ def test_oversized_frame_is_reported_and_skipped() -> None:
     assert framer.feed(b"yyyy\n{}\n") == [b"{}"]
 
 
+def test_the_limit_holds_for_a_frame_that_arrives_whole() -> None:
+    framer = Framer(16)
+    assert framer.feed(b"x" * 16 + b"\n") == [b"x" * 16]
+    (refused, after) = framer.feed(b'{"id":1,"m":"xxxxx"}\n{}\n')
+    assert isinstance(refused, FrameTooLarge)
+    assert refused.head == b'{"id":1,"m":"xxxxx"}'
+    assert after == b"{}"
+
+
+def test_an_oversized_frame_keeps_its_start() -> None:
+    framer = Framer(64)
+    start = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"text":"'
+    (refused,) = framer.feed(start + b"a" * 100)
+    assert isinstance(refused, FrameTooLarge)
+    assert refused.head == start + b"a" * 100  # all there was, as it is under the head's size
+    assert framer.feed(b"a" * 100 + b'"}}\n{"x":1}\n') == [b'{"x":1}']
+
+
+def test_an_oversized_frame_keeps_only_a_bounded_start() -> None:
+    framer = Framer(1 << 10)
+    (refused,) = framer.feed(b"x" * (1 << 20))
+    assert isinstance(refused, FrameTooLarge)
+    assert 0 < len(refused.head) <= 1 << 16
+
+
+def test_an_oversized_length_framed_body_keeps_its_start_without_the_header() -> None:
+    framer = Framer(64)
+    body = b'{"jsonrpc":"2.0","id":"big","method":"x","params":"' + b"a" * 100
+    (refused,) = framer.feed(b"Content-Length: 500\r\n\r\n" + body)
+    assert isinstance(refused, FrameTooLarge)
+    assert refused.head == body
+
+
 def test_long_frame_in_many_chunks() -> None:
     framer = Framer(1 << 20)
     chunks = [b"a" * 1000] * 500

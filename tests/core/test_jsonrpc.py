@@ -82,6 +82,55 @@ def test_error_without_readable_id_leaves_id_out() -> None:
     assert "id" not in jsonrpc.error(None, {"code": -32700, "message": "Parse error"})
 
 
+@pytest.mark.parametrize(
+    ("version", "has_null_id"),
+    [("2024-11-05", True), ("2025-06-18", True), ("2025-11-25", False), ("2026-07-28", False)],
+)
+def test_error_without_readable_id_is_null_where_the_schema_requires_an_id(
+    version: str, has_null_id: bool
+) -> None:
+    problem = {"code": -32700, "message": "Parse error"}
+    answer = jsonrpc.error(None, problem, version)
+    assert ("id" in answer) is has_null_id
+    assert answer.get("id", "absent") is (None if has_null_id else "absent")
+    assert jsonrpc.error(5, problem, version)["id"] == 5
+
+
+@pytest.mark.parametrize(
+    ("head", "request_id"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"text":"aaaa', 7),
+        (b'  {\n "id" : "a\\"b" , "method": "x", "params": [1, ', 'a"b'),
+        (b'{"jsonrpc":"2.0","method":"x","id":-3,"params":{"a":', -3),
+        (b'{"params":{"id":3},"id":4,"more":"', 4),  # only a top-level id counts
+        (b'{"id":"\xc3\xa9","params":"\xc3', "\u00e9"),  # a character cut at the end
+        (b'{"jsonrpc":"2.0","method":"x","params":{"id":3,"text":"aaaa', None),
+        (b'{"jsonrpc":"2.0","id":12', None),  # 12 may be the start of 123
+        (b'{"jsonrpc":"2.0","id":"ab', None),
+        (b'{"jsonrpc":"2.0","id":null,"method":"x","params":"', None),
+        (b'{"id":1.5,"method":"x"', None),
+        (b'{"id":true,"method":"x"', None),
+        (b'{"method":"x"}', None),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"x"},', None),
+        (b'{1:2,"id":3,', None),
+        (b"Content-Length: 99", None),
+        (b"", None),
+    ],
+)
+def test_the_id_a_message_shows_at_its_start(head: bytes, request_id: object) -> None:
+    found = jsonrpc.id_in_start(head)
+    assert found == request_id
+    assert type(found) is type(request_id)
+
+
+@pytest.mark.parametrize(
+    ("message", "request_id"),
+    [({"id": 3, "method": 5}, 3), ({"id": "x"}, "x"), ({"id": None}, None), ([1], None)],
+)
+def test_readable_id(message: object, request_id: object) -> None:
+    assert jsonrpc.readable_id(message) == request_id
+
+
 def test_values_orjson_refuses_are_still_encoded() -> None:
     # orjson takes neither integers over 64 bits nor lone surrogates; `json` writes both.
     message = {"jsonrpc": "2.0", "id": 2**70, "result": {"name": "bad\udcff"}}

@@ -356,7 +356,8 @@ async def test_batch_refused_in_other_versions(server: RawServer, version: str) 
     )
     response = await server.receive()
     assert error_code(response) == -32600
-    assert "id" not in response
+    # The id of a refused batch is unknown: `null` where the schema requires an id.
+    assert response["id"] is None if version < "2025-11-25" else "id" not in response
     await server.expect_silence(0.2)  # nothing in the batch was run
     assert (await server.request("ping"))["result"] == {}
 
@@ -436,6 +437,34 @@ async def test_large_messages_both_ways_at_once(server: RawServer) -> None:
     assert sorted(a["id"] for a in answers) == list(range(len(texts)))
     for answer in answers:
         assert answer["result"]["content"] == [{"type": "text", "text": texts[answer["id"]]}]
+
+
+STDIO_LIMIT = 64 << 20
+"""The largest message the stdio transport reads (mcpkit.transports.stdio._MAX_FRAME)."""
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", LATEST])
+async def test_an_oversized_line_is_refused_with_the_id_its_start_shows(
+    server: RawServer, version: str
+) -> None:
+    """The client gets its answer, not silence; the server discards the line and goes on.
+
+    When the line's start does not show the id (it follows the params), the id is `null`
+    where the version's schema requires one, and left out from 2025-11-25 on.
+    """
+    await server.initialize(version)
+    params = {"name": "echo", "arguments": {"text": "a" * STDIO_LIMIT}}
+    server.methods[7] = "tools/call"
+    await server.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+    response = await server.receive(timeout=30)
+    error = response.get("error", {})  # not the 64 MiB result, should a test fail
+    assert (response["id"], error.get("code")) == (7, -32600)
+    assert f"larger than {STDIO_LIMIT} bytes" in error["message"]
+    await server.send({"jsonrpc": "2.0", "method": "tools/call", "params": params, "id": 8})
+    response = await server.receive(timeout=30)
+    assert response.get("error", {}).get("code") == -32600
+    assert response["id"] is None if version < "2025-11-25" else "id" not in response
+    assert (await server.request("ping"))["result"] == {}
 
 
 async def test_bad_answers_to_sampling_are_tool_errors(server: RawServer) -> None:

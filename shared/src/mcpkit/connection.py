@@ -191,12 +191,14 @@ class Connection:
 
     def _receive(self, frame: bytes | FrameTooLarge) -> None:
         """Handle one inbound frame: a message or a batch."""
+        if isinstance(frame, FrameTooLarge):  # answered with the id its start shows, if any
+            refusal = InvalidRequest(f"Invalid Request: {frame}").to_wire()
+            self._send(jsonrpc.error(jsonrpc.id_in_start(frame.head), refusal, self.version), None)
+            return
         try:
-            if isinstance(frame, FrameTooLarge):
-                raise InvalidRequest(f"Invalid Request: {frame}")
             message = jsonrpc.decode(frame)
         except ProtocolError as exc:
-            self._send(jsonrpc.error(None, exc.to_wire()), None)
+            self._send(jsonrpc.error(None, exc.to_wire(), self.version), None)
             return
         batch = jsonrpc.as_list(message)
         if batch is not None:
@@ -219,7 +221,7 @@ class Connection:
             answers = [self._dispatch(message, in_batch=True) for message in batch]
             self._spawn(self._reply_batch, answers, jsonrpc.request_ids(batch))
             return
-        self._send(jsonrpc.error(None, problem.to_wire()), None)
+        self._send(jsonrpc.error(None, problem.to_wire(), self.version), None)
 
     async def _reply_batch(self, answers: list[Answer], request_ids: list[RequestId]) -> None:
         """Wait for every answer of a batch, then send the responses as one array."""
@@ -250,9 +252,7 @@ class Connection:
         try:
             kind = jsonrpc.classify(message)
         except InvalidRequest as exc:
-            readable_id = (jsonrpc.as_object(message) or {}).get("id")
-            answer_to = readable_id if jsonrpc.is_request_id(readable_id) else None
-            return jsonrpc.error(answer_to, exc.to_wire())
+            return jsonrpc.error(jsonrpc.readable_id(message), exc.to_wire(), self.version)
         if kind == "response":
             self._resolve(message)
             return None

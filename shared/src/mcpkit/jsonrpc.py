@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeGuard, cast
 import orjson
 
 from .errors import InvalidRequest, ParseError
+from .versions import errors_need_id
 
 RequestId = str | int
 JSON = dict[str, Any]
@@ -20,6 +21,8 @@ _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _SURROGATE = re.compile("[\ud800-\udfff]")  # Python pairs no surrogates: each one is lone
 # orjson would write dataclasses and datetimes; left to `json`, they are refused as not JSON.
 _NOT_JSON = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+_BLANK = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
 
 
 def well_formed(text: str) -> str:
@@ -106,11 +109,69 @@ def result(request_id: RequestId, value: JSON) -> JSON:
     return {"jsonrpc": "2.0", "id": request_id, "result": value}
 
 
-def error(request_id: RequestId | None, error_object: JSON) -> JSON:
-    """Build an error response; without a readable id the id is left out."""
+def error(request_id: RequestId | None, error_object: JSON, version: str | None = None) -> JSON:
+    """Build an error response.
+
+    Without a readable id, the id is `null` (JSON-RPC 2.0's answer) when the schema of
+    `version` requires one on every error response, and left out otherwise.
+    """
     if request_id is None:
+        if version is not None and errors_need_id(version):
+            return {"jsonrpc": "2.0", "id": None, "error": error_object}
         return {"jsonrpc": "2.0", "error": error_object}
     return {"jsonrpc": "2.0", "id": request_id, "error": error_object}
+
+
+def readable_id(message: object) -> RequestId | None:
+    """Return the id of `message` if it is a valid request id, even if the rest is invalid."""
+    found = (as_object(message) or {}).get("id")
+    return found if is_request_id(found) else None
+
+
+def id_in_start(head: bytes) -> RequestId | None:
+    """Return the `id` of the message that begins with `head`, if this start shows it.
+
+    For a message too large to read whole: the members of its top-level object are read in
+    order until `id`. None if the start is no JSON object, ends before `id`'s value is
+    certainly whole, or the id is not a valid request id.
+    """
+    try:
+        text = head.decode()
+    except UnicodeDecodeError as exc:  # a character cut at the end, or bad bytes further on
+        text = head[: exc.start].decode()
+    position = _skip_blanks(text, 0)
+    if not text.startswith("{", position):
+        return None
+    try:
+        while True:
+            key, position = _member(text, position + 1, ":")
+            value, position = _member(text, position + 1, ",}")
+            if not isinstance(key, str) or key == "id" or text[position] == "}":
+                return value if key == "id" and is_request_id(value) else None
+    except ValueError:  # cut off, or not JSON: the id is not known
+        return None
+
+
+def _member(text: str, start: int, followers: str) -> tuple[Any, int]:
+    """Read the JSON value after `start`; return it and the position of what follows it.
+
+    What follows must be one of `followers`: a value at the very end may be cut short (12
+    of 123).
+
+    Raises:
+        ValueError: no whole value there, or it is not followed by one of `followers`.
+    """
+    value, end = _DECODER.raw_decode(text, _skip_blanks(text, start))
+    end = _skip_blanks(text, end)
+    if end >= len(text) or text[end] not in followers:
+        raise ValueError(f"expected one of {followers!r} at {end}")
+    return value, end
+
+
+def _skip_blanks(text: str, start: int) -> int:
+    """Return the position of the first character from `start` on that is not JSON space."""
+    match = _BLANK.match(text, start)
+    return start if match is None else match.end()
 
 
 def request(request_id: RequestId, method: str, params: JSON | None) -> JSON:

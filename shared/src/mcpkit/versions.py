@@ -113,3 +113,12 @@ def form_field_keys(version: str, field: Mapping[str, Any]) -> frozenset[str] | 
             return None
     keys = _FORM_FIELD_KEYS[kind]
     return keys | {"default"} if version >= V2025_11_25 else keys
+
+
+def errors_need_id(version: str) -> bool:
+    """Return whether `version`'s schema requires `id` on every error response.
+
+    Before 2025-11-25 it does, though the id of a message that could not be read is unknown:
+    JSON-RPC 2.0's `"id": null` is the answer there; from 2025-11-25 on, `id` is left out.
+    """
+    return version < V2025_11_25

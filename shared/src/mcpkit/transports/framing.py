@@ -6,10 +6,19 @@ header is read that way. No I/O here: feed bytes in, take frames out.
 """
 
 _HEADER = b"content-length:"
+_HEAD = 1 << 16  # how much of an oversized frame is kept: enough to show its id
 
 
 class FrameTooLarge(Exception):
-    """A frame exceeded the size limit; its bytes were discarded."""
+    """A frame exceeded the size limit; its bytes were discarded but for its start.
+
+    `head` is that start (after any `Content-Length` header), for the connection to read
+    the id of the request it is refused to.
+    """
+
+    def __init__(self, message: str, head: bytes = b"") -> None:
+        super().__init__(message)
+        self.head = head
 
 
 class Framer:
@@ -32,14 +41,22 @@ class Framer:
             frame = self._next()
             if frame is None:
                 break
-            if frame.strip():
+            if len(frame) > self._max_frame:  # whole already: the limit holds all the same
+                frames.append(self._too_large(frame[:_HEAD]))
+            elif frame.strip():
                 frames.append(frame)
         if len(self._buffer) > self._max_frame and not self._skipping:
+            head = bytes(self._buffer[:_HEAD])
+            if head[: len(_HEADER)].lower() == _HEADER:
+                head = head.partition(b"\r\n\r\n")[2]
             self._buffer.clear()
             self._scanned = 0
             self._skipping = True
-            frames.append(FrameTooLarge(f"message larger than {self._max_frame} bytes"))
+            frames.append(self._too_large(head))
         return frames
+
+    def _too_large(self, head: bytes) -> FrameTooLarge:
+        return FrameTooLarge(f"message larger than {self._max_frame} bytes", head)
 
     def _next(self) -> bytes | None:
         """Take one complete frame off the buffer, or return None if none is complete."""
