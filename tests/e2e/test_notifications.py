@@ -90,6 +90,39 @@ async def test_exit_with_active_subscription(everything: Everything, version: st
     assert (seconds < SHUTDOWN_LIMIT, status) == (True, 0), f"exit {status} after {seconds:.2f} s"
 
 
+COUNTER = "test://counter"
+
+
+async def read_counter(conn: Connection) -> int:
+    """The count of test://counter (an HTTP server is shared by the session's tests)."""
+    contents = (await conn.session.read_resource(COUNTER)).contents
+    assert isinstance(contents[0], types.TextResourceContents)
+    return int(contents[0].text)
+
+
+@IGNORE_SUBSCRIBE_DEPRECATION
+@over([VERSIONS[0], LATEST])
+async def test_polled_subscription(everything: Everything, version: str) -> None:
+    """test://counter is no file: its watch polls the count, and stops with the subscription."""
+    async with everything.connect(version) as conn:
+        session, record = conn.session, conn.record
+        await session.subscribe_resource(COUNTER)  # pyright: ignore[reportDeprecated]
+        count = await read_counter(conn)
+        with anyio.fail_after(10):
+            result = await session.call_tool("set_counter", {"value": count + 1})
+        assert not result.is_error
+        update = await conn.inbox.wait_for(types.ResourceUpdatedNotification, timeout=5)
+        assert str(update.params.uri) == COUNTER
+        await session.unsubscribe_resource(COUNTER)  # pyright: ignore[reportDeprecated]
+        with anyio.fail_after(10):
+            await session.call_tool("set_counter", {"value": count + 2})
+        await anyio.sleep(QUIET)
+        assert [n["params"] for n in record.notifications("notifications/resources/updated")] == [
+            {"uri": COUNTER}
+        ]
+        assert await read_counter(conn) == count + 2
+
+
 @IGNORE_SUBSCRIBE_DEPRECATION
 @over()
 async def test_subscribe_unknown_resource(everything: Everything, version: str) -> None:

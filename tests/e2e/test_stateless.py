@@ -86,6 +86,23 @@ async def test_a_listen_stream_gets_the_watched_resource_update(everything: Ever
     assert update["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] is not None
 
 
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_listen_stream_gets_the_polled_counter_update(everything: Everything) -> None:
+    uri = "test://counter"
+    async with everything.stateless() as (client, record):
+        (contents,) = (await client.read_resource(uri)).contents
+        assert isinstance(contents, types.TextResourceContents)
+        count = int(contents.text)  # an HTTP server is shared by the session's tests
+        async with client.listen(resource_subscriptions=[uri]) as subscription:
+            assert subscription.honored.resource_subscriptions == [uri]
+            await client.call_tool("set_counter", {"value": count + 1})
+            with anyio.fail_after(10):
+                event = await anext(aiter(subscription))
+    assert event == ResourceUpdated(uri=uri)
+    (update,) = record.notifications("notifications/resources/updated")
+    assert update["params"]["uri"] == uri
+
+
 async def test_mcp_fs_over_stdio_in_the_stateless_era(tmp_path: Path) -> None:
     tree = make_tree(tmp_path)
     fs = Everything(StdioTransport(tmp_path))

@@ -39,6 +39,7 @@ from .fixtures import WatchedFile
 from .hints import READ_ONLY
 from .inputs import register_input_tools
 from .journal import register_journal
+from .polling import register_polling
 from .schemas import ADDRESS_TOOL_SCHEMA, DEFAULTS_FORM, ENUMS_FORM, USER_FORM
 from .state import held_while_running
 from .workspace import register_workspace
@@ -92,6 +93,7 @@ def build_server(watched_path: Path | None = None) -> Server:
     register_input_tools(app)
     register_diagnostics(app)
     register_journal(app)
+    register_polling(app)
     register_workspace(app)
 
     @app.tool(
