@@ -6,16 +6,21 @@ lies outside the allowed directories the path is refused, even when the lexical 
 inside; where nothing outside may be looked at to find the answer, it is refused too.
 """
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from checked import connect
 from mcpkit.testing import RPCError
 from mcpkit_fs import content_search, listing, reading, resources, transfer, walk, writing
 from mcpkit_fs.edits import Edit
+from mcpkit_fs.globs import GlobSet
+from mcpkit_fs.policy import parse_directory
 from mcpkit_fs.sandbox import AccessDenied, FsError, Sandbox
 from servers.fs.conftest import CANARY, Tree
 from servers.fs.test_server import server_for
@@ -234,3 +239,59 @@ async def test_through_the_client_resources_and_subscriptions_follow_the_kernel(
             "completion/complete", {"ref": ref, "argument": {"name": "path", "value": value}}
         )
         assert completed["completion"]["values"] == [f"{value}arget"]
+
+
+def _kernel_resolves(path: Path) -> str | None:
+    """Return where the kernel's own walk of `path` ends (its real path), or None."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture(scope="module")
+def maze(tmp_path_factory: pytest.TempPathFactory) -> Tree:
+    """ROOT with links up, down, sideways and out, for paths made of them at random."""
+    base = tmp_path_factory.mktemp("maze")
+    root, out = base / "root", base / "out"
+    (root / "b" / "c").mkdir(parents=True)
+    (out / "x").mkdir(parents=True)
+    for directory in (root, root / "b", root / "b" / "c", out, out / "x"):
+        (directory / "f").write_text(str(directory))
+    links = {
+        "a": "b/c",
+        "up": "..",
+        "self": ".",
+        "deep": "a/../c",
+        "abs": str(root / "b"),
+        "rel-out": "../out/x",
+        "abs-out": str(out / "x"),
+    }
+    for name, target in links.items():
+        (root / name).symlink_to(target)
+    (root / "b" / "c" / "back").symlink_to("../../b")
+    return Tree(
+        base, root, out, Sandbox([parse_directory(str(root), read_only=False)], GlobSet(()))
+    )
+
+
+_NAMES = ["a", "b", "c", "f", "x", "root", "out", "up", "self", "deep", "abs", "back", "rel-out"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([*_NAMES, "abs-out", "..", "."]), min_size=1, max_size=7))
+def test_random_paths_resolve_where_the_kernel_resolves_them_or_are_refused(
+    maze: Tree, parts: list[str]
+) -> None:
+    path = "/".join(parts)
+    kernel = _kernel_resolves(maze.root / path)
+    try:
+        ours = maze.sandbox.resolve(path)
+    except FsError:
+        ours = None
+    # Refused, or the very file the kernel reaches (so never one outside the root).
+    assert ours is None or ours == kernel, path
