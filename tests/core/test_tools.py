@@ -11,7 +11,15 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from checked import connect
-from mcpkit import Param, Server, TextContent, ToolAnnotations, ToolError, ToolResult
+from mcpkit import (
+    ImageContent,
+    Param,
+    Server,
+    TextContent,
+    ToolAnnotations,
+    ToolError,
+    ToolResult,
+)
 from mcpkit.testing import RPCError
 
 
@@ -408,3 +416,15 @@ def test_registration_refuses_what_cannot_work() -> None:
 
     with pytest.raises(TypeError, match="returns"):
         app.tool()(returns_int)
+
+    async def returns_strings() -> list[str]:  # no wire form: content blocks, or a model
+        return ["a"]
+
+    with pytest.raises(TypeError, match="returns"):
+        app.tool()(returns_strings)
+
+    async def returns_blocks() -> list[TextContent | ImageContent]:
+        return []
+
+    app.tool()(returns_blocks)
+    assert list(app.tools) == ["returns_blocks"]

@@ -105,9 +105,19 @@ def _is_supported_return(annotation: Any) -> bool:
     """Return whether the table in the module docstring covers a return annotation."""
     if annotation in _PLAIN_RETURNS or _is_structured(annotation):
         return True
-    if get_origin(annotation) in (list, types.UnionType, typing.Union):
+    origin = get_origin(annotation)
+    if origin is list:  # of content blocks only: a list of anything else has no wire form
+        return all(_is_content(arg) for arg in get_args(annotation))
+    if origin in (types.UnionType, typing.Union):
         return all(_is_supported_return(arg) for arg in get_args(annotation))
     return False
+
+
+def _is_content(annotation: Any) -> bool:
+    """Return whether `annotation` is a content block type, or a union of them."""
+    if get_origin(annotation) in (types.UnionType, typing.Union):
+        return all(_is_content(arg) for arg in get_args(annotation))
+    return annotation in _CONTENT_TYPES
 
 
 class RegisteredTool:
