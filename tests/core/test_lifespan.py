@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from checked import connect
-from mcpkit import Changed, Context, ResourceNotFound, Server
+from mcpkit import Changed, Context, Resource, ResourceNotFound, Server
 from mcpkit.testing import RPCError
 
 
@@ -62,6 +62,10 @@ def make_server(store: Store) -> Server:
     async def item(key: str, store: Store) -> str:
         return store.items[key]
 
+    @app.list_resources
+    async def stocked(store: Store) -> list[Resource]:
+        return [Resource(uri=f"store://{key}", name=key) for key in sorted(store.items)]
+
     @app.prompt()
     async def describe(key: str, store: Store) -> str:
         """Describe an item."""
@@ -98,6 +102,8 @@ async def test_the_lifespan_is_entered_once_and_its_values_reach_every_handler()
         assert (store.opened, store.closed) == (1, 0)
         called = await client.call_tool("lookup", {"key": "a"})
         assert called["content"][0]["text"] == "apple at 42.0"
+        listed = await client.request("resources/list")
+        assert [r["uri"] for r in listed["resources"]] == ["store://a", "store://b"]
         read = await client.request("resources/read", {"uri": "store://b"})
         assert read["contents"][0]["text"] == "banana"
         prompt = await client.request(
@@ -228,6 +234,12 @@ def test_watches_and_completers_are_checked_at_registration() -> None:
 
         @app.complete(prompt="describe", argument="key")
         async def keys(prefix: str, store: Store) -> list[str]:  # pyright: ignore[reportUnusedFunction]
+            return []
+
+    with pytest.raises(TypeError, match=r"Resource lister 'listed': takes \['cursor'\]"):
+
+        @app.list_resources
+        async def listed(cursor: str) -> list[Resource]:  # pyright: ignore[reportUnusedFunction]
             return []
 
     with pytest.raises(TypeError, match="Changed"):

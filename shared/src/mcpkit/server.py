@@ -18,6 +18,7 @@ from .errors import MethodNotFound, ResourceNotFound, ToolError
 from .lifespan import Lifespan, provided_types
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource
+from .signature import Signature
 from .tools import RegisteredTool, TextRendering
 from .types import Annotations, Icon, Implementation, Resource, ToolAnnotations
 from .versions import has_completions
@@ -25,7 +26,7 @@ from .watches import Admission, RegisteredWatch, WatchFunction
 
 F = TypeVar("F", bound=Callable[..., Coroutine[Any, Any, Any]])
 Handler = Callable[[Context, dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
-ResourceLister = Callable[[Context], Coroutine[Any, Any, list[Resource]]]
+ResourceLister = Callable[..., Coroutine[Any, Any, list[Resource]]]
 ListChangedListener = Callable[[ListKind], None]
 
 
@@ -174,12 +175,25 @@ class Server:
         return register
 
     def list_resources(self, fn: ResourceLister) -> ResourceLister:
-        """Register `async def fn(ctx) -> list[Resource]`: resources listed per client.
+        """Register `async def fn(...) -> list[Resource]`: resources listed per client.
 
-        Listed after the others, read through the template matching their URI. They may
-        depend on the client's roots: a change of roots tells the client the list changed.
+        It takes only what is injected by type (the request's `Context`, what the lifespan
+        provides). Listed after the others, read through the template matching their URI,
+        they may depend on the client's roots: a change of roots tells the client the list
+        changed.
+
+        Raises:
+            TypeError: `fn` takes a parameter that would not be given.
         """
-        self.resource_lister = fn
+        what = f"Resource lister {fn.__name__!r}"
+        signature = Signature(fn, what=what, injectable=self.injectable)
+        if signature.parameters:
+            raise TypeError(f"{what}: takes {sorted(signature.parameters)}, which nobody gives")
+
+        async def list_for(ctx: Context) -> list[Resource]:
+            return await fn(**signature.inject(ctx.get))
+
+        self.resource_lister = list_for
         return fn
 
     def add_resource(self, resource: RegisteredResource) -> None:

@@ -35,9 +35,8 @@ def register_file_resources(app: Server) -> None:
     """Register the file template, the listing of allowed directories, and its completion."""
 
     @app.list_resources
-    async def allowed_directories(ctx: Context) -> list[Resource]:
+    async def allowed_directories(ctx: Context, access: Access) -> list[Resource]:
         """The directories this client may use (its roots may narrow the operator's)."""
-        access = ctx.get(Access)
         return [
             Resource(
                 uri=file_uri(directory.given),
