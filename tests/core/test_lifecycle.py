@@ -43,12 +43,17 @@ async def test_unsupported_version_gets_latest_handshake_version() -> None:
 
 
 async def test_requests_before_initialize_are_refused_but_ping_works() -> None:
+    """Neither after initialize nor of the stateless era: -32602, naming what is missing."""
     async with connect(make_server(), initialize=False) as client:
         assert await client.request("ping") == {}
         with pytest.raises(RPCError) as refused:
-            await client.request("tools/list")
-        assert refused.value.code == -32600
-        assert "initialize" in refused.value.message
+            await client.request("tools/list", {"_meta": {"progressToken": 1}})
+        assert await client.request("ping") == {}
+    assert refused.value.code == -32602
+    assert refused.value.message == (
+        'Invalid params: tools/list needs _meta["io.modelcontextprotocol/protocolVersion"]'
+        " (protocol 2026-07-28); clients of earlier protocol versions send initialize first"
+    )
 
 
 async def test_second_initialize_is_refused() -> None:

@@ -2,8 +2,9 @@
 
 import pytest
 
-from mcpkit.errors import InvalidParams, InvalidRequest
-from mcpkit.session import Phase, Session
+from mcpkit.errors import InvalidParams, InvalidRequest, ProtocolError
+from mcpkit.modern import VERSION_KEY
+from mcpkit.session import Phase, Session, before_initialize
 from mcpkit.versions import negotiate
 
 
@@ -28,27 +29,38 @@ def test_negotiation_echoes_supported_versions_else_answers_latest(
 
 
 @pytest.mark.parametrize(
-    ("phase", "method", "allowed"),
+    ("phase", "method", "refusal"),
     [
-        (Phase.AWAITING_INITIALIZE, "ping", True),
-        (Phase.AWAITING_INITIALIZE, "initialize", True),
-        (Phase.AWAITING_INITIALIZE, "tools/list", False),
-        (Phase.AWAITING_INITIALIZE, "logging/setLevel", False),
-        (Phase.INITIALIZING, "tools/list", True),
-        (Phase.INITIALIZING, "initialize", False),
-        (Phase.READY, "ping", True),
-        (Phase.READY, "tools/call", True),
-        (Phase.READY, "initialize", False),
+        (Phase.AWAITING_INITIALIZE, "ping", None),
+        (Phase.AWAITING_INITIALIZE, "initialize", None),
+        # Neither after initialize nor stateless (the connection serves those first).
+        (Phase.AWAITING_INITIALIZE, "tools/list", InvalidParams),
+        (Phase.AWAITING_INITIALIZE, "logging/setLevel", InvalidParams),
+        (Phase.INITIALIZING, "tools/list", None),
+        (Phase.INITIALIZING, "initialize", InvalidRequest),
+        (Phase.READY, "ping", None),
+        (Phase.READY, "tools/call", None),
+        (Phase.READY, "initialize", InvalidRequest),
     ],
 )
-def test_what_each_phase_allows(phase: Phase, method: str, allowed: bool) -> None:
+def test_what_each_phase_allows(
+    phase: Phase, method: str, refusal: type[ProtocolError] | None
+) -> None:
     session = Session()
     session.phase = phase
-    if allowed:
+    if refusal is None:
         session.check_request(method)
     else:
-        with pytest.raises(InvalidRequest):
+        with pytest.raises(refusal):
             session.check_request(method)
+
+
+def test_a_request_before_initialize_is_told_what_either_era_sends() -> None:
+    refusal = before_initialize("tools/call")
+    assert refusal.code == -32602
+    assert f'_meta["{VERSION_KEY}"]' in refusal.message
+    assert "tools/call" in refusal.message
+    assert "send initialize first" in refusal.message
 
 
 def test_initialize_then_initialized_reaches_ready() -> None:

@@ -181,8 +181,12 @@ def error_code(message: dict[str, Any]) -> int:
 
 
 async def test_request_before_initialize_is_refused(server: RawServer) -> None:
+    """-32602: it lacks what a 2026-07-28 request carries, and came before initialize."""
     response = await server.request("tools/list")
-    assert error_code(response) == -32600
+    assert error_code(response) == -32602
+    message = response["error"]["message"]
+    assert '_meta["io.modelcontextprotocol/protocolVersion"]' in message
+    assert "send initialize first" in message
     assert (await server.request("ping"))["result"] == {}  # ping is allowed at any time
     await server.initialize()
     assert "tools" in (await server.request("tools/list"))["result"]

@@ -23,6 +23,7 @@ from httpapp.mcphttp import (
     serving,
 )
 from mcpkit import Context, Server
+from mcpkit.session import before_initialize
 from mcpkit_everything.server import build_server
 
 MODERN = "2026-07-28"
@@ -166,9 +167,12 @@ async def test_meta_version_capability_and_method_errors(tmp_path: Path) -> None
     unsupported["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "2099-01-01"
     no_capabilities = stateless(2, "tools/list")
     del no_capabilities["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
+    no_version = stateless(5, "tools/list")
+    del no_version["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
     async with serving(tmp_path) as served:
         version = await send(served, unsupported, mcp_protocol_version="2099-01-01")
         meta = await send(served, no_capabilities)
+        unversioned = await send(served, no_version)  # the header alone says 2026-07-28
         method = await send(served, stateless(3, "nothing/here"))
         capability = await send(
             served, stateless(4, "tools/call", {"name": "test_missing_capability"})
@@ -176,6 +180,8 @@ async def test_meta_version_capability_and_method_errors(tmp_path: Path) -> None
     assert error_of(version) == (400, -32022)
     assert MODERN in version.json()["error"]["data"]["supported"]
     assert error_of(meta) == (400, -32602)
+    assert error_of(unversioned) == (400, -32602)  # refused as stdio refuses it
+    assert unversioned.json()["error"]["message"] == before_initialize("tools/list").message
     assert error_of(method) == (404, -32601)
     assert error_of(capability) == (400, -32021)
 

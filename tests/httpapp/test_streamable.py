@@ -25,6 +25,7 @@ from httpapp.mcphttp import (
     serving,
 )
 from mcpkit.connection import Connection
+from mcpkit.session import before_initialize
 from mcpkit.transports import FrameTooLarge
 
 
@@ -163,11 +164,21 @@ async def test_an_oversized_body_is_413(tmp_path: Path) -> None:
 
 
 async def test_session_id_is_required_and_must_be_known(tmp_path: Path) -> None:
+    """Without a session or 2026-07-28 `_meta`, a request is refused as stdio refuses it."""
     async with serving(tmp_path) as served:
         missing = await served.post(request(1, "tools/list"))
+        in_batch = await served.post([request(2, "tools/list"), request(3, "ping")])
+        ping = await served.post(request(4, "ping"))
         unknown = await served.post(request(1, "tools/list"), "no-such-session")
     assert missing.status_code == 400
-    assert "Mcp-Session-Id" in missing.json()["error"]["message"]
+    assert (missing.json()["id"], missing.json()["error"]["code"]) == (1, -32602)
+    message = missing.json()["error"]["message"]
+    assert message.startswith(before_initialize("tools/list").message)
+    assert "Mcp-Session-Id" in message
+    assert (in_batch.status_code, in_batch.json()["error"]["code"]) == (400, -32602)
+    assert in_batch.json()["id"] is None  # no one request of the batch
+    assert (ping.status_code, ping.json()["error"]["code"]) == (400, -32600)
+    assert "Mcp-Session-Id" in ping.json()["error"]["message"]
     assert unknown.status_code == 404
 
 

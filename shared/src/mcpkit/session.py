@@ -2,7 +2,8 @@
 
 Rules, all decided here and nowhere else:
 - `initialize` comes first and only once; `ping` is allowed at any time.
-- Any other request before `initialize` is refused with an error (never left hanging).
+- Any other request before `initialize` is refused with an error (never left hanging):
+  -32602, as it is not of the stateless era either (those name their version in `_meta`).
 - After the `initialize` response, requests are served even if `notifications/initialized`
   is late: the spec only asks the client not to send them, and refusing helps no one.
 - Batches are accepted only in a 2025-03-26 session.
@@ -15,11 +16,25 @@ from typing import Any, get_args
 
 from .errors import InvalidParams, InvalidRequest
 from .types import LogLevel
-from .versions import LATEST_HANDSHAKE_VERSION, accepts_batches, negotiate
+from .versions import LATEST_HANDSHAKE_VERSION, V2026_07_28, accepts_batches, negotiate
 
 LOG_LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
 """RFC 5424 severities, least severe first."""
 _SEVERITY = {level: rank for rank, level in enumerate(LOG_LEVELS)}
+
+VERSION_FIELD = '_meta["io.modelcontextprotocol/protocolVersion"]'
+"""How errors name where a stateless-era request states its version (`modern.VERSION_KEY`)."""
+
+
+def before_initialize(method: str) -> InvalidParams:
+    """Return the error for a `method` request sent neither after `initialize` nor statelessly.
+
+    It names the field a 2026-07-28 request lacks, and what clients of earlier versions do.
+    """
+    return InvalidParams(
+        f"Invalid params: {method} needs {VERSION_FIELD} (protocol {V2026_07_28});"
+        " clients of earlier protocol versions send initialize first"
+    )
 
 
 class Phase(enum.Enum):
@@ -45,13 +60,14 @@ class Session:
         """Check that a request for `method` may be handled now.
 
         Raises:
-            InvalidRequest: before `initialize`, or a second `initialize`.
+            InvalidParams: before `initialize` (see `before_initialize`).
+            InvalidRequest: a second `initialize`.
         """
         if method == "ping":
             return
         if self.phase is Phase.AWAITING_INITIALIZE:
             if method != "initialize":
-                raise InvalidRequest(f"Cannot handle {method} before initialize: send initialize")
+                raise before_initialize(method)
         elif method == "initialize":
             raise InvalidRequest("The session is already initialized")
 

@@ -19,9 +19,10 @@ import anyio
 
 from .. import jsonrpc, modern
 from ..connection import Connection
-from ..errors import InvalidParams, ProtocolError
+from ..errors import ProtocolError
 from ..jsonrpc import RequestId
 from ..runtime import Runtime
+from ..session import before_initialize
 from ..transports import FrameTooLarge
 from ..versions import MODERN_VERSIONS
 from .asgi import (
@@ -171,7 +172,7 @@ def check_request(runtime: Runtime, request: Request, message: Mapping[str, Any]
     method: str = message["method"]
     params = jsonrpc.as_object(message.get("params", {}))
     if params is None or not modern.is_modern(params):
-        raise InvalidParams(f"Invalid params: _meta[{modern.VERSION_KEY!r}] is required")
+        raise before_initialize(method)
     check_headers(runtime.server, request.headers, method, params)
     modern.RequestMeta.parse(params)
     if "id" in message and method not in _OWN_METHODS:

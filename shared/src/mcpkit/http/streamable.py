@@ -22,7 +22,7 @@ from .. import jsonrpc
 from ..errors import ProtocolError
 from ..jsonrpc import RequestId
 from ..runtime import Runtime
-from ..session import Phase
+from ..session import Phase, before_initialize
 from ..versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V2025_11_25
 from . import modern
 from .asgi import (
@@ -35,6 +35,7 @@ from .asgi import (
     Response,
     Send,
     error_response,
+    json_response,
     relay_sse,
     send_chunk,
     sse_event,
@@ -116,6 +117,8 @@ class StreamableEndpoint:
                 if session.connection.session.phase is Phase.AWAITING_INITIALIZE:
                     self.sessions.remove(session)
         else:
+            if request.headers.get(SESSION_HEADER) is None:
+                _refuse_sessionless(messages)
             session = self._session(request, principal)
             header_version(request)
             await self._take(request, send, session, body, is_batch, request_ids, {})
@@ -307,6 +310,26 @@ def _is_modern(request: Request) -> bool:
 
 def _is_request(message: dict[str, Any]) -> bool:
     return "method" in message and "id" in message
+
+
+def _refuse_sessionless(messages: list[dict[str, Any]]) -> None:
+    """Refuse requests sent neither in a session nor statelessly, as stdio refuses them.
+
+    Pings and messages that are not requests are left to the session check (400).
+
+    Raises:
+        Refused: 400 with -32602 (`session.before_initialize`), with the request's id if
+            it came alone.
+    """
+    asking = [m["method"] for m in messages if _is_request(m) and m["method"] != "ping"]
+    if not asking:
+        return
+    problem = before_initialize(asking[0])
+    message = f"{problem.message}, then the Mcp-Session-Id header its answer carries"
+    if len(messages) > 1:
+        raise refuse(400, message, problem.code)
+    error = jsonrpc.error(messages[0]["id"], {"code": problem.code, "message": message})
+    raise Refused(json_response(400, error))
 
 
 def _encode(event: StoredEvent, retry_ms: int) -> bytes:
