@@ -8,8 +8,9 @@ the tree back, once per burst; a directory made below a root later is watched as
 A recursive watch cannot see its own root come back after a deletion, nor appear if it was
 missing: each root is also watched as an entry of the directory above it, by the flat
 watcher (`watch_entries`). A change to a root itself (made, deleted, replaced, touched)
-calls the tree back and gets a new recursive watch; once that is in place, the tree is
-called back again if its root is there, as what was written in it meanwhile was not seen.
+gets a new recursive watch, and the tree is called back once that is in place, as what was
+written in the root meanwhile was not seen; at once if the root is gone (or a file): there
+is no watch to wait for.
 """
 
 import os
