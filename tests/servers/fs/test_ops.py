@@ -993,7 +993,7 @@ def test_a_move_to_another_filesystem_that_cannot_remove_the_original_says_so(
     def undeletable(dir_fd: int, name: str) -> int:  # as with chattr +i inside the tree
         raise PermissionError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(transfer, "_remove_tree", undeletable)
+    monkeypatch.setattr(transfer, "remove_tree", undeletable)
     both = tree.sandbox_with(str(tree.root), str(other_device))
     with pytest.raises(FsError) as raised:
         transfer.move(both, "sub", str(other_device / "sub"))

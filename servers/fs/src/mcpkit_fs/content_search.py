@@ -17,11 +17,14 @@ from dataclasses import dataclass
 from typing import BinaryIO, NamedTuple
 
 from . import finders, large_file_search
+from .errors import FsError
+from .files import open_read
 from .globs import Glob
 from .models import ContentMatch, ContentMatches
-from .reading import WHOLE_FILE_BYTES, Tick, no_tick, open_read, sniff_text
-from .sandbox import FsError, Sandbox
+from .reading import WHOLE_FILE_BYTES, sniff_text
+from .sandbox import Sandbox
 from .text import SNIFF_BYTES, BinaryFile, bare_lines, text_of, to_lf
+from .ticks import Tick, no_tick
 from .walk import Batch, start
 
 MAX_SEARCHED_FILE = 8 * 1024 * 1024  # larger files are skipped below a directory

@@ -7,7 +7,7 @@ may therefore repeat its parts `MAX_REPEATS` times in all, as `repeats` counts t
 
 import re
 
-from .sandbox import FsError
+from .errors import FsError
 
 MAX_REPEATS = 100_000
 _COUNTED_REPEAT = re.compile(r"\{(\d*)(?:,\d*)?\}")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from . import expression_size
-from .sandbox import FsError
+from .errors import FsError
 
 
 class Hit(Protocol):

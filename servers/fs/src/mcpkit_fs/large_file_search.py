@@ -13,7 +13,8 @@ from typing import BinaryIO, NamedTuple
 
 from . import finders
 from .models import ContentMatch
-from .reading import MiB, Tick
+from .reading import MiB
+from .ticks import Tick
 
 MAX_LINE_BYTES = MiB  # a longer line is searched, and shown, in its first MiB only
 BLOCK_BYTES = MiB

@@ -13,6 +13,10 @@ from itertools import islice
 from operator import itemgetter
 from typing import Literal, TypeVar
 
+from .errors import AccessDenied, FsError
+from .files import open_directory, open_read
+from .hashing import sha256_of
+from .lookup import Place
 from .mime import guess_mime
 from .models import (
     AllowedDirectories,
@@ -25,9 +29,10 @@ from .models import (
     SizedListing,
 )
 from .policy import join_relative
-from .reading import Tick, TooLarge, no_tick, open_read, sha256_of
-from .sandbox import AccessDenied, FsError, Place, Sandbox, open_directory
+from .reading import TooLarge
+from .sandbox import Sandbox
 from .text import SNIFF_BYTES
+from .ticks import Tick, no_tick
 
 LOOP_ENTRIES = 2000  # what a listing may do `on_loop` (see reading.LOOP_FILE_BYTES)
 ScanT = TypeVar("ScanT")

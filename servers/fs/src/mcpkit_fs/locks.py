@@ -11,7 +11,7 @@ import threading
 from collections.abc import Generator
 from contextlib import ExitStack, contextmanager
 
-from .sandbox import Place
+from .lookup import Place
 
 # Files whose directory and name hash alike share a lock: a fixed number of locks,
 # however many files are changed, and two changes of different files rarely wait.

@@ -9,14 +9,19 @@ file, which it runs `on_loop` (on the event loop) while they stay small.
 import codecs
 import hashlib
 import os
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from contextlib import contextmanager
 from typing import BinaryIO, NamedTuple
 
 from .diffs import unified_diff
+from .errors import FsError
+from .files import open_file
+from .hashing import hash_file as hash_file  # where resources.py takes it from
+from .large_reads import read_large
 from .mime import guess_mime
 from .models import Comparison, FileText, MultipleFiles, TextRead
-from .sandbox import FsError, Place, Sandbox, open_file
+from .pages import fit_page, joined, past_the_end
+from .sandbox import Sandbox
 from .text import (
     SNIFF_BYTES,
     BinaryFile,
@@ -28,6 +33,7 @@ from .text import (
     some_lines,
     text_of,
 )
+from .ticks import Tick, no_tick
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -36,17 +42,10 @@ DEFAULT_READ_BYTES = 256 * KiB  # about what a client takes in one tool result
 # What a read may do `on_loop`: about a millisecond of work, as much as the hop to a worker
 # thread would cost. Larger work goes to a thread, where it blocks no other request.
 LOOP_FILE_BYTES = 256 * KiB
-# Called as long work goes on (walks, hashes) with a count so far: the server reports it as
-# progress, and stops the work there once its request is cancelled (see access.Progress).
-Tick = Callable[[int], None]
 
 
 class TooLarge(Exception):
     """Work asked to stay small (`on_loop`) is larger: run it again in a worker thread."""
-
-
-def no_tick(count: int) -> None:
-    """Default `tick`: nothing to report."""
 
 
 def read_text(
@@ -80,8 +79,18 @@ def read_text(
         raise FsError("Give tail or offset, not both.")
     with _reading(sandbox, path, on_loop=on_loop) as (file, size, shown):
         if size > WHOLE_FILE_BYTES or (page_only and size > max_bytes and not _utf16(file)):
-            return _read_large(
-                file, shown, size, head, tail, offset, limit, max_bytes, line_numbers
+            codec = _codec_of_large(file, shown)
+            return read_large(
+                file,
+                shown,
+                size,
+                codec,
+                head=head,
+                tail=tail,
+                offset=offset,
+                limit=limit,
+                max_bytes=max_bytes,
+                line_numbers=line_numbers,
             )
         data = _read_up_to(file, size, WHOLE_FILE_BYTES)
     if len(data) > WHOLE_FILE_BYTES:
@@ -90,7 +99,7 @@ def read_text(
     total = line_count(text)
     first = max(0, total - tail) if tail is not None else (offset or 1) - 1
     if offset is not None and first >= max(total, 1):
-        raise _past_the_end(shown, offset, total)
+        raise past_the_end(shown, offset, total)
     count = head if head is not None else limit
     wanted = total - first if count is None else min(count, total - first)
     # A line takes a byte at least, so a page holds `max_bytes` lines at most: only those
@@ -98,13 +107,13 @@ def read_text(
     if tail is not None:
         first += max(0, wanted - max_bytes)
     chosen = some_lines(text, first, first + min(wanted, max_bytes))
-    page = _page(chosen, max_bytes, from_end=tail is not None)
+    page = fit_page(chosen, max_bytes, from_end=tail is not None)
     if tail is not None:
         first += len(chosen) - len(page.lines)  # a tail cut by max_bytes loses its first lines
     more = first + len(page.lines) < total
     return TextRead(
         path=shown,
-        content=_join(page.lines, first, line_numbers),
+        content=joined(page.lines, first, line_numbers),
         start_line=first + 1,
         end_line=first + len(page.lines),
         total_lines=total,
@@ -143,15 +152,17 @@ def _utf16(file: BinaryIO) -> bool:
     return start in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
-def _past_the_end(shown: str, offset: int, total: int | None) -> FsError:
-    """The error for an `offset` past the last line of a file of `total` lines (None: unknown)."""
-    if total is None:
-        lines = f"fewer than {offset} lines"
-    else:
-        lines = "1 line" if total == 1 else f"{total} lines"
-    return FsError(
-        f"{shown} has {lines}: offset {offset} is past its end. Read from a smaller one."
-    )
+def _codec_of_large(file: BinaryIO, shown: str) -> Codec:
+    """Return how a file too large to read whole is stored, from its first bytes.
+
+    Raises:
+        FsError: it is not text, or is UTF-16, which is only read whole.
+    """
+    start = file.read(SNIFF_BYTES)
+    codec = sniff_text(start, shown)
+    if codec.encoding.startswith("utf-16"):
+        raise FsError(f"{shown} is a UTF-16 file over {WHOLE_FILE_BYTES // MiB} MiB: too large.")
+    return codec._replace(eol=line_ending(start.decode(codec.encoding, "replace")))
 
 
 def _read_up_to(file: BinaryIO, size: int, cap: int) -> bytes:
@@ -165,144 +176,6 @@ def _read_up_to(file: BinaryIO, size: int, cap: int) -> bytes:
     if size < len(data) <= cap:
         data += file.read(cap + 1 - len(data))
     return data
-
-
-def _read_large(
-    file: BinaryIO,
-    shown: str,
-    size: int,
-    head: int | None,
-    tail: int | None,
-    offset: int | None,
-    limit: int | None,
-    max_bytes: int,
-    line_numbers: bool,
-) -> TextRead:
-    """Read part of a text file too large to read whole (see `read_text`)."""
-    start = file.read(SNIFF_BYTES)
-    codec = sniff_text(start, shown)
-    if codec.encoding.startswith("utf-16"):
-        raise FsError(f"{shown} is a UTF-16 file over {WHOLE_FILE_BYTES // MiB} MiB: too large.")
-    count = head if head is not None else limit
-    if tail is not None:
-        raw, more = _last_lines(file, size, tail, max_bytes), False
-        first = None  # unknown without reading the whole file
-    else:
-        first = (offset or 1) - 1
-        raw, more = _lines_from(file, first, count, max_bytes)
-        if first and not raw and count != 0:
-            raise _past_the_end(shown, first + 1, None)
-        if first == 0 and raw:
-            raw[0] = raw[0].removeprefix(codec.bom)  # not text: small files leave it out too
-    lines = [line.decode(codec.encoding, "replace") for line in raw]
-    page = _page(lines, max_bytes, from_end=tail is not None)
-    return TextRead(
-        path=shown,
-        content=_join(page.lines, first or 0, line_numbers and first is not None),
-        start_line=None if first is None else first + 1,
-        end_line=None if first is None else first + len(page.lines),
-        total_lines=None,
-        truncated=page.truncated or (count is None and more),
-        line_cut=page.line_cut,
-        next_offset=None
-        if first is None or not (page.truncated or more)
-        else first + len(page.lines) + 1,
-        encoding=codec.name,
-        eol=line_ending(start.decode(codec.encoding, "replace")),  # of the first lines
-        size=size,
-        sha256=None,
-    )
-
-
-def _lines_from(
-    file: BinaryIO, first: int, count: int | None, max_bytes: int
-) -> tuple[list[bytes], bool]:
-    """Return lines from 0-based line `first`, `count` of them or until `max_bytes`.
-
-    The flag says whether the file has more lines after them. No line is held longer
-    than `max_bytes + 1` bytes, which is more than a page shows: a file may be one line.
-    """
-    file.seek(0)
-    for _ in range(first):
-        _skip_line(file)
-    lines: list[bytes] = []
-    taken = 0
-    while (count is None or len(lines) < count) and taken <= max_bytes:
-        line = file.readline(max_bytes + 1)
-        if not line:
-            return lines, False
-        if not line.endswith(b"\n"):
-            _skip_line(file)  # the rest of a line longer than a page
-        lines.append(line)
-        taken += len(line)
-    return lines, bool(file.read(1))
-
-
-def _skip_line(file: BinaryIO) -> None:
-    """Read past the end of the current line, a block at a time."""
-    while (block := file.readline(64 * KiB)) and not block.endswith(b"\n"):
-        pass
-
-
-def _last_lines(file: BinaryIO, size: int, count: int, max_bytes: int) -> list[bytes]:
-    """Return the last `count` lines of a file, reading backwards from its end.
-
-    Reading stops past `max_bytes`, more than a page shows: the first line returned may
-    then be the end of a longer one.
-    """
-    blocks: list[bytes] = []
-    position, newlines = size, 0
-    while position > 0 and newlines <= count and size - position <= max_bytes:
-        step = min(64 * KiB, position)
-        position -= step
-        file.seek(position)
-        blocks.append(file.read(step))
-        newlines += blocks[-1].count(b"\n")
-    lines = b"".join(reversed(blocks)).splitlines(keepends=True)
-    return lines[-count:] if count else []
-
-
-class _Page(NamedTuple):
-    """The lines of a read that fit its byte cap."""
-
-    lines: list[str]
-    truncated: bool  # lines were left out, or the one line shown was cut
-    line_cut: bool  # the one line shown is longer than the cap: only part of it is shown
-
-
-def _page(lines: list[str], max_bytes: int, *, from_end: bool) -> _Page:
-    """Return the lines that fit in `max_bytes` (from the end for a tail).
-
-    A single line longer than the budget is cut to it (to its end, for a tail), so a read
-    always makes progress.
-    """
-    if 4 * sum(map(len, lines)) <= max_bytes:  # a character is at most 4 bytes of UTF-8
-        return _Page(lines, truncated=False, line_cut=False)
-    budget = max_bytes
-    kept: list[str] = []
-    for line in reversed(lines) if from_end else lines:
-        cost = len(line.encode("utf-8"))
-        if cost > budget:
-            line_cut = not kept
-            if line_cut:
-                kept.append(_cut(line, budget, from_end=from_end))
-            return _Page(kept[::-1] if from_end else kept, truncated=True, line_cut=line_cut)
-        kept.append(line)
-        budget -= cost
-    return _Page(kept[::-1] if from_end else kept, truncated=False, line_cut=False)
-
-
-def _cut(line: str, budget: int, *, from_end: bool) -> str:
-    """Return the start of `line` (its end, `from_end`) that is at most `budget` UTF-8 bytes."""
-    data = line.encode("utf-8", "surrogateescape")
-    part = data[len(data) - budget :] if from_end else data[:budget]
-    return part.decode("utf-8", "ignore")  # a character cut in two is left out
-
-
-def _join(lines: list[str], first: int, line_numbers: bool) -> str:
-    if not line_numbers:
-        return "".join(lines)
-    return "".join(f"{first + n + 1:>6}\t{line}" for n, line in enumerate(lines))
 
 
 def decode_text(data: bytes, shown: str) -> tuple[str, Codec]:
@@ -431,35 +304,3 @@ def _both_text(data_a: bytes, data_b: bytes) -> tuple[str, str] | None:
         return text_of(data_a)[0], text_of(data_b)[0]
     except BinaryFile:
         return None
-
-
-def open_read(place: Place) -> BinaryIO:
-    """Open the regular file at `place` as a binary file object."""
-    return os.fdopen(open_file(place), "rb")
-
-
-def hash_file(file: BinaryIO, tick: Tick = no_tick, *, size: int | None = None) -> str:
-    """Return the SHA-256 of an open file, read a MiB at a time to its end or `size` bytes.
-
-    `tick(n)` follows the n-th MiB, so a hash of a large file can be reported and stopped.
-    """
-    digest = hashlib.sha256()
-    left = size
-    done = 0
-    while block := file.read(MiB if left is None else min(MiB, left)):
-        digest.update(block)
-        if left is not None:
-            left -= len(block)
-        done += 1
-        tick(done)
-    return digest.hexdigest()
-
-
-def sha256_of(place: Place, tick: Tick = no_tick, *, size: int | None = None) -> str:
-    """Return the SHA-256 of the file at `place`: of its first `size` bytes, if given.
-
-    A size reported with a hash bounds it: a file that grows meanwhile (a log) gets the
-    hash of the bytes the size counts.
-    """
-    with open_read(place) as file:
-        return hash_file(file, tick, size=size)

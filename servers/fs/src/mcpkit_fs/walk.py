@@ -12,12 +12,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 
+from .errors import FsError
+from .files import FILE_FLAGS, open_directory
 from .globs import Glob, GlobSet, IgnoreRule, is_ignored, parse_gitignore
 from .listing import dirent_type
+from .lookup import DIR_FLAGS
 from .models import EntryType, Matches, Tree, TreeNode
 from .policy import AllowedDir
-from .reading import Tick, no_tick
-from .sandbox import FsError, Sandbox, open_directory
+from .sandbox import Sandbox
+from .ticks import Tick, no_tick
 
 TICK_EVERY = 256
 # Levels a walk goes down at most: each holds a directory open and a frame of the walk,
@@ -27,8 +30,6 @@ MAX_WALK_DEPTH = 100
 # largest tree 32 MB, which a client takes seconds to parse and check.
 MAX_TREE_BYTES = 4 * 1024 * 1024
 _NODE_BYTES = 64  # a node's JSON besides its name
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 @dataclass(slots=True)
@@ -131,7 +132,7 @@ class Walker:
                     self.too_deep = self.prefix + path
                 continue
             try:
-                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                sub = os.open(name, DIR_FLAGS, dir_fd=fd)
             except OSError:  # unreadable or swapped for a link: not descended
                 self.unopened.append(path)
                 continue
@@ -159,7 +160,7 @@ class Walker:
         names = self.base.split("/")
         rules: list[IgnoreRule] = []
         try:
-            current = os.open(self.root.path, _DIR_FLAGS)
+            current = os.open(self.root.path, DIR_FLAGS)
         except OSError:
             return []
         try:
@@ -167,7 +168,7 @@ class Walker:
                 if _holds_git(current):
                     rules = []
                 rules += self._rules(current, "", above="/".join(names[index:]))
-                below = os.open(name, _DIR_FLAGS, dir_fd=current)
+                below = os.open(name, DIR_FLAGS, dir_fd=current)
                 os.close(current)
                 current = below
         except OSError:  # the path changed since it was resolved: no rules from above
@@ -179,7 +180,7 @@ class Walker:
     def _rules(self, fd: int, relative: str, *, above: str = "") -> list[IgnoreRule]:
         """Return the rules of the `.gitignore` in the directory open at `fd`, if any."""
         try:
-            handle = os.open(".gitignore", _FILE_FLAGS, dir_fd=fd)
+            handle = os.open(".gitignore", FILE_FLAGS, dir_fd=fd)
         except OSError:
             return []
         with os.fdopen(handle, "rb") as file:

@@ -12,18 +12,14 @@ from typing import Literal
 
 from .diffs import unified_diff
 from .edits import Edit, EditMismatch, apply_edits
+from .errors import FsError, explain
+from .files import open_read, require_regular, require_writable, write_atomic
+from .hashing import sha256_of
 from .locks import changing
+from .lookup import Place
 from .models import Created, Edited, Written
-from .reading import WHOLE_FILE_BYTES, MiB, decode_text, open_read, sha256_of
-from .sandbox import (
-    FsError,
-    Place,
-    Sandbox,
-    explain,
-    require_regular,
-    require_writable,
-    write_atomic,
-)
+from .reading import WHOLE_FILE_BYTES, MiB, decode_text
+from .sandbox import Sandbox
 from .text import (
     SNIFF_BYTES,
     BinaryFile,

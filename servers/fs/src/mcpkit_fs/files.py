@@ -1,0 +1,153 @@
+"""Opening what a walk found, and writing a file all at once.
+
+Files are opened `O_NOFOLLOW | O_NONBLOCK` and checked with `fstat`, so a FIFO or device is
+refused instead of blocking, and a link swapped in is never followed. Writes go to a
+temporary file in the same directory, then `os.replace`, which replaces a name and never
+writes through a link.
+"""
+
+import os
+import secrets
+import shutil
+import stat
+from contextlib import suppress
+from typing import BinaryIO
+
+from .errors import AccessDenied, FsError, explain
+from .lookup import DIR_FLAGS, Place
+
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+PERMISSIONS = 0o1777  # what writes and copies keep of a mode: not setuid, not setgid
+
+
+def require_writable(place: Place) -> None:
+    """Raise AccessDenied if `place` lies in a read-only directory."""
+    if place.root.read_only:
+        raise AccessDenied(f"{place.shown} is in a read-only directory: it cannot be changed.")
+
+
+def open_file(place: Place) -> int:
+    """Open the regular file at `place` for reading and return its descriptor.
+
+    Raises:
+        FsError: it is missing, a directory, a link swapped in, or not a regular file.
+    """
+    if place.name is None:
+        raise FsError(f"{place.shown} is a directory: use list_directory.")
+    status = place.lstat()
+    if status is not None:
+        require_regular(place, status.st_mode)  # before opening: opening a device can act
+    try:
+        fd = os.open(place.name, FILE_FLAGS, dir_fd=place.dir_fd)
+    except OSError as exc:
+        raise explain(exc, place.shown) from None
+    try:
+        require_regular(place, os.fstat(fd).st_mode)  # it may have been swapped meanwhile
+    except FsError:
+        os.close(fd)
+        raise
+    os.set_blocking(fd, True)
+    return fd
+
+
+def require_regular(place: Place, mode: int) -> None:
+    """Raise FsError unless `mode`, of the entry at `place`, is a regular file's.
+
+    A link is let through: opening it with `O_NOFOLLOW` fails (ELOOP).
+    """
+    if stat.S_ISDIR(mode):
+        raise FsError(f"{place.shown} is a directory: use list_directory.")
+    if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
+        raise FsError(f"{place.shown} is not a regular file (a FIFO, socket or device): refused.")
+
+
+def open_read(place: Place) -> BinaryIO:
+    """Open the regular file at `place` as a binary file object.
+
+    Raises:
+        FsError: as `open_file`.
+    """
+    return os.fdopen(open_file(place), "rb")
+
+
+def open_directory(place: Place) -> int:
+    """Open the directory at `place` and return its descriptor.
+
+    Raises:
+        FsError: it is missing or not a directory.
+    """
+    try:
+        return os.open(place.name or ".", DIR_FLAGS, dir_fd=place.dir_fd)
+    except OSError as exc:
+        raise explain(exc, place.shown) from None
+
+
+def write_atomic(
+    place: Place, data: bytes | BinaryIO, *, create_only: bool = False, mode: int | None = None
+) -> None:
+    """Replace (or create) the file at `place` with `data`, all at once.
+
+    The data goes to a temporary file in the same directory, which then takes the name:
+    a reader sees the old or the new content, never a mix, and a link at the name is
+    replaced, not followed. `data` is bytes or a binary file to copy. `create_only` fails
+    if the name exists. The file gets the permissions `mode`, else those of the file it
+    replaces, else the default; never setuid or setgid, which the kernel drops on a write.
+
+    Raises:
+        FsError: the place is a directory or a link, or the write fails.
+    """
+    require_writable(place)
+    if place.name is None:
+        raise FsError(f"{place.shown} is a directory: give a file path.")
+    current = place.lstat()
+    if current is not None and not stat.S_ISREG(current.st_mode):
+        kind = "symbolic link" if stat.S_ISLNK(current.st_mode) else "directory or special file"
+        raise FsError(f"{place.shown} is a {kind}: write to a regular file path instead.")
+    if current is not None and not os.access(
+        place.name, os.W_OK, dir_fd=place.dir_fd, effective_ids=True
+    ):
+        # A replace needs no permission on the file, but its owner made it read-only (a
+        # file not checked out, say): the server keeps to what writing it in place allows.
+        raise AccessDenied(
+            f"{place.shown} is read-only (mode {stat.S_IMODE(current.st_mode):03o}): it is"
+            " not changed. Ask the user to make it writable if it should change."
+        )
+    if mode is None and current is not None:
+        mode = stat.S_IMODE(current.st_mode)
+    temporary = temporary_name()
+    try:
+        fd = os.open(temporary, NEW_FLAGS, 0o666 if mode is None else 0o600, dir_fd=place.dir_fd)
+    except PermissionError:
+        raise AccessDenied(
+            f"{place.shown} cannot be written: its directory does not allow new files"
+            " (permission denied), and a write goes to a new file first. An existing file"
+            " can still be changed in place with mode 'append'."
+        ) from None
+    except OSError as exc:
+        raise explain(exc, place.shown) from None
+    try:
+        with os.fdopen(fd, "wb") as file:
+            if isinstance(data, bytes):
+                file.write(data)
+            else:
+                shutil.copyfileobj(data, file)
+            if mode is not None:
+                os.fchmod(file.fileno(), mode & PERMISSIONS)
+            file.flush()
+            os.fsync(file.fileno())
+        if create_only:
+            # link() fails if the name exists: an exclusive create that is still all-at-once.
+            os.link(temporary, place.name, src_dir_fd=place.dir_fd, dst_dir_fd=place.dir_fd)
+            os.unlink(temporary, dir_fd=place.dir_fd)
+        else:
+            os.replace(temporary, place.name, src_dir_fd=place.dir_fd, dst_dir_fd=place.dir_fd)
+    except OSError as exc:
+        with suppress(FileNotFoundError):
+            os.unlink(temporary, dir_fd=place.dir_fd)
+        raise explain(exc, place.shown) from None
+
+
+def temporary_name() -> str:
+    """Return a new name for a file made under it, then given its own name all at once."""
+    return f".mcp-fs-{secrets.token_hex(8)}.tmp"  # short: any name may be 255 bytes
