@@ -30,6 +30,22 @@ class Tree:
         return Sandbox(directories, GlobSet(deny))
 
 
+def make_project(root: Path) -> None:
+    """Write a small project under `root`: sources, vendored and built files, a log, a binary."""
+    for path, text in {
+        "src/app.py": "import os\nprint('TODO fix')\n",
+        "src/util.py": "def helper():\n    return 42  # todo\n",
+        "src/deep/x/y.py": "# TODO deep\n",
+        "node_modules/lib/index.js": "// TODO vendored\n",
+        "build/out.txt": "TODO built\n",
+        ".gitignore": "node_modules/\n/build\n*.log\n",
+        "debug.log": "TODO log\n",
+        "bin.dat": "TODO\x00binary",
+    }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> Tree:
     root = tmp_path / "root"

@@ -1,0 +1,221 @@
+"""Writes, appends and new directories, directly on a sandbox; changes to one file in turn."""
+
+import codecs
+import errno
+import hashlib
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from mcpkit_fs import locks, reading, transfer, writing
+from mcpkit_fs.edits import Edit
+from mcpkit_fs.sandbox import AccessDenied, FsError
+from servers.fs.conftest import Tree
+
+
+def test_changes_to_one_file_at_once_are_made_one_after_another(tree: Tree) -> None:
+    # Large enough that reading, changing and replacing it takes a while: edits overlap.
+    lines = [f"x{n} = 0\n" for n in range(20)] + ["# padding\n" * 50_000]
+    (tree.root / "f.py").write_text("".join(lines))
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        edits = [
+            pool.submit(writing.edit, tree.sandbox, "f.py", [Edit(f"x{n} = 0", f"x{n} = 1")])
+            for n in range(20)
+        ]
+        assert all(edit.result()["applied"] for edit in edits)
+    text = (tree.root / "f.py").read_text()
+    assert [line for line in text.splitlines() if line.startswith("x")] == [
+        f"x{n} = 1" for n in range(20)
+    ]
+
+    # With the same expected_sha256, one write wins; the others find the file changed.
+    expected = hashlib.sha256(text.encode()).hexdigest()
+
+    def write(n: int) -> str:
+        """Return what was written, or why not."""
+        try:
+            done = writing.write(tree.sandbox, "f.py", f"{n}\n", expected_sha256=expected)
+        except FsError as exc:
+            return str(exc)
+        assert done["sha256"] == hashlib.sha256(f"{n}\n".encode()).hexdigest()
+        return f"{n}\n"
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        outcomes = list(pool.map(write, range(20)))
+    won = [outcome for outcome in outcomes if "changed since it was read" not in outcome]
+    assert len(won) == 1
+    assert (tree.root / "f.py").read_text() == won[0]
+
+
+def test_a_change_waits_for_another_of_the_same_file_in_any_order(tree: Tree) -> None:
+    entered = threading.Event()
+    with tree.sandbox.place("hello.txt") as a, tree.sandbox.place("sub/inner.txt") as b:
+
+        def the_other_way() -> None:
+            with locks.changing(b, a):
+                entered.set()
+
+        with locks.changing(a, b):
+            other = threading.Thread(target=the_other_way)
+            other.start()
+            assert not entered.wait(0.2)
+            copying = threading.Thread(
+                target=transfer.copy,
+                args=(tree.sandbox, "sub/inner.txt", "hello.txt"),
+                kwargs={"overwrite": True},
+            )
+            copying.start()
+            copying.join(0.2)
+            assert copying.is_alive()  # a copy onto the file waits too
+        other.join(10)
+        copying.join(10)
+    assert entered.is_set()
+    assert not copying.is_alive()
+    assert (tree.root / "hello.txt").read_text() == "inner\n"
+
+
+def test_an_append_that_fills_the_disk_appends_nothing(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write = os.write
+
+    def disk_full_after_a_part(fd: int, data: Any) -> int:
+        if len(data) <= 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write(fd, data[:3])  # a part goes in, as on a disk that fills up
+
+    monkeypatch.setattr(os, "write", disk_full_after_a_part)
+    with pytest.raises(FsError, match=r"no space left.* Nothing was appended"):
+        writing.write(tree.sandbox, "hello.txt", "more text\n", mode="append")
+    assert (tree.root / "hello.txt").read_text() == "hello\n"
+
+
+def test_write_modes(tree: Tree) -> None:
+    created = writing.write(tree.sandbox, "new.txt", "one\n", mode="create")
+    assert created["created"]
+    with pytest.raises(FsError, match="already exists"):
+        writing.write(tree.sandbox, "new.txt", "two\n", mode="create")
+    writing.write(tree.sandbox, "new.txt", "two\n", mode="append")
+    assert (tree.root / "new.txt").read_text() == "one\ntwo\n"
+    replaced = writing.write(tree.sandbox, "new.txt", "three\n")
+    assert (tree.root / "new.txt").read_text() == "three\n"
+    assert replaced["sha256"] == hashlib.sha256(b"three\n").hexdigest()
+    assert not replaced["created"]
+
+
+def test_text_the_file_cannot_hold_is_a_clear_error_that_writes_nothing(tree: Tree) -> None:
+    latin = tree.root / "latin.txt"
+    latin.write_bytes("caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(FsError, match="latin-1 cannot hold '\u20ac'"):
+        writing.write(tree.sandbox, "latin.txt", "\u20ac\n", mode="append")
+    assert latin.read_bytes() == "caf\u00e9\n".encode("latin-1")
+    with pytest.raises(FsError, match="utf-8 cannot hold"):
+        writing.write(tree.sandbox, "new.txt", "lone \ud800 surrogate")
+    assert not (tree.root / "new.txt").exists()
+    late = tree.root / "late-latin.txt"  # ASCII for its first 8 KiB, Latin-1 after
+    late.write_bytes(b"a" * 9000 + "\ncaf\u00e9\n".encode("latin-1"))
+    writing.write(tree.sandbox, "late-latin.txt", "n\u00e9\n", mode="append")
+    assert late.read_bytes().endswith("caf\u00e9\nn\u00e9\n".encode("latin-1"))
+    wide = tree.root / "wide.txt"
+    wide.write_bytes(codecs.BOM_UTF16_LE + "a\n".encode("utf-16-le"))
+    appended = writing.write(tree.sandbox, "wide.txt", "b\n", mode="append")
+    assert appended["bytes_written"] == 4  # in the file's UTF-16, not UTF-8's 2
+    assert wide.read_bytes() == codecs.BOM_UTF16_LE + "a\nb\n".encode("utf-16-le")
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_an_append_ends_its_lines_as_the_file_does(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, whole: bool
+) -> None:
+    if not whole:  # a file too large to read whole: its first lines tell
+        monkeypatch.setattr(writing, "WHOLE_FILE_BYTES", 8)
+    windows = tree.root / "windows.txt"
+    windows.write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\n")
+    appended = writing.write(tree.sandbox, "windows.txt", "three\nfour\r\n", mode="append")
+    assert windows.read_bytes() == b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\nfour\r\n"
+    assert appended["bytes_written"] == len(b"three\r\nfour\r\n")
+    unix = tree.root / "unix.txt"
+    unix.write_bytes(b"one\ntwo\n")
+    writing.write(tree.sandbox, "unix.txt", "three\r\n", mode="append")
+    assert unix.read_bytes() == b"one\ntwo\nthree\n"
+
+
+def test_an_append_to_a_file_with_no_line_ending_keeps_the_contents_own(tree: Tree) -> None:
+    for name, before in (("empty.csv", b""), ("header.csv", b"id,name")):
+        (tree.root / name).write_bytes(before)
+        writing.write(tree.sandbox, name, ",x\r\ny\r\n", mode="append")
+        assert (tree.root / name).read_bytes() == before + b",x\r\ny\r\n"
+
+
+def test_an_append_refuses_what_is_not_a_text_file_before_opening_it(tree: Tree) -> None:
+    os.mkfifo(tree.root / "pipe")  # opened for writing with no reader, it would fail oddly
+    (tree.root / "blob.bin").write_bytes(b"\x00\x01")
+    refusals = [
+        (str(tree.root), "is an allowed directory: give a file path inside it"),
+        ("pipe", r"pipe is not a regular file \(a FIFO, socket or device\): refused"),
+        ("sub", "is a directory"),
+        ("blob.bin", "is a binary file: append adds text to a text file only"),
+    ]
+    for path, problem in refusals:
+        with pytest.raises(FsError, match=problem):
+            writing.write(tree.sandbox, path, "x", mode="append")
+    assert (tree.root / "blob.bin").read_bytes() == b"\x00\x01"
+
+
+def test_a_refused_write_makes_no_parent_directory(tree: Tree) -> None:
+    sandbox = tree.sandbox_with(str(tree.root), deny=("**/.env", "**/.ssh/**"))
+    for path in ("a1/b1/.env", "a2/.ssh/authorized_keys"):
+        with pytest.raises(AccessDenied, match="deny rule"):
+            writing.write(sandbox, path, "x", create_parents=True)
+    with pytest.raises(FsError, match="does not exist"):
+        writing.write(sandbox, "a3/b3/c.txt", "x", create_parents=True, expected_sha256="0" * 64)
+    with pytest.raises(FsError, match="cannot hold"):
+        writing.write(sandbox, "a4/b4/c.txt", "lone \ud800", create_parents=True)
+    assert sorted(p.name for p in tree.root.iterdir()) == ["hello.txt", "sub"]
+    writing.write(sandbox, "a5/b5/c.txt", "x", create_parents=True)
+    assert (tree.root / "a5" / "b5" / "c.txt").read_text() == "x"
+
+
+def test_a_write_to_a_path_ending_in_a_slash_is_refused(tree: Tree) -> None:
+    for path in ("newdir/", "newdir/.", "sub/newdir/.."):
+        with pytest.raises(FsError, match="give a file path"):
+            writing.write(tree.sandbox, path, "x")
+    assert not (tree.root / "newdir").exists()
+
+
+def test_write_keeps_permissions_and_leaves_no_temporary_file(tree: Tree) -> None:
+    script = tree.root / "run.sh"
+    script.write_text("old")
+    script.chmod(0o750)
+    writing.write(tree.sandbox, "run.sh", "new")
+    assert script.stat().st_mode & 0o777 == 0o750
+    assert sorted(p.name for p in tree.root.iterdir()) == ["hello.txt", "run.sh", "sub"]
+
+
+def test_expected_sha256_guards_concurrent_changes(tree: Tree) -> None:
+    digest = reading.read_text(tree.sandbox, "hello.txt")["sha256"]
+    assert digest is not None
+    (tree.root / "hello.txt").write_text("changed by someone else\n")
+    with pytest.raises(FsError, match="changed since it was read"):
+        writing.write(tree.sandbox, "hello.txt", "mine", expected_sha256=digest)
+    assert (tree.root / "hello.txt").read_text() == "changed by someone else\n"
+    fresh = hashlib.sha256(b"changed by someone else\n").hexdigest()
+    writing.write(tree.sandbox, "hello.txt", "mine", expected_sha256=fresh)
+    assert (tree.root / "hello.txt").read_text() == "mine"
+
+
+def test_write_creates_parents_only_when_asked(tree: Tree) -> None:
+    with pytest.raises(FsError, match="does not exist"):
+        writing.write(tree.sandbox, "a/b/c.txt", "x")
+    writing.write(tree.sandbox, "a/b/c.txt", "x", create_parents=True)
+    assert (tree.root / "a" / "b" / "c.txt").read_text() == "x"
+
+
+def test_create_directory(tree: Tree) -> None:
+    assert writing.create_directory(tree.sandbox, "x/y/z")["created"]
+    assert not writing.create_directory(tree.sandbox, "x/y/z")["created"]
+    with pytest.raises(FsError, match="not a directory"):
+        writing.create_directory(tree.sandbox, "hello.txt")
