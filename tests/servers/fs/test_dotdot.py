@@ -23,7 +23,7 @@ from mcpkit_fs.globs import GlobSet
 from mcpkit_fs.policy import parse_directory
 from mcpkit_fs.sandbox import AccessDenied, FsError, Sandbox
 from servers.fs.conftest import CANARY, Tree
-from servers.fs.test_server import server_for
+from servers.fs.served import server_for
 
 LEXICAL = "lexical\n"  # in ROOT/target: what `..` lexically collapsed would reach
 REAL = "real\n"  # in ROOT/b/target: what the kernel reaches through a -> b/c

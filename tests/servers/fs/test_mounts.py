@@ -14,7 +14,7 @@ from mcpkit_fs import mounts, reading
 from mcpkit_fs.models import TextRead
 from mcpkit_fs.mounts import is_local, read_mounts
 from servers.fs.conftest import Tree
-from servers.fs.test_server import call, server_for
+from servers.fs.served import call, server_for
 
 TABLE = """\
 22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw

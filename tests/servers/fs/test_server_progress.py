@@ -1,0 +1,165 @@
+"""Long work through the in-memory client: progress, cancellation, logging."""
+
+import time
+from typing import cast
+
+import anyio
+
+from checked import connect
+from mcpkit import Context
+from mcpkit.work import Progress
+from mcpkit_fs import walk
+from servers.fs.conftest import Tree
+from servers.fs.served import call, server_for
+
+
+async def test_progress_is_reported_on_walks(tree: Tree) -> None:
+    for n in range(600):
+        (tree.root / f"f{n}").touch()
+    async with connect(server_for(tree.root)) as client:
+        result = await client.call_tool("directory_tree", {"path": "."}, progress_token="walk")
+        assert result["structuredContent"]["entries"] == 603  # with hello.txt, sub/, inner.txt
+        progress = [
+            n["params"]["progress"]
+            for n in client.notifications
+            if n["method"] == "notifications/progress"
+        ]
+        assert progress[0] == 256  # the first report comes at once, then at most every 0.2 s
+        assert progress == sorted(set(progress))
+
+
+async def test_a_cancelled_walk_stops(tree: Tree, anyio_backend: str) -> None:
+    for n in range(3000):
+        (tree.root / f"f{n}.txt").write_text("needle\n" * 50)
+    async with connect(server_for(tree.root)) as client:
+        request = {
+            "jsonrpc": "2.0",
+            "id": "search",
+            "method": "tools/call",
+            "params": {
+                "name": "search_content",
+                "arguments": {"path": ".", "query": "nothing matches this", "max_results": 1},
+                "_meta": {"progressToken": "search"},
+            },
+        }
+        client.send(request)
+        await client.wait_for_notification("notifications/progress")
+        await client.notify("notifications/cancelled", {"requestId": "search"})
+        await anyio.sleep(0.5)
+        assert not [m for m in client.messages if m.get("id") == "search"]  # no response
+        assert await client.request("ping") == {}
+
+
+async def test_a_regex_that_backtracks_leaves_the_server_answering(
+    tree: Tree, anyio_backend: str
+) -> None:
+    # Python's re would hold the GIL for hours here, and the ping would wait as long.
+    (tree.root / "a.txt").write_text("a" * 34 + "!\n")
+    async with connect(server_for(tree.root)) as client:
+        arguments = {"path": ".", "query": "^(a|a)*$", "is_regex": True}
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "search",
+                "method": "tools/call",
+                "params": {"name": "search_content", "arguments": arguments},
+            }
+        )
+        assert await client.request("ping") == {}
+        assert not [m for m in client.messages if m.get("id") == "search"]  # still searching
+        result = await client.wait_for(lambda m: m.get("id") == "search", timeout=10)
+    assert "backtracks too much" in result["result"]["content"][0]["text"]
+
+
+async def test_a_cancelled_hash_reads_no_further(tree: Tree, anyio_backend: str) -> None:
+    # The hash runs in a thread that a cancellation abandons; it must stop at its next MiB,
+    # not read on to the end of the file (64 GiB here) with no one waiting for it.
+    with (tree.root / "huge.bin").open("wb") as huge:
+        huge.truncate(64 * 1024**3)  # sparse: reads as zeros and takes no disk
+    async with connect(server_for(tree.root)) as client:
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "hash",
+                "method": "tools/call",
+                "params": {
+                    "name": "get_file_info",
+                    "arguments": {"path": "huge.bin", "hash": True},
+                    "_meta": {"progressToken": "hash"},
+                },
+            }
+        )
+        progress = await client.wait_for_notification("notifications/progress")
+        assert progress["params"]["message"] == f"{progress['params']['progress']} MiB hashed"
+        await client.notify("notifications/cancelled", {"requestId": "hash"})
+        await anyio.sleep(0.2)  # for the thread to reach its next MiB
+        cpu = time.process_time()  # of every thread of this process, the server's included
+        await anyio.sleep(0.5)
+        assert time.process_time() - cpu < 0.1
+        assert not [m for m in client.messages if m.get("id") == "hash"]  # no response
+        assert await client.request("ping") == {}
+
+
+async def test_a_cancelled_search_of_a_large_file_reads_no_further(
+    tree: Tree, anyio_backend: str
+) -> None:
+    (tree.root / "big.log").write_bytes(b"line\n" * (8 * 1024 * 1024))  # 40 MiB, 8 Mi lines
+    async with connect(server_for(tree.root)) as client:
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "search",
+                "method": "tools/call",
+                "params": {
+                    "name": "search_content",
+                    "arguments": {"path": "big.log", "query": "absent"},
+                    "_meta": {"progressToken": "search"},
+                },
+            }
+        )
+        progress = await client.wait_for_notification("notifications/progress")
+        assert progress["params"]["message"] == f"{progress['params']['progress']} MiB read"
+        await client.notify("notifications/cancelled", {"requestId": "search"})
+        await anyio.sleep(0.2)  # for the thread to reach its next MiB
+        cpu = time.process_time()
+        await anyio.sleep(0.5)
+        assert time.process_time() - cpu < 0.1
+        assert not [m for m in client.messages if m.get("id") == "search"]  # no response
+        assert await client.request("ping") == {}
+
+
+async def test_progress_stops_a_walk_whose_request_is_cancelled(tree: Tree) -> None:
+    for n in range(2000):
+        (tree.root / f"f{n}").touch()
+    reports: list[float] = []
+
+    class Reporter:
+        async def progress(self, progress: float, total: None, message: str) -> None:
+            reports.append(progress)
+
+    tick = Progress(cast(Context, Reporter()), "entries walked")
+    ticks: list[int] = []
+    with anyio.CancelScope() as scope:
+
+        def cancel_at_first_tick(count: int) -> None:
+            ticks.append(count)
+            if count == 256:
+                anyio.from_thread.run_sync(scope.cancel)
+            tick(count)
+
+        await anyio.to_thread.run_sync(
+            lambda: walk.search_files(
+                tree.sandbox, ".", "*", exclude=[], max_results=10_000, tick=cancel_at_first_tick
+            )
+        )
+    assert scope.cancelled_caught
+    assert ticks == [256]  # the walk stopped at the next tick instead of running on unseen
+    assert reports == []  # and reported nothing after the cancellation
+
+
+async def test_logging_tells_what_the_server_does(tree: Tree) -> None:
+    async with connect(server_for(tree.root)) as client:
+        await client.request("logging/setLevel", {"level": "info"})
+        await call(client, "write_file", path="new.txt", content="x")
+        log = await client.wait_for_notification("notifications/message")
+        assert log["params"]["data"] == "wrote new.txt (overwrite)"
