@@ -24,6 +24,7 @@ from mcpkit_fs.edits import Edit
 from mcpkit_fs.globs import GlobSet
 from mcpkit_fs.policy import AllowedDir, Policy, parse_directory, resolve_directory, root_path
 from mcpkit_fs.sandbox import AccessDenied, FsError, Sandbox, open_file
+from mcpkit_fs.server import build_server
 from servers.fs.conftest import CANARY, Tree
 
 
@@ -31,10 +32,12 @@ def read(sandbox: Sandbox, path: str) -> str:
     return reading.read_text(sandbox, path)["content"]
 
 
-def test_errors_are_tool_errors() -> None:
-    # The policy module turns violations into the core's ToolError: an isError result.
-    assert issubclass(FsError, ToolError)
+def test_errors_are_the_servers_own_declared_once() -> None:
+    # The work knows nothing of MCP: FsError is declared once on the server, which turns it
+    # into an isError result, a resource not found, ... where it lands.
+    assert not issubclass(FsError, ToolError)
     assert issubclass(AccessDenied, FsError)
+    assert FsError in build_server(Policy((), GlobSet([]))).errors
 
 
 def test_reads_inside_the_root(tree: Tree) -> None:

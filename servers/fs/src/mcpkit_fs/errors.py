@@ -1,18 +1,17 @@
 """The errors of mcp-fs's operations: what failed, and what to do next.
 
-`FsError` is a tool error of the core, whose message the client sees in an `isError`
-result; none names a path the client did not give, nor shows what lies outside the
-allowed directories.
+`FsError` knows nothing of MCP: the server declares it once (`Server(errors=...)`), and
+the client sees its message (in an `isError` result, a resource not found, ...). None
+names a path the client did not give, nor shows what lies outside the allowed
+directories.
 """
 
 import errno
 
-from mcpkit import ToolError
-
 LIST_HINT = "Call list_allowed_directories to see where access is allowed."
 
 
-class FsError(ToolError):
+class FsError(Exception):
     """A filesystem operation failed; the message says why and what to do next."""
 
 

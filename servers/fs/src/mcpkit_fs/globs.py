@@ -11,12 +11,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from mcpkit import ToolError
-
+from .errors import FsError
 from .text import composed
 
 
-class BadGlob(ToolError):
+class BadGlob(FsError):
     """A glob pattern that cannot be read, such as `[z-a]`."""
 
 
