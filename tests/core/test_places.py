@@ -94,3 +94,13 @@ async def test_a_client_that_fails_to_give_roots_counts_as_one_without(tmp: Path
     async with connect(app, handlers={"roots/list": broken}) as client:
         result = await client.call_tool("where")
     assert result["content"][0]["text"] == "a b:ro"
+
+
+def test_dot_dot_after_a_link_is_where_the_kernel_goes(tmp_path: Path) -> None:
+    for name in ("b/c", "b/x", "x"):
+        (tmp_path / name).mkdir(parents=True)
+    (tmp_path / "a").symlink_to(tmp_path / "b" / "c")
+    place = real_place(f"{tmp_path}/a/../x", read_only=False, source="command line")
+    assert place.path == place.given == str(tmp_path / "b" / "x")  # not tmp_path/x, by name
+    plain = real_place(f"{tmp_path}/b/./x/", read_only=False, source="command line")
+    assert plain.given == str(tmp_path / "b" / "x")

@@ -70,10 +70,14 @@ def real_place(path: str, *, read_only: bool, source: Source) -> Place:
     Raises:
         ValueError: nothing exists at `path`.
     """
-    given = os.path.normpath(os.path.abspath(os.path.expanduser(path)))
-    real = os.path.realpath(given)
+    expanded = os.path.expanduser(path)
+    # Links first, then each '..' from where they lead, as the kernel does: by name,
+    # `a/../x` would be `x`, though with `a -> b/c` the kernel means `b/x`.
+    real = os.path.realpath(expanded)
     if not os.path.exists(real):
         raise ValueError(f"{path} does not exist")
+    named = os.path.abspath(expanded)  # normalised by name: an alias only without '..'
+    given = real if ".." in expanded.split(os.sep) else named
     return Place(real, given, read_only, source)
 
 
