@@ -64,11 +64,19 @@ def smoke(dist: Path, server: Path, uv: str) -> None:
         for ours in own_distributions(dist):
             install += ["--refresh-package", ours]
         subprocess.run(install, check=True, env=env)
-        commands = [[str(venv / "bin" / script)] for script in project["scripts"]]
-        commands.append([str(python), "-m", package])
+        arguments = _arguments(project["name"], Path(scratch))
+        commands = [[str(venv / "bin" / script), *arguments] for script in project["scripts"]]
+        commands.append([str(python), "-m", package, *arguments])
         for command in commands:
             name = handshake(command)
             print(f"ok  {project['name']}: {' '.join(Path(c).name for c in command)} -> {name}")
+
+
+def _arguments(distribution: str, scratch: Path) -> list[str]:
+    """What a server needs on its command line to start: mcp-sqlite, a database."""
+    if distribution == "mcpkit-sqlite":
+        return ["--create", str(scratch / "smoke.db")]
+    return []
 
 
 def main() -> None:

@@ -1,0 +1,88 @@
+"""Command line of mcp-sqlite: `mcp-sqlite [NAME=]PATH[:ro] ... [--write] [--create]`."""
+
+import argparse
+import os
+from collections.abc import Sequence
+
+from mcpkit import Server, cli
+
+from . import __version__
+from .catalog import Limits
+from .config import parse_databases
+from .server import build_server
+
+CONFIG_HINT = """{
+  "mcpServers": {
+    "sqlite": {"command": "uvx", "args": ["--from", "mcpkit-sqlite", "mcp-sqlite", "/data/app.db"]}
+  }
+}"""
+
+EPILOG = """examples:
+  mcp-sqlite ~/data/shop.db                 read-only (by the engine)
+  mcp-sqlite shop=~/shop.db logs=~/logs.db  two databases; the model names one
+  mcp-sqlite --write shop=~/shop.db ref=~/ref.db:ro
+                                            writes to shop only; no write tool without --write
+  mcp-sqlite --write --create ~/new.db      make the database if it does not exist"""
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """Return the parser of mcp-sqlite's own arguments (environment variables give defaults)."""
+    parser = argparse.ArgumentParser(
+        prog="mcp-sqlite",
+        description="An MCP server for SQLite databases, read-only unless you allow writes.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "databases",
+        nargs="*",
+        metavar="[NAME=]PATH[:ro]",
+        help="databases the model may use, by name (default: the file's stem); ':ro' keeps"
+        " one read-only even with --write",
+    )
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        default=_flag("MCP_SQLITE_WRITE"),
+        help="allow writes (write_query, create_table, execute_transaction); env"
+        " MCP_SQLITE_WRITE=1",
+    )
+    parser.add_argument(
+        "--create",
+        action="store_true",
+        default=_flag("MCP_SQLITE_CREATE"),
+        help="make a database that does not exist (else it is an error)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=float(os.environ.get("MCP_SQLITE_TIMEOUT", "30")),
+        help="seconds a query may run before SQLite stops it (default 30; env MCP_SQLITE_TIMEOUT)",
+    )
+    return parser
+
+
+def configured_server(args: argparse.Namespace) -> Server:
+    """Return the server the parsed arguments describe.
+
+    Raises:
+        ValueError: no database, a database that cannot be used, or a bad timeout.
+    """
+    if not args.timeout > 0:
+        raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    databases = parse_databases(args.databases, write=args.write, create=args.create)
+    return build_server(databases, Limits(seconds=args.timeout))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run mcp-sqlite until the client disconnects; exit with status 2 on a bad configuration."""
+    cli.main(configured_server, make_parser(), argv=argv, config_hint=CONFIG_HINT)
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0", "false")
+
+
+if __name__ == "__main__":
+    main()

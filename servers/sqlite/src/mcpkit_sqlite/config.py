@@ -1,0 +1,60 @@
+"""The operator's databases: `NAME=PATH[:ro]` or a bare `PATH` on the command line.
+
+The model names a database, never a file: each has a name, a real path fixed at start,
+and whether it may be written (`--write`, unless `:ro`). A database that does not exist is
+an error at start, unless `--create` makes it.
+"""
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import NamedTuple
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+
+class DatabaseSpec(NamedTuple):
+    """A database the operator allows: its name, its real path, whether it may be written."""
+
+    name: str
+    path: str
+    writable: bool
+
+
+def parse_database(spec: str, *, write: bool, create: bool) -> DatabaseSpec:
+    """Return the database `NAME=PATH[:ro]` or `PATH` names (the name is the file's stem).
+
+    Raises:
+        ValueError: a bad name, or a file that does not exist (without `create`) or is
+            not a SQLite database.
+    """
+    name, _, path = spec.rpartition("=") if "=" in spec else ("", "", spec)
+    read_only = path.endswith(":ro")
+    path = path.removesuffix(":ro")
+    name = name or Path(path).stem.replace(".", "_")
+    if not NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not a database name: use letters, digits, _ and -")
+    real = os.path.realpath(os.path.expanduser(path))
+    if not os.path.exists(real):
+        if not create:
+            raise ValueError(f"{path} does not exist (--create makes a new database)")
+        sqlite3.connect(real).close()
+    elif not os.path.isfile(real):
+        raise ValueError(f"{path} is not a file")
+    return DatabaseSpec(name, real, write and not read_only)
+
+
+def parse_databases(specs: list[str], *, write: bool, create: bool) -> tuple[DatabaseSpec, ...]:
+    """Return the databases of the command line.
+
+    Raises:
+        ValueError: none given, two of one name, or one `parse_database` refuses.
+    """
+    if not specs:
+        raise ValueError("name at least one database: mcp-sqlite [NAME=]PATH[:ro] ...")
+    databases = tuple(parse_database(spec, write=write, create=create) for spec in specs)
+    names = [database.name for database in databases]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two databases share a name in {', '.join(names)}: use NAME=PATH")
+    return databases

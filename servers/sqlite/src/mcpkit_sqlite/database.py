@@ -1,0 +1,228 @@
+"""One database: its guarded connections, and the statements run on them.
+
+Each database has a reader, opened `mode=ro`, and a writer when it may be written, each an
+`aiosqlite` connection (its own thread) behind a lock: one statement at a time each. A
+statement runs under a `Budget`: when its time is up or its request is cancelled, SQLite
+stops it at once (`interrupt`, and the progress handler for what comes after), and the
+connection is free again only once it has stopped.
+"""
+
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import aiosqlite
+import anyio
+
+from .cells import Cell, Params, bind, cell
+from .config import DatabaseSpec
+from .errors import SqliteError
+from .guard import Budget, Guard, GuardedConnection
+from .results import Changed, Format, Rows
+
+T = TypeVar("T")
+Tick = Callable[[float], None]
+
+
+class Session:
+    """One guarded connection and the lock that gives it to one statement at a time."""
+
+    def __init__(self, connection: aiosqlite.Connection, guard: Guard) -> None:
+        self.connection = connection
+        self.guard = guard
+        self.lock = anyio.Lock()
+
+    @classmethod
+    async def open(cls, path: str, *, writes: bool) -> "Session":
+        """Open `path` (which exists) read-only, or read-write if `writes`."""
+        guard = Guard(writes=writes)
+        uri = f"file:{quote(path)}?mode={'rw' if writes else 'ro'}"
+        factory = partial(GuardedConnection, guard=guard)
+        connection = await aiosqlite.connect(uri, uri=True, factory=factory, isolation_level=None)
+        return cls(connection, guard)
+
+    async def run(self, budget: Budget, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+        """Return `await work(connection)`, its statements held to `budget`.
+
+        Raises:
+            SqliteError: SQLite refused or stopped a statement; the message says why.
+        """
+        async with self.lock:
+            self.guard.budget = budget
+            try:
+                return await work(self.connection)
+            except anyio.get_cancelled_exc_class():
+                budget.cancel()
+                await self.connection.interrupt()
+                with anyio.CancelScope(shield=True):  # queued behind the statement: it has ended
+                    await self.connection.rollback()
+                raise
+            except (sqlite3.Error, sqlite3.Warning) as exc:
+                if self.connection.in_transaction:
+                    await self.connection.rollback()
+                raise SqliteError(explain(exc, budget, writes=self.guard.writes)) from None
+            finally:
+                self.guard.budget = None
+
+
+class Database:
+    """A database the operator named: reads on one connection, writes (if allowed) on another."""
+
+    def __init__(self, spec: DatabaseSpec, reader: Session, writer: Session | None) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def open(cls, spec: DatabaseSpec) -> "Database":
+        """Open the connections of `spec`."""
+        reader = await Session.open(spec.path, writes=False)
+        writer = await Session.open(spec.path, writes=True) if spec.writable else None
+        return cls(spec, reader, writer)
+
+    async def close(self) -> None:
+        """Close the connections."""
+        for session in (self.reader, self.writer):
+            if session is not None:
+                await session.connection.close()
+
+    async def query(
+        self,
+        sql: str,
+        params: Params,
+        *,
+        max_rows: int,
+        offset: int,
+        max_cell_bytes: int,
+        max_result_bytes: int,
+        seconds: float,
+        form: Format = "json",
+        tick: Tick | None = None,
+    ) -> Rows:
+        """Run one reading statement; return at most `max_rows` rows after `offset`.
+
+        Raises:
+            SqliteError: the statement writes, is not one statement, fails, or runs out
+                of time.
+        """
+        budget = Budget(seconds, tick)
+
+        async def fetch(connection: aiosqlite.Connection) -> Rows:
+            cursor = await connection.execute(sql, bind(params))
+            try:
+                columns = [column[0] for column in cursor.description or ()]
+                rows, more = await _page(cursor, offset, max_rows, max_cell_bytes, max_result_bytes)
+            finally:
+                await cursor.close()
+            return Rows(
+                database=self.name,
+                format=form,
+                columns=columns,
+                rows=rows,
+                row_count=len(rows),
+                truncated=more,
+                next_offset=offset + len(rows) if more else None,
+                elapsed_ms=round((time.monotonic() - budget.started) * 1000, 1),
+            )
+
+        return await self.reader.run(budget, fetch)
+
+    async def change(self, statements: Sequence[tuple[str, Params]], *, seconds: float) -> Changed:
+        """Run writing statements in one transaction: all of them, or none.
+
+        Raises:
+            SqliteError: the database is read-only, or a statement fails (nothing changes).
+        """
+        if self.writer is None:
+            raise SqliteError(f"Database {self.name} is read-only: nothing was changed.")
+        budget = Budget(seconds)
+
+        async def write(connection: aiosqlite.Connection) -> Changed:
+            changes_before = connection.total_changes
+            several = len(statements) > 1  # one statement is a transaction of its own
+            if several:
+                await connection.execute("BEGIN IMMEDIATE")
+            last_rowid = 0
+            for sql, params in statements:
+                cursor = await connection.execute(sql, bind(params))
+                last_rowid = cursor.lastrowid or last_rowid
+                await cursor.close()
+            if several:
+                await connection.commit()
+            return Changed(
+                database=self.name,
+                rows_affected=connection.total_changes - changes_before,
+                last_insert_rowid=last_rowid,
+                statements=len(statements),
+            )
+
+        return await self.writer.run(budget, write)
+
+    async def values(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run the server's own reading statement (schema, versions); return every row.
+
+        Raises:
+            SqliteError: it failed.
+        """
+
+        async def fetch(connection: aiosqlite.Connection) -> list[tuple[Any, ...]]:
+            return [tuple(row) for row in await connection.execute_fetchall(sql, params)]
+
+        return await self.reader.run(Budget(10.0), fetch)
+
+
+async def _page(
+    cursor: aiosqlite.Cursor, offset: int, max_rows: int, max_cell: int, max_bytes: int
+) -> tuple[list[list[Cell]], bool]:
+    """Skip `offset` rows; return up to `max_rows` (and `max_bytes`) and whether more follow."""
+    skipped = 0
+    while skipped < offset:
+        chunk = list(await cursor.fetchmany(min(1000, offset - skipped)))
+        if not chunk:
+            return [], False
+        skipped += len(chunk)
+    rows: list[list[Cell]] = []
+    size = 0
+    while len(rows) < max_rows:
+        chunk = await cursor.fetchmany(min(500, max_rows - len(rows)))
+        if not chunk:
+            return rows, False
+        for row in chunk:
+            cells = [cell(value, max_cell) for value in row]
+            size += sum(len(str(value)) for value in cells) + 2
+            if rows and size > max_bytes:
+                return rows, True
+            rows.append(cells)
+    return rows, bool(await cursor.fetchmany(1))
+
+
+def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
+    """Return what a sqlite3 error means for the model, and what to do next."""
+    message = str(error)
+    if budget.timed_out:
+        return (
+            f"The query ran out of its time budget ({budget.seconds:g} s) and was stopped:"
+            " narrow it (WHERE, LIMIT, an index) or raise timeout_ms."
+        )
+    if message == "interrupted":
+        return "The query was cancelled."
+    if "not authorized" in message or "authorization denied" in message:
+        if writes:
+            return (
+                "Not authorized: ATTACH, DETACH, pragmas that set something, virtual tables"
+                " and load_extension are refused. Nothing was changed."
+            )
+        return (
+            "Not authorized: this connection only reads (no INSERT, UPDATE, DELETE, CREATE,"
+            " DROP, ATTACH, pragmas that set something, or load_extension); use write_query"
+            " where writing is allowed. Nothing was changed."
+        )
+    if isinstance(error, sqlite3.ProgrammingError) and "one statement" in message:
+        return "Send one statement per call (a second one after ';' is refused)."
+    if "attempt to write a readonly database" in message:
+        return "This database is read-only. Nothing was changed."
+    return f"SQLite error: {message}"

@@ -1,0 +1,167 @@
+"""The engine's guards: what a connection may do, for how long, with how much.
+
+Read-only is enforced by SQLite, never by reading the SQL. Every connection is opened
+through `GuardedConnection`, which before any statement of the model's:
+- lowers SQLite's limits: no database may be attached (so neither `ATTACH` nor
+  `VACUUM INTO` can reach a file the operator did not name), bounded strings and blobs
+  (`randomblob(1e9)` fails), bounded SQL text and expression depth;
+- turns `trusted_schema` off, so a hostile database's views and triggers cannot call
+  functions with side effects;
+- installs an authorizer that denies by default. A reader may select, read, recurse,
+  call functions other than `load_extension` and `fts3_tokenizer`, and read the
+  pragmas that describe a schema; a writer may also insert, update, delete, create, drop
+  and alter, in transactions. Nobody may attach, detach, make virtual tables, or set
+  pragmas (`query_only`, `writable_schema`, `journal_mode`, ...);
+- installs a progress handler that ends a statement whose `Budget` says stop: its time
+  is up, or its request was cancelled.
+A reader is also opened `mode=ro` with `query_only` on: three locks on one door.
+"""
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+STEPS = 10_000
+"""Virtual machine steps between two checks of the budget (a few milliseconds)."""
+
+LIMITS = {
+    sqlite3.SQLITE_LIMIT_ATTACHED: 0,
+    sqlite3.SQLITE_LIMIT_LENGTH: 16 * 1024 * 1024,
+    sqlite3.SQLITE_LIMIT_SQL_LENGTH: 100_000,
+    sqlite3.SQLITE_LIMIT_EXPR_DEPTH: 200,
+    sqlite3.SQLITE_LIMIT_COMPOUND_SELECT: 100,
+    sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 10,
+}
+
+_READS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE}
+_WRITES = {
+    sqlite3.SQLITE_INSERT,
+    sqlite3.SQLITE_UPDATE,
+    sqlite3.SQLITE_DELETE,
+    sqlite3.SQLITE_TRANSACTION,
+    sqlite3.SQLITE_SAVEPOINT,
+    sqlite3.SQLITE_ALTER_TABLE,
+    sqlite3.SQLITE_REINDEX,
+    sqlite3.SQLITE_ANALYZE,
+    sqlite3.SQLITE_CREATE_TABLE,
+    sqlite3.SQLITE_CREATE_INDEX,
+    sqlite3.SQLITE_CREATE_VIEW,
+    sqlite3.SQLITE_CREATE_TRIGGER,
+    sqlite3.SQLITE_CREATE_TEMP_TABLE,
+    sqlite3.SQLITE_CREATE_TEMP_INDEX,
+    sqlite3.SQLITE_CREATE_TEMP_VIEW,
+    sqlite3.SQLITE_CREATE_TEMP_TRIGGER,
+    sqlite3.SQLITE_DROP_TABLE,
+    sqlite3.SQLITE_DROP_INDEX,
+    sqlite3.SQLITE_DROP_VIEW,
+    sqlite3.SQLITE_DROP_TRIGGER,
+    sqlite3.SQLITE_DROP_TEMP_TABLE,
+    sqlite3.SQLITE_DROP_TEMP_INDEX,
+    sqlite3.SQLITE_DROP_TEMP_VIEW,
+    sqlite3.SQLITE_DROP_TEMP_TRIGGER,
+}
+DENIED_FUNCTIONS = frozenset(("load_extension", "fts3_tokenizer"))
+"""Functions nobody may call: one loads native code, the other hands out pointers."""
+SCHEMA_PRAGMAS = frozenset(
+    (
+        "table_info",
+        "table_xinfo",
+        "table_list",
+        "index_list",
+        "index_info",
+        "index_xinfo",
+        "foreign_key_list",
+    )
+)
+"""Pragmas that describe a table or index named by their argument: readable by anyone."""
+STATE_PRAGMAS = frozenset(
+    (
+        "data_version",
+        "schema_version",
+        "user_version",
+        "page_count",
+        "page_size",
+        "freelist_count",
+        "encoding",
+        "journal_mode",
+        "application_id",
+    )
+)
+"""Pragmas readable without an argument (with one, they would set something)."""
+
+
+class Budget:
+    """What one statement may spend: time until a deadline, and whether it is still wanted.
+
+    `tick(seconds)` is told the time spent so far at each check (from SQLite's thread):
+    the progress of a long query.
+    """
+
+    def __init__(self, seconds: float, tick: Callable[[float], None] | None = None) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+        self.deadline = self.started + seconds
+        self.tick = tick
+        self.timed_out = False
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop the statement at its next check (from any thread)."""
+        self._cancelled.set()
+
+    def stop_now(self) -> bool:
+        """Whether the statement must end now (called in SQLite's thread)."""
+        if self._cancelled.is_set():
+            return True
+        now = time.monotonic()
+        if now >= self.deadline:
+            self.timed_out = True
+            return True
+        if self.tick is not None:
+            self.tick(round(now - self.started, 1))
+        return False
+
+
+class Guard:
+    """The authorizer and progress handler of one connection, and its current budget."""
+
+    def __init__(self, *, writes: bool) -> None:
+        self.writes = writes
+        self.budget: Budget | None = None
+
+    def authorize(
+        self, action: int, arg1: str | None, arg2: str | None, database: str | None, source: Any
+    ) -> int:
+        """Allow or deny one action of a statement being prepared (see the module docstring)."""
+        if action in _READS or (self.writes and action in _WRITES):
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_FUNCTION:
+            return sqlite3.SQLITE_DENY if (arg2 or "").lower() in DENIED_FUNCTIONS else 0
+        if action == sqlite3.SQLITE_PRAGMA:
+            name = (arg1 or "").lower()
+            readable = name in SCHEMA_PRAGMAS or (name in STATE_PRAGMAS and arg2 is None)
+            return sqlite3.SQLITE_OK if readable else sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_UPDATE and arg1 == "sqlite_master":
+            return sqlite3.SQLITE_OK  # SQLite's own reading of the schema asks this
+        return sqlite3.SQLITE_DENY
+
+    def progress(self) -> int:
+        """Return non-zero to end the running statement (SQLite's progress handler)."""
+        budget = self.budget
+        return 1 if budget is not None and budget.stop_now() else 0
+
+
+class GuardedConnection(sqlite3.Connection):
+    """A sqlite3 connection with the guards of the module docstring, set before any use."""
+
+    def __init__(self, database: str, *args: Any, guard: Guard, **kwargs: Any) -> None:
+        super().__init__(database, *args, **kwargs)
+        for limit, value in LIMITS.items():
+            self.setlimit(limit, value)
+        self.execute("PRAGMA trusted_schema = OFF")  # before the authorizer, which denies it
+        if not guard.writes:
+            self.execute("PRAGMA query_only = ON")
+        self.set_authorizer(guard.authorize)
+        self.set_progress_handler(guard.progress, STEPS)

@@ -1,0 +1,63 @@
+"""The text a model reads beside `structuredContent`: rows as JSON objects, CSV or a table.
+
+Results are data, never instructions: rows are rendered as data, never as prose.
+"""
+
+import csv
+import io
+
+from mcpkit.jsonrpc import encode
+
+from .cells import Cell
+from .results import Changed, Rows
+
+
+def rows(result: Rows) -> str:
+    """Render `result` in its format, with a last line saying what was left out."""
+    columns, values = result["columns"], result["rows"]
+    if result["format"] == "csv":
+        text = _csv(columns, values)
+    elif result["format"] == "markdown":
+        text = _markdown(columns, values)
+    else:
+        text = encode([dict(zip(columns, row, strict=True)) for row in values]).decode()
+    if result["next_offset"] is not None:
+        text += (
+            f"\n({result['row_count']} rows shown; more follow: pass offset"
+            f" {result['next_offset']} for the next page)"
+        )
+    return text
+
+
+def changed(result: Changed) -> str:
+    """Say what writing statements did."""
+    return (
+        f"{result['rows_affected']} rows affected in {result['database']}"
+        f" ({result['statements']} statements; last insert rowid {result['last_insert_rowid']})"
+    )
+
+
+def _text(value: Cell) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return f"<BLOB {value['bytes']} bytes, sha256 {value['sha256'][:12]}…>"
+    return str(value)
+
+
+def _csv(columns: list[str], values: list[list[Cell]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([_text(value) for value in row] for row in values)
+    return out.getvalue().rstrip("\n")
+
+
+def _markdown(columns: list[str], values: list[list[Cell]]) -> str:
+    def line(cells: list[str]) -> str:
+        escaped = (c.replace("|", "\\|").replace("\n", " ") for c in cells)
+        return "| " + " | ".join(escaped) + " |"
+
+    lines = [line(columns), "|" + "---|" * len(columns)]
+    lines += [line([_text(value) for value in row]) for row in values]
+    return "\n".join(lines)

@@ -1,0 +1,140 @@
+"""What a database holds: its tables and views, their columns, keys and indexes, its state.
+
+The server's own statements, on the reader. A table's name is first looked up in
+`sqlite_schema`, then bound (`pragma_table_info(?)`) or quoted as an identifier taken from
+the schema itself: a name never becomes SQL as it was given (the reference server's
+`describe_table` was injectable so).
+"""
+
+from typing import Literal, cast
+
+from .database import Database
+from .errors import SqliteError
+from .results import Column, DatabaseInfo, ForeignKey, Index, Table, Tables, TableSummary
+
+_LISTED = "type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+
+
+def quoted(name: str) -> str:
+    """Return `name` as a quoted SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+async def list_tables(database: Database, *, include_views: bool, pattern: str | None) -> Tables:
+    """Return the tables (and views) whose name matches the LIKE `pattern`, with row counts."""
+    kinds = "" if include_views else " AND type = 'table'"
+    like = " AND name LIKE ?" if pattern else ""
+    found = await database.values(
+        f"SELECT name, type FROM sqlite_schema WHERE {_LISTED}{kinds}{like} ORDER BY name",
+        (pattern,) if pattern else (),
+    )
+    tables = [
+        TableSummary(
+            name=name,
+            type=cast(Literal["table", "view"], kind),
+            rows=await _count(database, name) if kind == "table" else None,
+        )
+        for name, kind in found
+    ]
+    return Tables(database=database.name, tables=tables)
+
+
+async def table_names(database: Database) -> list[str]:
+    """Return the names of the tables and views, sorted."""
+    rows = await database.values(f"SELECT name FROM sqlite_schema WHERE {_LISTED} ORDER BY name")
+    return [name for (name,) in rows]
+
+
+async def describe(database: Database, name: str) -> Table:
+    """Describe the table or view `name`.
+
+    Raises:
+        SqliteError: there is no such table or view.
+    """
+    found = await database.values(
+        f"SELECT name, type, sql FROM sqlite_schema WHERE {_LISTED} AND name = ?", (name,)
+    )
+    if not found:
+        known = ", ".join(await table_names(database)) or "none"
+        raise SqliteError(f"No table or view {name!r} in {database.name}. Tables: {known}.")
+    [(name, kind, sql)] = found
+    columns = [
+        Column(name=c, type=t, not_null=bool(n), default=d, primary_key=p)
+        for c, t, n, d, p in await database.values(
+            'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)', (name,)
+        )
+    ]
+    indexes: list[Index] = []
+    for index, unique in await database.values(
+        'SELECT name, "unique" FROM pragma_index_list(?) ORDER BY name', (name,)
+    ):
+        parts = await database.values(
+            "SELECT name FROM pragma_index_info(?) ORDER BY seqno", (index,)
+        )
+        indexes.append(Index(name=index, unique=bool(unique), columns=[c for (c,) in parts]))
+    keys: dict[int, ForeignKey] = {}
+    for key, table, source, target in await database.values(
+        'SELECT id, "table", "from", "to" FROM pragma_foreign_key_list(?) ORDER BY id, seq',
+        (name,),
+    ):
+        entry = keys.setdefault(key, ForeignKey(columns=[], table=table, references=[]))
+        entry["columns"].append(source)
+        entry["references"].append(target)
+    return Table(
+        database=database.name,
+        name=name,
+        type=kind,
+        sql=sql,
+        columns=columns,
+        indexes=indexes,
+        foreign_keys=list(keys.values()),
+        rows=await _count(database, name) if kind == "table" else None,
+    )
+
+
+async def info(database: Database) -> DatabaseInfo:
+    """Describe the database: its file, how it is stored, what it holds."""
+    [(page_size, page_count, journal, encoding, version)] = await database.values(
+        "SELECT (SELECT page_size FROM pragma_page_size), (SELECT page_count FROM"
+        " pragma_page_count), (SELECT journal_mode FROM pragma_journal_mode), (SELECT encoding"
+        " FROM pragma_encoding), sqlite_version()"
+    )
+    [(tables, views)] = await database.values(
+        f"SELECT count(*) FILTER (WHERE type = 'table'), count(*) FILTER (WHERE type = 'view')"
+        f" FROM sqlite_schema WHERE {_LISTED}"
+    )
+    return DatabaseInfo(
+        name=database.name,
+        path=database.spec.path,
+        writable=database.writer is not None,
+        size_bytes=page_size * page_count,
+        page_size=page_size,
+        page_count=page_count,
+        journal_mode=journal,
+        encoding=encoding,
+        sqlite_version=version,
+        tables=tables,
+        views=views,
+    )
+
+
+async def versions(database: Database) -> tuple[int, int]:
+    """Return the schema version and the data version: they change with the database.
+
+    The data version changes when another connection (another process, or the server's
+    own writer) commits; the schema version when tables, views or indexes change.
+    """
+    [(schema, data)] = await database.values(
+        "SELECT (SELECT schema_version FROM pragma_schema_version),"
+        " (SELECT data_version FROM pragma_data_version)"
+    )
+    return schema, data
+
+
+async def _count(database: Database, table: str) -> int | None:
+    """Return the rows of `table` (a name from the schema), or None if it cannot count."""
+    try:
+        [(rows,)] = await database.values(f"SELECT count(*) FROM {quoted(table)}")
+    except SqliteError:  # a table of a module this SQLite lacks, say
+        return None
+    return rows

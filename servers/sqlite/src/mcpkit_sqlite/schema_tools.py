@@ -1,0 +1,44 @@
+"""mcp-sqlite's tools that describe databases: their tables, a table, the database itself."""
+
+from typing import Annotated
+
+from mcpkit import Context, Param, Server
+
+from . import schema
+from .catalog import Catalog
+from .query_tools import READ, DatabaseName
+from .results import Databases, Table, Tables
+
+
+def register_schema_tools(app: Server) -> None:
+    """Register list_tables, describe_table and database_info."""
+
+    @app.tool(title="List tables", annotations=READ)
+    async def list_tables(
+        ctx: Context,
+        catalog: Catalog,
+        database: DatabaseName = None,
+        include_views: bool = True,
+        pattern: str | None = None,
+    ) -> Tables:
+        """List the tables (and views) with their row counts; pattern filters names (LIKE)."""
+        return await schema.list_tables(
+            catalog.get(database), include_views=include_views, pattern=pattern
+        )
+
+    @app.tool(title="Describe a table", annotations=READ)
+    async def describe_table(
+        ctx: Context, catalog: Catalog, table_name: str, database: DatabaseName = None
+    ) -> Table:
+        """Describe a table or view: columns, keys, indexes, row count and its CREATE SQL."""
+        return await schema.describe(catalog.get(database), table_name)
+
+    @app.tool(title="Database information", annotations=READ)
+    async def database_info(
+        ctx: Context,
+        catalog: Catalog,
+        database: Annotated[str | None, Param(description="One database; all if omitted")] = None,
+    ) -> Databases:
+        """Describe the databases: name, path, size, journal mode, SQLite version, writable."""
+        names = catalog.names if database is None else [catalog.get(database).name]
+        return Databases(databases=[await schema.info(catalog.get(name)) for name in names])

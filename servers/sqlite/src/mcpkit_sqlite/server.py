@@ -1,0 +1,61 @@
+"""mcp-sqlite: SQLite databases for models, read-only by the engine, with change subscriptions.
+
+`build_server` declares the server: its lifespan opens the operator's databases (a
+`Catalog`) and the insights `Memo`, which handlers get by annotation; `SqliteError`, the
+work's one error, is declared once. Each feature registers from its own module:
+`query_tools` (the model's SQL), `schema_tools`, `resources` (with subscriptions and
+completion) and `prompts`. The guards are in `guard` and `database`.
+"""
+
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
+
+from mcpkit import Server
+
+from . import __version__
+from .catalog import Catalog, Limits, opened
+from .config import DatabaseSpec
+from .errors import SqliteError
+from .memo import Memo
+from .prompts import register_prompts
+from .query_tools import register_query_tools
+from .resources import register_completions, register_resources, register_watches
+from .schema_tools import register_schema_tools
+
+INSTRUCTIONS = (
+    "SQLite databases (database_info names them). Look with list_tables and describe_table,"
+    " read with read_query (one statement, bound params, pages of rows: next_offset),"
+    " explain with explain_query. Writes, where the operator allows them: write_query,"
+    " create_table, execute_transaction."
+)
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def build_server(specs: Sequence[DatabaseSpec], limits: Limits = DEFAULT_LIMITS) -> Server:
+    """Return the mcp-sqlite server of the databases `specs`.
+
+    The write tools are registered only when some database may be written.
+    """
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncGenerator[tuple[Catalog, Memo]]:
+        async with opened(specs, limits) as catalog:
+            yield catalog, Memo()
+
+    app = Server(
+        "mcp-sqlite",
+        __version__,
+        title="SQLite",
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        errors=(SqliteError,),
+    )
+    register_query_tools(app, writable=any(spec.writable for spec in specs))
+    register_schema_tools(app)
+    register_resources(app)
+    register_watches(app)
+    register_completions(app)
+    register_prompts(app)
+    return app

@@ -1,0 +1,86 @@
+"""Databases for mcp-sqlite's tests: `main.db` to serve, `other.db` beside it with a canary.
+
+mcp-sqlite runs on asyncio: aiosqlite, which holds each connection in its own thread,
+answers through asyncio futures.
+"""
+
+import hashlib
+import sqlite3
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from checked import connect
+from mcpkit.testing import Client
+from mcpkit_sqlite.catalog import Limits
+from mcpkit_sqlite.config import parse_databases
+from mcpkit_sqlite.server import build_server
+
+CANARY = "CANARY-in-another-database"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass
+class Files:
+    """The test's databases: `main` (served), `other` (not served), and their folder."""
+
+    folder: Path
+    main: Path
+    other: Path
+
+    def digest(self) -> str:
+        """The SHA-256 of main.db: the same before and after an attack."""
+        return hashlib.sha256(self.main.read_bytes()).hexdigest()
+
+    def listing(self) -> list[str]:
+        """The files of the folder: an attack must add none (not even an empty one)."""
+        return sorted(path.name for path in self.folder.iterdir())
+
+    @asynccontextmanager
+    async def serve(
+        self, *specs: str, write: bool = False, limits: Limits | None = None
+    ) -> AsyncGenerator[Client]:
+        """Connect a client to mcp-sqlite serving `specs` (default: main.db)."""
+        databases = parse_databases(list(specs) or [str(self.main)], write=write, create=False)
+        async with connect(build_server(databases, limits or Limits())) as client:
+            yield client
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Files:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    main, other = folder / "main.db", tmp_path / "other.db"
+    with sqlite3.connect(main) as db:
+        db.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL)")
+        db.execute(
+            "CREATE TABLE orders (id INTEGER PRIMARY KEY, item INTEGER REFERENCES items(id))"
+        )
+        db.execute("CREATE INDEX orders_item ON orders(item)")
+        db.execute("CREATE VIEW cheap AS SELECT name FROM items WHERE price < 2")
+        db.executemany(
+            "INSERT INTO items (name, price) VALUES (?, ?)",
+            [(f"item {n}", n / 2) for n in range(1, 101)],
+        )
+        db.execute("CREATE TABLE blobs (id INTEGER PRIMARY KEY, data BLOB)")
+        db.execute("INSERT INTO blobs (data) VALUES (x'00ff10'), (zeroblob(200000))")
+    main_connection = sqlite3.connect(main)
+    main_connection.close()
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE secret (value TEXT)")
+        db.execute("INSERT INTO secret VALUES (?)", (CANARY,))
+    return Files(folder, main, other)
+
+
+def text_of(result: dict[str, object]) -> str:
+    """The text of a tool result's first block."""
+    content = result["content"]
+    assert isinstance(content, list)
+    return str(content[0]["text"])  # pyright: ignore[reportUnknownArgumentType]

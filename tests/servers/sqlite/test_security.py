@@ -1,0 +1,125 @@
+"""Attacks on mcp-sqlite: each ends with a clear isError, the database and folder unchanged.
+
+Read-only is the engine's: a statement is refused because SQLite is told to refuse it,
+never because of how its text starts (the reference's check that a CTE defeats).
+"""
+
+import time
+from typing import Any
+
+import pytest
+
+from mcpkit_sqlite.catalog import Limits
+from servers.sqlite.conftest import CANARY, Files, text_of
+
+READ_ATTACKS = [
+    # writes dressed as reads
+    ("WITH x AS (SELECT 1) DELETE FROM items", "Not authorized"),
+    ("INSERT INTO items (name) VALUES ('x') RETURNING id", "Not authorized"),
+    ("UPDATE items SET price = 0 RETURNING *", "Not authorized"),
+    ("DELETE FROM items", "Not authorized"),
+    ("DROP TABLE items", "Not authorized"),
+    ("CREATE TEMP TABLE t (a)", "Not authorized"),
+    ("REPLACE INTO items (id, name) VALUES (1, 'x')", "Not authorized"),
+    # other files
+    ("ATTACH DATABASE '{other}' AS o", "Not authorized"),
+    ("ATTACH DATABASE '{folder}/new.db' AS n", "Not authorized"),
+    ("VACUUM INTO '{folder}/copy.db'", "Not authorized"),
+    ("SELECT * FROM o.secret", "no such table"),
+    # pragmas and functions
+    ("PRAGMA query_only = OFF", "Not authorized"),
+    ("PRAGMA writable_schema = ON", "Not authorized"),
+    ("PRAGMA journal_mode = DELETE", "Not authorized"),
+    ("SELECT load_extension('/tmp/evil.so')", "Not authorized"),
+    ("SELECT fts3_tokenizer('simple')", "Not authorized"),
+    ("BEGIN EXCLUSIVE", "Not authorized"),
+    # more than one statement
+    ("SELECT 1; DELETE FROM items", "one statement per call"),
+    # resources
+    ("SELECT randomblob(1000000000)", "string or blob too big"),
+]
+
+
+@pytest.mark.parametrize(("sql", "expected"), READ_ATTACKS)
+async def test_read_query_refuses_what_would_write_or_escape(
+    files: Files, sql: str, expected: str
+) -> None:
+    before, listing = files.digest(), files.listing()
+    query = sql.format(other=files.other, folder=files.folder)
+    async with files.serve() as client:
+        result = await client.call_tool("read_query", {"query": query})
+        assert await client.request("ping") == {}
+    assert result["isError"] is True
+    assert expected in text_of(result)
+    assert CANARY not in str(result)
+    assert files.digest() == before
+    assert files.listing() == listing
+
+
+WRITE_ATTACKS = [
+    ("ATTACH DATABASE '{other}' AS o", "Not authorized"),
+    ("ATTACH DATABASE '{folder}/new.db' AS n", "Not authorized"),
+    ("VACUUM INTO '{folder}/copy.db'", "Not authorized"),
+    ("PRAGMA writable_schema = ON", "Not authorized"),
+    ("PRAGMA query_only = OFF", "Not authorized"),
+    ("SELECT load_extension('/tmp/evil.so')", "Not authorized"),
+    ("DELETE FROM items; DROP TABLE orders", "one statement per call"),
+    ("CREATE VIRTUAL TABLE v USING fts5(a)", "Not authorized"),
+]
+
+
+@pytest.mark.parametrize(("sql", "expected"), WRITE_ATTACKS)
+async def test_write_query_refuses_other_files_and_dangerous_pragmas(
+    files: Files, sql: str, expected: str
+) -> None:
+    before, listing = files.digest(), files.listing()
+    query = sql.format(other=files.other, folder=files.folder)
+    async with files.serve(write=True) as client:
+        result = await client.call_tool("write_query", {"query": query})
+    assert result["isError"] is True
+    assert expected in text_of(result)
+    assert files.digest() == before
+    assert files.listing() == listing
+
+
+async def test_describe_table_is_not_injectable(files: Files) -> None:
+    before = files.digest()
+    async with files.serve(write=True) as client:
+        result = await client.call_tool(
+            "describe_table", {"table_name": "items); DROP TABLE items; --"}
+        )
+        still = await client.call_tool("read_query", {"query": "SELECT count(*) AS n FROM items"})
+    assert result["isError"] is True
+    assert "No table or view 'items); DROP TABLE items; --'" in text_of(result)
+    assert still["structuredContent"]["rows"] == [[100]]
+    assert files.digest() == before
+
+
+async def test_a_query_that_never_ends_is_stopped_by_its_budget(files: Files) -> None:
+    forever = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT max(n) FROM r"
+    async with files.serve(limits=Limits(seconds=0.3)) as client:
+        started = time.monotonic()
+        result = await client.call_tool("read_query", {"query": forever})
+        took = time.monotonic() - started
+    assert result["isError"] is True
+    assert "ran out of its time budget (0.3 s)" in text_of(result)
+    assert took < 2.0
+
+
+async def test_a_huge_result_is_cut_and_says_so(files: Files) -> None:
+    cartesian = "SELECT a.id, b.id, c.id FROM items a, items b, items c"  # a million rows
+    async with files.serve(limits=Limits(max_result_bytes=50_000)) as client:
+        result = await client.call_tool("read_query", {"query": cartesian, "max_rows": 10_000})
+    page: dict[str, Any] = result["structuredContent"]
+    assert page["truncated"] is True
+    assert 0 < page["row_count"] < 10_000  # the byte cap came first
+    assert page["next_offset"] == page["row_count"]
+
+
+async def test_a_large_blob_is_summarised_not_sent(files: Files) -> None:
+    async with files.serve(limits=Limits(max_cell_bytes=1000)) as client:
+        result = await client.call_tool("read_query", {"query": "SELECT data FROM blobs"})
+    small, large = (row[0] for row in result["structuredContent"]["rows"])
+    assert small["base64"] == "AP8Q"
+    assert (large["bytes"], large["base64"]) == (200_000, None)
+    assert len(large["sha256"]) == 64
