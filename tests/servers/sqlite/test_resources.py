@@ -1,0 +1,123 @@
+"""mcp-sqlite's resources, subscriptions, prompts and completion, through the in-memory client."""
+
+import json
+import sqlite3
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpkit.testing import RPCError
+from servers.sqlite.conftest import Files
+
+
+async def read(client: Any, uri: str) -> str:
+    return (await client.request("resources/read", {"uri": uri}))["contents"][0]["text"]
+
+
+async def test_schema_table_and_sample(files: Files) -> None:
+    async with files.serve() as client:
+        schema = await read(client, "sqlite://main/schema")
+        table = json.loads(await read(client, "sqlite://main/table/items"))
+        sample = json.loads(await read(client, "sqlite://main/table/items/sample"))
+        listed = [r["uri"] for r in (await client.request("resources/list"))["resources"]]
+        with pytest.raises(RPCError) as missing:
+            await read(client, "sqlite://main/table/nope")
+    assert "CREATE TABLE items" in schema
+    assert "CREATE VIEW cheap" in schema
+    assert (table["name"], table["rows"]) == ("items", 100)
+    assert sample["row_count"] == 20
+    assert sample["rows"][0] == [1, "item 1", 0.5]
+    assert listed == [
+        "memo://insights",
+        "sqlite://main/schema",
+        "sqlite://main/table/blobs",
+        "sqlite://main/table/cheap",
+        "sqlite://main/table/items",
+        "sqlite://main/table/orders",
+    ]
+    assert missing.value.code == -32002
+    assert "No table or view 'nope' in main" in missing.value.message
+
+
+async def test_insights_memo_and_its_notification(files: Files) -> None:
+    async with files.serve() as client:
+        empty = await read(client, "memo://insights")
+        await client.request("resources/subscribe", {"uri": "memo://insights"})
+        await client.call_tool("append_insight", {"insight": "Cheap items sell best"})
+        updated = await client.wait_for_notification("notifications/resources/updated")
+        memo = await read(client, "memo://insights")
+    assert empty == "No business insights have been discovered yet."
+    assert updated["params"] == {"uri": "memo://insights"}
+    assert "- Cheap items sell best" in memo
+
+
+async def test_another_process_writing_a_row_tells_the_subscriber(files: Files) -> None:
+    uri = "sqlite://main/table/items"
+    async with files.serve() as client:
+        await client.request("resources/subscribe", {"uri": uri})
+        await anyio.sleep(0.8)  # a poll or more with nothing changed: nobody is told
+        assert not [n for n in client.notifications if n["method"].endswith("updated")]
+        with sqlite3.connect(files.main) as other:  # another connection: another writer
+            other.execute("INSERT INTO items (name, price) VALUES ('new', 1)")
+        updated = await client.wait_for_notification("notifications/resources/updated", timeout=5)
+        await client.request("resources/unsubscribe", {"uri": uri})
+    assert updated["params"] == {"uri": uri}
+
+
+async def test_a_schema_change_tells_schema_subscribers(files: Files) -> None:
+    async with files.serve() as client:
+        await client.request("resources/subscribe", {"uri": "sqlite://main/schema"})
+        with sqlite3.connect(files.main) as other:
+            other.execute("CREATE TABLE added (a)")
+        updated = await client.wait_for_notification("notifications/resources/updated", timeout=5)
+    assert updated["params"] == {"uri": "sqlite://main/schema"}
+
+
+async def test_subscribing_to_a_table_that_is_not_there_is_refused(files: Files) -> None:
+    async with files.serve() as client:
+        with pytest.raises(RPCError) as refused:
+            await client.request("resources/subscribe", {"uri": "sqlite://main/table/nope"})
+        with pytest.raises(RPCError) as no_database:
+            await client.request("resources/subscribe", {"uri": "sqlite://zz/schema"})
+    assert refused.value.code == -32002
+    assert no_database.value.code == -32002
+    assert "No database 'zz'" in no_database.value.message
+
+
+async def complete(client: Any, ref: dict[str, str], name: str, value: str, **known: str) -> Any:
+    params: dict[str, Any] = {"ref": ref, "argument": {"name": name, "value": value}}
+    if known:
+        params["context"] = {"arguments": known}
+    return (await client.request("completion/complete", params))["completion"]["values"]
+
+
+async def test_completion_of_databases_and_tables(files: Files) -> None:
+    table = {"type": "ref/resource", "uri": "sqlite://{database}/table/{table}"}
+    prompt = {"type": "ref/prompt", "name": "answer_question"}
+    async with files.serve(f"shop={files.main}", f"secrets={files.other}") as client:
+        databases = await complete(client, table, "database", "s")
+        tables = await complete(client, table, "table", "o", database="shop")
+        unknown = await complete(client, table, "table", "", database="nope")
+        prompted = await complete(client, prompt, "table", "i", database="shop")
+    assert databases == ["shop", "secrets"]
+    assert tables == ["orders"]
+    assert unknown == []
+    assert prompted == ["items"]
+
+
+async def test_prompts(files: Files) -> None:
+    async with files.serve() as client:
+        names = [p["name"] for p in (await client.request("prompts/list"))["prompts"]]
+        demo = await client.request(
+            "prompts/get", {"name": "mcp-demo", "arguments": {"topic": "a bakery"}}
+        )
+        question = await client.request(
+            "prompts/get",
+            {"name": "answer_question", "arguments": {"question": "What sells?", "table": "items"}},
+        )
+    assert names == ["mcp-demo", "explore_database", "answer_question", "optimize_query"]
+    demo_text = demo["messages"][0]["content"]["text"]
+    assert "'a bakery'" in demo_text
+    assert "read-only here" in demo_text  # no --write: the demo does not ask for create_table
+    assert "Start from table 'items'" in question["messages"][0]["content"]["text"]

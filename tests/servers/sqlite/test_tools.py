@@ -1,0 +1,211 @@
+"""mcp-sqlite's tools through the in-memory client: what each returns, and its errors."""
+
+import base64
+import sqlite3
+from typing import Any
+
+import anyio
+
+from mcpkit_sqlite.catalog import Limits
+from servers.sqlite.conftest import Files, text_of
+
+
+async def test_read_query_binds_list_named_and_blob_params(files: Files) -> None:
+    blob = {"$base64": base64.b64encode(b"\x00\xff\x10").decode()}
+    async with files.serve() as client:
+        listed = await client.call_tool(
+            "read_query", {"query": "SELECT name FROM items WHERE id = ?", "params": [3]}
+        )
+        named = await client.call_tool(
+            "read_query",
+            {"query": "SELECT count(*) AS n FROM items WHERE price < :p", "params": {"p": 2}},
+        )
+        blobbed = await client.call_tool(
+            "read_query", {"query": "SELECT id FROM blobs WHERE data = ?", "params": [blob]}
+        )
+        bad = await client.call_tool(
+            "read_query", {"query": "SELECT ?", "params": [{"$base64": "not base64!"}]}
+        )
+    assert listed["structuredContent"]["rows"] == [["item 3"]]
+    assert text_of(listed) == '[{"name":"item 3"}]'
+    assert named["structuredContent"]["rows"] == [[3]]
+    assert blobbed["structuredContent"]["rows"] == [[1]]
+    assert bad["isError"] is True
+    assert "not valid base64" in text_of(bad)
+
+
+async def test_rows_come_in_pages(files: Files) -> None:
+    query = "SELECT id FROM items ORDER BY id"
+    async with files.serve() as client:
+        first = (await client.call_tool("read_query", {"query": query, "max_rows": 40}))[
+            "structuredContent"
+        ]
+        last = (
+            await client.call_tool(
+                "read_query", {"query": query, "max_rows": 40, "offset": first["next_offset"] * 2}
+            )
+        )["structuredContent"]
+    assert (first["row_count"], first["truncated"], first["next_offset"]) == (40, True, 40)
+    assert first["rows"][-1] == [40]
+    assert (last["row_count"], last["truncated"], last["next_offset"]) == (20, False, None)
+    assert last["rows"][0] == [81]
+
+
+async def test_formats_are_text_beside_the_same_structured_rows(files: Files) -> None:
+    query = "SELECT id, name, price FROM items WHERE id <= 2 ORDER BY id"
+    async with files.serve() as client:
+        csv = await client.call_tool("read_query", {"query": query, "format": "csv"})
+        table = await client.call_tool("read_query", {"query": query, "format": "markdown"})
+    assert text_of(csv) == "id,name,price\n1,item 1,0.5\n2,item 2,1.0"
+    assert text_of(table).splitlines() == [
+        "| id | name | price |",
+        "|---|---|---|",
+        "| 1 | item 1 | 0.5 |",
+        "| 2 | item 2 | 1.0 |",
+    ]
+    assert csv["structuredContent"]["rows"] == table["structuredContent"]["rows"]
+
+
+async def test_no_write_tool_without_write(files: Files) -> None:
+    async with files.serve() as client:
+        names = {tool["name"] for tool in (await client.request("tools/list"))["tools"]}
+    assert names == {
+        "read_query",
+        "explain_query",
+        "append_insight",
+        "list_tables",
+        "describe_table",
+        "database_info",
+    }
+
+
+async def test_annotations_say_what_each_tool_does(files: Files) -> None:
+    async with files.serve(write=True) as client:
+        tools = {t["name"]: t["annotations"] for t in (await client.request("tools/list"))["tools"]}
+    for name in ("read_query", "explain_query", "list_tables", "describe_table", "database_info"):
+        assert tools[name]["readOnlyHint"] is True, name
+    for name in ("write_query", "create_table", "execute_transaction"):
+        assert (tools[name]["readOnlyHint"], tools[name]["destructiveHint"]) == (False, True)
+    assert tools["append_insight"]["destructiveHint"] is False
+
+
+async def test_writes_and_a_transaction_that_fails_whole(files: Files) -> None:
+    async with files.serve(write=True) as client:
+        made = await client.call_tool(
+            "create_table", {"query": "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)"}
+        )
+        wrote = await client.call_tool(
+            "write_query", {"query": "INSERT INTO notes (body) VALUES (?)", "params": ["a"]}
+        )
+        failed = await client.call_tool(
+            "execute_transaction",
+            {
+                "statements": [
+                    {"sql": "INSERT INTO notes (body) VALUES ('b')", "params": None},
+                    {"sql": "INSERT INTO nowhere VALUES (1)", "params": None},
+                ]
+            },
+        )
+        not_a_table = await client.call_tool("create_table", {"query": "DROP TABLE items"})
+    assert made.get("isError") is not True
+    assert made["structuredContent"]["statements"] == 1
+    assert wrote["structuredContent"]["rows_affected"] == 1
+    assert wrote["structuredContent"]["last_insert_rowid"] == 1
+    assert failed["isError"] is True
+    assert "no such table: nowhere" in text_of(failed)
+    assert not_a_table["isError"] is True
+    with sqlite3.connect(files.main) as db:
+        assert db.execute("SELECT body FROM notes").fetchall() == [("a",)]  # not 'b'
+        assert db.execute("SELECT count(*) FROM items").fetchone() == (100,)
+
+
+async def test_a_read_only_database_refuses_writes_even_with_write(files: Files) -> None:
+    async with files.serve(f"ro={files.main}:ro", write=True) as client:
+        names = {tool["name"] for tool in (await client.request("tools/list"))["tools"]}
+    assert "write_query" not in names  # no database may be written: no write tool
+
+
+async def test_several_databases_by_name(files: Files) -> None:
+    async with files.serve(f"shop={files.main}", f"other={files.other}") as client:
+        unnamed = await client.call_tool("read_query", {"query": "SELECT 1"})
+        other = await client.call_tool(
+            "read_query", {"query": "SELECT count(*) FROM secret", "database": "other"}
+        )
+        unknown = await client.call_tool("list_tables", {"database": "nope"})
+        info = await client.call_tool("database_info")
+    assert unnamed["isError"] is True
+    assert text_of(unnamed) == "Name a database: the databases are shop, other."
+    assert other["structuredContent"]["rows"] == [[1]]
+    assert text_of(unknown) == "No database 'nope': the databases are shop, other."
+    described: list[dict[str, Any]] = info["structuredContent"]["databases"]
+    assert [(d["name"], d["writable"], d["tables"], d["views"]) for d in described] == [
+        ("shop", False, 3, 1),
+        ("other", False, 1, 0),
+    ]
+
+
+async def test_schema_tools(files: Files) -> None:
+    async with files.serve() as client:
+        tables = (await client.call_tool("list_tables"))["structuredContent"]["tables"]
+        only_tables = await client.call_tool(
+            "list_tables", {"include_views": False, "pattern": "o%"}
+        )
+        orders = (await client.call_tool("describe_table", {"table_name": "orders"}))[
+            "structuredContent"
+        ]
+        plan = await client.call_tool(
+            "explain_query", {"query": "SELECT * FROM orders WHERE item = ?", "params": [1]}
+        )
+    assert tables == [
+        {"name": "blobs", "type": "table", "rows": 2},
+        {"name": "cheap", "type": "view", "rows": None},
+        {"name": "items", "type": "table", "rows": 100},
+        {"name": "orders", "type": "table", "rows": 0},
+    ]
+    assert only_tables["structuredContent"]["tables"] == [
+        {"name": "orders", "type": "table", "rows": 0}
+    ]
+    assert [c["name"] for c in orders["columns"]] == ["id", "item"]
+    assert orders["indexes"] == [{"name": "orders_item", "unique": False, "columns": ["item"]}]
+    assert orders["foreign_keys"] == [{"columns": ["item"], "table": "items", "references": ["id"]}]
+    assert "orders_item" in text_of(plan)
+
+
+async def test_each_call_is_logged_without_its_values(files: Files) -> None:
+    async with files.serve() as client:
+        await client.request("logging/setLevel", {"level": "info"})
+        await client.call_tool(
+            "read_query", {"query": "SELECT * FROM items WHERE name = ?", "params": ["secret-x"]}
+        )
+        log = await client.wait_for_notification("notifications/message")
+    assert log["params"]["logger"] == "mcp-sqlite"
+    assert log["params"]["data"].startswith("SELECT on main: 0 rows in ")
+    assert "secret-x" not in str(client.notifications)
+
+
+async def test_a_cancelled_query_stops_at_once_and_frees_the_database(files: Files) -> None:
+    forever = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT max(n) FROM r"
+    async with files.serve(limits=Limits(seconds=60)) as client:
+        call = {"name": "read_query", "arguments": {"query": forever}}
+        client.send({"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": call})
+        await anyio.sleep(0.3)
+        assert await client.request("ping") == {}  # answered while the query runs
+        await client.notify("notifications/cancelled", {"requestId": "long"})
+        with anyio.fail_after(2):  # the same connection answers at once: it was interrupted
+            after = await client.call_tool("read_query", {"query": "SELECT 42"})
+    assert after["structuredContent"]["rows"] == [[42]]
+    assert all(message.get("id") != "long" for message in client.messages)
+
+
+async def test_progress_goes_toward_the_time_budget(files: Files) -> None:
+    slow = (
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3000000)"
+        " SELECT count(*) FROM r"
+    )
+    async with files.serve(limits=Limits(seconds=20)) as client:
+        done = await client.call_tool("read_query", {"query": slow}, progress_token="p")
+    reports = [n["params"] for n in client.notifications if n["method"] == "notifications/progress"]
+    assert done["structuredContent"]["rows"] == [[3000000]]
+    assert reports, "a query of a second or more reports progress"
+    assert all(r["total"] == 20 and r["message"].endswith(" s") for r in reports)
+    assert [r["progress"] for r in reports] == sorted({r["progress"] for r in reports})
