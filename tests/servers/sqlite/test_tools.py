@@ -76,6 +76,7 @@ async def test_no_write_tool_without_write(files: Files) -> None:
         "list_tables",
         "describe_table",
         "database_info",
+        "search_objects",
     }
 
 
@@ -209,3 +210,33 @@ async def test_progress_goes_toward_the_time_budget(files: Files) -> None:
     assert reports, "a query of a second or more reports progress"
     assert all(r["total"] == 20 and r["message"].endswith(" s") for r in reports)
     assert [r["progress"] for r in reports] == sorted({r["progress"] for r in reports})
+
+
+async def test_search_objects_discloses_detail_progressively(files: Files) -> None:
+    async with files.serve() as client:
+        names = await client.call_tool("search_objects", {"object_type": "table"})
+        columns = await client.call_tool(
+            "search_objects",
+            {"object_type": "column", "pattern": "%e", "detail_level": "summary", "limit": 2},
+        )
+        index = await client.call_tool(
+            "search_objects", {"object_type": "index", "pattern": "orders%", "detail_level": "full"}
+        )
+    tables = names["structuredContent"]
+    assert [o["name"] for o in tables["objects"]] == ["blobs", "items", "orders"]
+    assert tables["objects"][0] == {
+        "name": "blobs",
+        "type": "table",
+        "table": None,
+        "declared_type": None,
+        "sql": None,
+    }
+    found = columns["structuredContent"]
+    assert [(o["table"], o["name"], o["declared_type"]) for o in found["objects"]] == [
+        ("cheap", "name", "TEXT"),
+        ("items", "name", "TEXT"),
+    ]
+    assert found["truncated"] is True  # items.price matches too: past the limit
+    [orders_item] = index["structuredContent"]["objects"]
+    assert orders_item["table"] == "orders"
+    assert orders_item["sql"] == "CREATE INDEX orders_item ON orders(item)"

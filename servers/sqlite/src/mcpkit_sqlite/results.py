@@ -109,3 +109,25 @@ class Databases(TypedDict):
     """The databases described."""
 
     databases: list[DatabaseInfo]
+
+
+ObjectType = Literal["table", "view", "index", "trigger", "column"]
+DetailLevel = Literal["names", "summary", "full"]
+
+
+class SchemaObject(TypedDict):
+    """An object found by search_objects; what it carries grows with the detail level."""
+
+    name: str
+    type: ObjectType
+    table: str | None  # the table a column, index or trigger belongs to
+    declared_type: str | None  # a column's type (summary and full)
+    sql: str | None  # the SQL that made it (full)
+
+
+class SchemaObjects(TypedDict):
+    """What search_objects found."""
+
+    database: str
+    objects: list[SchemaObject]
+    truncated: bool

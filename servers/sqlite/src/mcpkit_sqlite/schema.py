@@ -10,9 +10,22 @@ from typing import Literal, cast
 
 from .database import Database
 from .errors import SqliteError
-from .results import Column, DatabaseInfo, ForeignKey, Index, Table, Tables, TableSummary
+from .results import (
+    Column,
+    DatabaseInfo,
+    DetailLevel,
+    ForeignKey,
+    Index,
+    ObjectType,
+    SchemaObject,
+    SchemaObjects,
+    Table,
+    Tables,
+    TableSummary,
+)
 
-_LISTED = "type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+_OWN = "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"  # not SQLite's internal tables
+_LISTED = f"type IN ('table', 'view') AND {_OWN}"
 
 
 def quoted(name: str) -> str:
@@ -116,6 +129,41 @@ async def info(database: Database) -> DatabaseInfo:
         tables=tables,
         views=views,
     )
+
+
+async def search(
+    database: Database, kind: ObjectType, pattern: str, detail: DetailLevel, limit: int
+) -> SchemaObjects:
+    """Return up to `limit` objects of `kind` whose name matches the LIKE `pattern`.
+
+    Progressive disclosure: `names` gives names (and the table of a column, index or
+    trigger), `summary` adds a column's declared type, `full` adds the SQL that made it.
+    """
+    if kind == "column":
+        rows = await database.values(
+            "SELECT c.name, s.name, c.type, NULL FROM sqlite_schema AS s,"
+            " pragma_table_info(s.name) AS c WHERE s.type IN ('table', 'view')"
+            " AND s.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND c.name LIKE ?"
+            " ORDER BY s.name, c.cid LIMIT ?",
+            (pattern, limit + 1),
+        )
+    else:
+        rows = await database.values(
+            f"SELECT name, tbl_name, NULL, sql FROM sqlite_schema WHERE type = ? AND {_OWN}"
+            " AND name LIKE ? ORDER BY name LIMIT ?",
+            (kind, pattern, limit + 1),
+        )
+    found = [
+        SchemaObject(
+            name=name,
+            type=kind,
+            table=None if kind in ("table", "view") else table,
+            declared_type=declared if detail != "names" else None,
+            sql=sql if detail == "full" else None,
+        )
+        for name, table, declared, sql in rows[:limit]
+    ]
+    return SchemaObjects(database=database.name, objects=found, truncated=len(rows) > limit)
 
 
 async def versions(database: Database) -> tuple[int, int]:

@@ -7,7 +7,7 @@ from mcpkit import Context, Param, Server
 from . import schema
 from .catalog import Catalog
 from .query_tools import READ, DatabaseName
-from .results import Databases, Table, Tables
+from .results import Databases, DetailLevel, ObjectType, SchemaObjects, Table, Tables
 
 
 def register_schema_tools(app: Server) -> None:
@@ -42,3 +42,21 @@ def register_schema_tools(app: Server) -> None:
         """Describe the databases: name, path, size, journal mode, SQLite version, writable."""
         names = catalog.names if database is None else [catalog.get(database).name]
         return Databases(databases=[await schema.info(catalog.get(name)) for name in names])
+
+    @app.tool(title="Search schema objects", annotations=READ)
+    async def search_objects(
+        ctx: Context,
+        catalog: Catalog,
+        object_type: ObjectType = "table",
+        pattern: Annotated[str, Param(description="SQL LIKE pattern of names (% any)")] = "%",
+        detail_level: Annotated[
+            DetailLevel, Param(description="names, summary (+ column types), full (+ SQL)")
+        ] = "names",
+        limit: Annotated[int, Param(ge=1, le=1000)] = 100,
+        database: DatabaseName = None,
+    ) -> SchemaObjects:
+        """Find tables, views, indexes, triggers or columns by name, in as much detail as asked.
+
+        Start with names, then ask for more detail of the few that matter.
+        """
+        return await schema.search(catalog.get(database), object_type, pattern, detail_level, limit)
