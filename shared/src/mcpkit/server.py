@@ -128,12 +128,12 @@ class Server:
     def add_tool(self, tool: RegisteredTool) -> None:
         """Add (or replace) a tool and tell connected clients."""
         self.tools[tool.name] = tool
-        self._changed("tools")
+        self.list_changed("tools")
 
     def remove_tool(self, name: str) -> None:
         """Remove a tool, if present, and tell connected clients."""
         if self.tools.pop(name, None) is not None:
-            self._changed("tools")
+            self.list_changed("tools")
 
     def resource(
         self,
@@ -199,12 +199,12 @@ class Server:
     def add_resource(self, resource: RegisteredResource) -> None:
         """Add (or replace) a resource or template and tell connected clients."""
         self.resources[resource.uri] = resource
-        self._changed("resources")
+        self.list_changed("resources")
 
     def remove_resource(self, uri: str) -> None:
         """Remove a resource or template, if present, and tell connected clients."""
         if self.resources.pop(uri, None) is not None:
-            self._changed("resources")
+            self.list_changed("resources")
 
     def prompt(
         self,
@@ -235,12 +235,12 @@ class Server:
     def add_prompt(self, prompt: RegisteredPrompt) -> None:
         """Add (or replace) a prompt and tell connected clients."""
         self.prompts[prompt.name] = prompt
-        self._changed("prompts")
+        self.list_changed("prompts")
 
     def remove_prompt(self, name: str) -> None:
         """Remove a prompt, if present, and tell connected clients."""
         if self.prompts.pop(name, None) is not None:
-            self._changed("prompts")
+            self.list_changed("prompts")
 
     def complete(
         self, *, argument: str, prompt: str | None = None, resource: str | None = None
@@ -311,7 +311,12 @@ class Server:
 
         cli.main(self, argv=argv)
 
-    def _changed(self, kind: ListKind) -> None:
+    def list_changed(self, kind: ListKind) -> None:
+        """Tell connected clients that the `kind` list changed (registering does it itself).
+
+        For lists that change without a registration: resources a `list_resources`
+        function lists from a database, say.
+        """
         for listener in self.list_changed_listeners:
             listener(kind)
 

@@ -74,6 +74,17 @@ async def test_a_schema_change_tells_schema_subscribers(files: Files) -> None:
     assert updated["params"] == {"uri": "sqlite://main/schema"}
 
 
+async def test_tables_that_come_or_go_change_the_resource_list(files: Files) -> None:
+    async with files.serve() as client:
+        await anyio.sleep(1.2)  # a look or more with no change: nothing said
+        assert not [n for n in client.notifications if n["method"].endswith("list_changed")]
+        with sqlite3.connect(files.main) as other:
+            other.execute("CREATE TABLE arrivals (a)")
+        await client.wait_for_notification("notifications/resources/list_changed", timeout=5)
+        listed = [r["uri"] for r in (await client.request("resources/list"))["resources"]]
+    assert "sqlite://main/table/arrivals" in listed
+
+
 async def test_subscribing_to_a_table_that_is_not_there_is_refused(files: Files) -> None:
     async with files.serve() as client:
         with pytest.raises(RPCError) as refused:

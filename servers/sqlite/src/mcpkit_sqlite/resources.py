@@ -7,6 +7,8 @@ nothing changed. Completion offers the names of databases and tables.
 
 from collections.abc import Mapping
 
+import anyio
+
 from mcpkit import Changed, Resource, Server
 from mcpkit.jsonrpc import encode
 
@@ -21,6 +23,8 @@ SAMPLE = "sqlite://{database}/table/{table}/sample"
 SAMPLE_ROWS = 20
 POLL_INTERVAL = 0.5
 """Seconds between two looks at a subscribed database's versions."""
+LIST_INTERVAL = 1.0
+"""Seconds between two looks at which tables exist, for resources/list_changed."""
 
 
 def register_resources(app: Server) -> None:
@@ -113,3 +117,18 @@ async def complete_table(catalog: Catalog, value: str, arguments: Mapping[str, s
     except SqliteError:  # several databases, and none chosen yet
         return []
     return [name for name in await schema.table_names(db) if name.lower().startswith(value.lower())]
+
+
+async def follow_tables(app: Server, catalog: Catalog) -> None:
+    """Tell clients the resource list changed whenever tables or views come or go.
+
+    Runs while the server does (its lifespan starts it).
+    """
+    tables = {name: await schema.table_names(catalog.get(name)) for name in catalog.names}
+    while True:
+        await anyio.sleep(LIST_INTERVAL)
+        for name in catalog.names:
+            now = await schema.table_names(catalog.get(name))
+            if now != tables[name]:
+                tables[name] = now
+                app.list_changed("resources")

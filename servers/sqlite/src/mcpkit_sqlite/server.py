@@ -1,7 +1,8 @@
 """mcp-sqlite: SQLite databases for models, read-only by the engine, with change subscriptions.
 
 `build_server` declares the server: its lifespan opens the operator's databases (a
-`Catalog`) and the insights `Memo`, which handlers get by annotation; `SqliteError`, the
+`Catalog`) and the insights `Memo`, which handlers get by annotation, and follows which
+tables exist, to tell clients when the resource list changes; `SqliteError`, the
 work's one error, is declared once. Each feature registers from its own module:
 `query_tools` (the model's SQL), `schema_tools`, `resources` (with subscriptions and
 completion) and `prompts`. The guards are in `guard` and `database`.
@@ -9,6 +10,8 @@ completion) and `prompts`. The guards are in `guard` and `database`.
 
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
+
+import anyio
 
 from mcpkit import Server
 
@@ -19,7 +22,12 @@ from .errors import SqliteError
 from .memo import Memo
 from .prompts import register_prompts
 from .query_tools import register_query_tools
-from .resources import register_completions, register_resources, register_watches
+from .resources import (
+    follow_tables,
+    register_completions,
+    register_resources,
+    register_watches,
+)
 from .schema_tools import register_schema_tools
 
 INSTRUCTIONS = (
@@ -41,8 +49,12 @@ def build_server(specs: Sequence[DatabaseSpec], limits: Limits = DEFAULT_LIMITS)
 
     @asynccontextmanager
     async def lifespan() -> AsyncGenerator[tuple[Catalog, Memo]]:
-        async with opened(specs, limits) as catalog:
-            yield catalog, Memo()
+        async with opened(specs, limits) as catalog, anyio.create_task_group() as tasks:
+            tasks.start_soon(follow_tables, app, catalog)
+            try:
+                yield catalog, Memo()
+            finally:
+                tasks.cancel_scope.cancel()
 
     app = Server(
         "mcp-sqlite",
