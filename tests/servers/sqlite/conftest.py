@@ -10,12 +10,13 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from checked import connect
-from mcpkit.testing import Client
-from mcpkit_sqlite.catalog import Limits
+from mcpkit.testing import Client, ServerRequestHandler
+from mcpkit_sqlite.catalog import Limits, RootsMode
 from mcpkit_sqlite.config import parse_databases
 from mcpkit_sqlite.server import build_server
 
@@ -45,11 +46,28 @@ class Files:
 
     @asynccontextmanager
     async def serve(
-        self, *specs: str, write: bool = False, limits: Limits | None = None
+        self,
+        *specs: str,
+        write: bool = False,
+        limits: Limits | None = None,
+        roots: RootsMode = "narrow",
+        client_roots: list[Path] | None = None,
     ) -> AsyncGenerator[Client]:
-        """Connect a client to mcp-sqlite serving `specs` (default: main.db)."""
+        """Connect a client to mcp-sqlite serving `specs` (default: main.db).
+
+        `client_roots`: the client declares roots and answers with these (None: no roots).
+        """
         databases = parse_databases(list(specs) or [str(self.main)], write=write, create=False)
-        async with connect(build_server(databases, limits or Limits())) as client:
+        handlers: dict[str, ServerRequestHandler] = {}
+        if client_roots is not None:
+            listed = {"roots": [{"uri": f"file://{root}"} for root in client_roots]}
+
+            async def list_roots(params: dict[str, Any]) -> dict[str, Any]:
+                return listed
+
+            handlers["roots/list"] = list_roots
+        app = build_server(databases, limits or Limits(), roots)
+        async with connect(app, handlers=handlers) as client:
             yield client
 
 

@@ -1,13 +1,14 @@
-"""Command line of mcp-sqlite: `mcp-sqlite [NAME=]PATH[:ro] ... [--write] [--create]`."""
+"""Command line of mcp-sqlite: `mcp-sqlite [NAME=]PATH[:ro] ... [--write] [--roots MODE]`."""
 
 import argparse
 import os
 from collections.abc import Sequence
+from typing import get_args
 
 from mcpkit import Server, cli
 
 from . import __version__
-from .catalog import Limits
+from .catalog import Limits, RootsMode
 from .config import parse_databases
 from .server import build_server
 
@@ -60,6 +61,14 @@ def make_parser() -> argparse.ArgumentParser:
         default=float(os.environ.get("MCP_SQLITE_TIMEOUT", "30")),
         help="seconds a query may run before SQLite stops it (default 30; env MCP_SQLITE_TIMEOUT)",
     )
+    parser.add_argument(
+        "--roots",
+        choices=get_args(RootsMode),
+        default=os.environ.get("MCP_SQLITE_ROOTS", "narrow"),
+        help="how the client's roots count: narrow (default: a client with roots may use the"
+        " databases inside them), intersect (a client without roots gets none), ignore; env"
+        " MCP_SQLITE_ROOTS",
+    )
     return parser
 
 
@@ -69,10 +78,12 @@ def configured_server(args: argparse.Namespace) -> Server:
     Raises:
         ValueError: no database, a database that cannot be used, or a bad timeout.
     """
+    if args.roots not in get_args(RootsMode):  # argparse checks choices given, not defaults
+        raise ValueError(f"MCP_SQLITE_ROOTS={args.roots!r} is not one of {get_args(RootsMode)}")
     if not args.timeout > 0:
         raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     databases = parse_databases(args.databases, write=args.write, create=args.create)
-    return build_server(databases, Limits(seconds=args.timeout))
+    return build_server(databases, Limits(seconds=args.timeout), args.roots)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

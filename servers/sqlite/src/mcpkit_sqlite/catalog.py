@@ -1,12 +1,27 @@
-"""The databases the server holds while it runs, by name, and the limits of their queries."""
+"""The databases the server holds while it runs, by name, and the limits of their queries.
+
+Which of them a request may use is the operator's list, narrowed by the client's roots
+(`mcpkit.places`): with `--roots narrow` (the default) a client that sends roots may use
+the databases inside them; `intersect` gives a client without roots none; `ignore` gives
+every client every database.
+"""
 
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
+from typing import Literal
+
+from mcpkit import Context
+from mcpkit.places import Place, Places, real_place
 
 from .config import DatabaseSpec
 from .database import Database
 from .errors import SqliteError
+
+RootsMode = Literal["narrow", "intersect", "ignore"]
+"""How client roots count (see the module docstring); `replace` is not one: a database is
+named by the operator, never found under a client's root."""
 
 
 @dataclass(frozen=True)
@@ -22,9 +37,14 @@ class Limits:
 class Catalog:
     """The open databases, by name: the model names one, never a file."""
 
-    def __init__(self, databases: Sequence[Database], limits: Limits) -> None:
+    def __init__(self, databases: Sequence[Database], limits: Limits, roots: RootsMode) -> None:
         self.databases = {database.name: database for database in databases}
         self.limits = limits
+        files = [
+            Place(d.spec.path, d.spec.path, not d.spec.writable, "command line") for d in databases
+        ]
+        resolve = partial(real_place, read_only=True, source="client roots")
+        self.places = Places(files, roots, resolve)
 
     @property
     def names(self) -> list[str]:
@@ -36,23 +56,56 @@ class Catalog:
         """Whether any database may be written."""
         return any(database.writer is not None for database in self.databases.values())
 
-    def get(self, name: str | None) -> Database:
-        """Return the database `name`, or the only one when `name` is None.
+    def get(self, name: str) -> Database:
+        """Return the database `name`, whoever asks (for watches, which serve everyone).
 
         Raises:
-            SqliteError: no database has that name, or several exist and none was named.
+            SqliteError: no database has that name.
         """
-        if name is None and len(self.databases) == 1:
-            return next(iter(self.databases.values()))
-        found = self.databases.get(name or "")
-        if found is None:
-            what = "Name a database" if name is None else f"No database {name!r}"
-            raise SqliteError(f"{what}: the databases are {', '.join(self.databases)}.")
-        return found
+        return _named(self.databases, name)
+
+    async def usable(self, ctx: Context) -> dict[str, Database]:
+        """Return the databases the client of `ctx` may use, by name.
+
+        Raises:
+            RootsUnavailable: the client declared roots but cannot be asked for them.
+        """
+        places = await self.places.of(ctx)
+        return {
+            name: database
+            for name, database in self.databases.items()
+            if any(place.contains(database.spec.path) for place in places)
+        }
+
+    async def choose(self, ctx: Context, name: str | None) -> Database:
+        """Return the database `name` for the client of `ctx`, or its only one if None.
+
+        Raises:
+            SqliteError: none of that name is usable, or several are and none was named.
+        """
+        usable = await self.usable(ctx)
+        if name is None and len(usable) == 1:
+            return next(iter(usable.values()))
+        if name is None:
+            raise SqliteError(f"Name a database: the databases are {_listed(usable)}.")
+        return _named(usable, name)
+
+
+def _named(databases: dict[str, Database], name: str) -> Database:
+    found = databases.get(name)
+    if found is None:
+        raise SqliteError(f"No database {name!r}: the databases are {_listed(databases)}.")
+    return found
+
+
+def _listed(databases: dict[str, Database]) -> str:
+    return ", ".join(databases) or "none (the client's roots leave none of them)"
 
 
 @asynccontextmanager
-async def opened(specs: Sequence[DatabaseSpec], limits: Limits) -> AsyncGenerator[Catalog]:
+async def opened(
+    specs: Sequence[DatabaseSpec], limits: Limits, roots: RootsMode
+) -> AsyncGenerator[Catalog]:
     """Open every database while the server runs; close them all at the end."""
     async with AsyncExitStack() as stack:
         databases: list[Database] = []
@@ -60,4 +113,4 @@ async def opened(specs: Sequence[DatabaseSpec], limits: Limits) -> AsyncGenerato
             database = await Database.open(spec)
             stack.push_async_callback(database.close)
             databases.append(database)
-        yield Catalog(databases, limits)
+        yield Catalog(databases, limits, roots)

@@ -6,7 +6,7 @@ are data another party may have written, not instructions.
 
 from typing import Annotated
 
-from mcpkit import Param, Server
+from mcpkit import Context, Param, Server
 
 from .catalog import Catalog
 from .resources import complete_database, complete_table
@@ -36,9 +36,9 @@ def register_prompts(app: Server) -> None:
         )
 
     @app.prompt(title="Explore a database")
-    async def explore_database(catalog: Catalog, database: DatabaseArg = "") -> str:
+    async def explore_database(ctx: Context, catalog: Catalog, database: DatabaseArg = "") -> str:
         """Describe what a database holds and how its tables relate."""
-        name = catalog.get(database or None).name
+        name = (await catalog.choose(ctx, database or None)).name
         return (
             f"Explore the SQLite database {name}: list_tables, describe_table for each table,"
             " then explain what the data is about, how the tables relate (foreign keys, shared"
@@ -47,13 +47,14 @@ def register_prompts(app: Server) -> None:
 
     @app.prompt(title="Answer a question with SQL")
     async def answer_question(
+        ctx: Context,
         catalog: Catalog,
         question: Annotated[str, Param(description="What to find out")],
         database: DatabaseArg = "",
         table: Annotated[str, Param(description="A table to start from")] = "",
     ) -> str:
         """Write and run the SQL that answers a question."""
-        name = catalog.get(database or None).name
+        name = (await catalog.choose(ctx, database or None)).name
         start = f" Start from table {table!r}." if table else ""
         return (
             f"Answer this question from the SQLite database {name}: {question}\n"
@@ -64,12 +65,13 @@ def register_prompts(app: Server) -> None:
 
     @app.prompt(title="Optimise a query")
     async def optimize_query(
+        ctx: Context,
         catalog: Catalog,
         query: Annotated[str, Param(description="The slow query")],
         database: DatabaseArg = "",
     ) -> str:
         """Find why a query is slow and how to make it faster."""
-        name = catalog.get(database or None).name
+        name = (await catalog.choose(ctx, database or None)).name
         return (
             f"This query on the SQLite database {name} is slow:\n{query}\n"
             "Read its plan with explain_query and the tables it uses with describe_table; say"

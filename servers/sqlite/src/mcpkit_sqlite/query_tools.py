@@ -82,7 +82,7 @@ def register_query_tools(app: Server, *, writable: bool) -> None:
         The connection only reads: SQLite itself refuses any write. Results come a page
         at a time: when more rows follow, next_offset says where to continue.
         """
-        db = catalog.get(database)
+        db = await catalog.choose(ctx, database)
         limits = catalog.limits
         result = await db.query(
             query,
@@ -107,7 +107,7 @@ def register_query_tools(app: Server, *, writable: bool) -> None:
         database: DatabaseName = None,
     ) -> Rows:
         """Show how SQLite would run a query (EXPLAIN QUERY PLAN); the query is not run."""
-        db = catalog.get(database)
+        db = await catalog.choose(ctx, database)
         return await db.query(
             f"EXPLAIN QUERY PLAN {query}",
             params,
@@ -170,7 +170,7 @@ def _register_write_tools(app: Server) -> None:
 async def _change(
     ctx: Context, catalog: Catalog, database: str | None, statements: list[Statement]
 ) -> Changed:
-    db = catalog.get(database)
+    db = await catalog.choose(ctx, database)
     done = await db.change(
         [(s["sql"], s["params"]) for s in statements], seconds=catalog.limits.seconds
     )

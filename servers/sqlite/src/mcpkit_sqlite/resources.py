@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import anyio
 
-from mcpkit import Changed, Resource, Server
+from mcpkit import Changed, Context, Resource, Server
 from mcpkit.jsonrpc import encode
 
 from . import schema
@@ -36,22 +36,23 @@ def register_resources(app: Server) -> None:
         return memo.text()
 
     @app.resource(SCHEMA, name="schema", title="Database schema", mime_type="text/plain")
-    async def schema_sql(catalog: Catalog, database: str) -> str:
+    async def schema_sql(ctx: Context, catalog: Catalog, database: str) -> str:
         """The SQL that makes the database's tables, views, indexes and triggers."""
-        rows = await catalog.get(database).values(
+        rows = await (await catalog.choose(ctx, database)).values(
             "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY type DESC, name"
         )
         return "".join(f"{sql};\n\n" for (sql,) in rows)
 
     @app.resource(TABLE, name="table", title="Table", mime_type="application/json")
-    async def table(catalog: Catalog, database: str, table: str) -> str:
+    async def table(ctx: Context, catalog: Catalog, database: str, table: str) -> str:
         """A table or view: columns, keys, indexes, row count and its CREATE SQL."""
-        return encode(dict(await schema.describe(catalog.get(database), table))).decode()
+        described = await schema.describe(await catalog.choose(ctx, database), table)
+        return encode(dict(described)).decode()
 
     @app.resource(SAMPLE, name="sample", title="Sample rows", mime_type="application/json")
-    async def sample(catalog: Catalog, database: str, table: str) -> str:
+    async def sample(ctx: Context, catalog: Catalog, database: str, table: str) -> str:
         """The first rows of a table or view."""
-        db = catalog.get(database)
+        db = await catalog.choose(ctx, database)
         described = await schema.describe(db, table)  # the name is checked, then quoted
         limits = catalog.limits
         rows = await db.query(
@@ -66,12 +67,12 @@ def register_resources(app: Server) -> None:
         return encode(dict(rows)).decode()
 
     @app.list_resources
-    async def each_database(catalog: Catalog) -> list[Resource]:
+    async def each_database(ctx: Context, catalog: Catalog) -> list[Resource]:
         """Each database's schema, and each of its tables and views."""
         listed: list[Resource] = []
-        for name in catalog.names:
+        for name, db in (await catalog.usable(ctx)).items():
             listed.append(Resource(uri=f"sqlite://{name}/schema", name=f"{name} schema"))
-            for table in await schema.table_names(catalog.get(name)):
+            for table in await schema.table_names(db):
                 listed.append(Resource(uri=f"sqlite://{name}/table/{table}", name=table))
         return listed
 
@@ -79,7 +80,14 @@ def register_resources(app: Server) -> None:
 def register_watches(app: Server) -> None:
     """Subscriptions: each polls its database's versions while someone is subscribed."""
 
-    @app.watch(SCHEMA)
+    async def admit(ctx: Context, catalog: Catalog, database: str) -> None:
+        """Refuse a subscriber a database it may not use (its roots leave it out, say)."""
+        await catalog.choose(ctx, database)
+
+    async def admit_table(ctx: Context, catalog: Catalog, database: str, table: str) -> None:
+        await schema.describe(await catalog.choose(ctx, database), table)
+
+    @app.watch(SCHEMA, admit=admit)
     async def watch_schema(catalog: Catalog, database: str, changed: Changed) -> None:
         db = catalog.get(database)
 
@@ -93,8 +101,8 @@ def register_watches(app: Server) -> None:
         await schema.describe(db, table)  # a table that does not exist refuses the subscription
         await changed.poll(lambda: schema.versions(db), interval=POLL_INTERVAL)
 
-    app.watch(TABLE)(watch_table)
-    app.watch(SAMPLE)(watch_table)
+    app.watch(TABLE, admit=admit_table)(watch_table)
+    app.watch(SAMPLE, admit=admit_table)(watch_table)
 
 
 def register_completions(app: Server) -> None:
@@ -105,15 +113,17 @@ def register_completions(app: Server) -> None:
         app.complete(resource=template, argument="table")(complete_table)
 
 
-async def complete_database(catalog: Catalog, value: str) -> list[str]:
-    """The database names that start with `value`."""
-    return [name for name in catalog.names if name.startswith(value)]
+async def complete_database(ctx: Context, catalog: Catalog, value: str) -> list[str]:
+    """The names of the databases the client may use that start with `value`."""
+    return [name for name in await catalog.usable(ctx) if name.startswith(value)]
 
 
-async def complete_table(catalog: Catalog, value: str, arguments: Mapping[str, str]) -> list[str]:
+async def complete_table(
+    ctx: Context, catalog: Catalog, value: str, arguments: Mapping[str, str]
+) -> list[str]:
     """The table names of the database chosen so far (or the only one) that start with `value`."""
     try:
-        db = catalog.get(arguments.get("database") or None)
+        db = await catalog.choose(ctx, arguments.get("database") or None)
     except SqliteError:  # several databases, and none chosen yet
         return []
     return [name for name in await schema.table_names(db) if name.lower().startswith(value.lower())]

@@ -23,7 +23,7 @@ def register_schema_tools(app: Server) -> None:
     ) -> Tables:
         """List the tables (and views) with their row counts; pattern filters names (LIKE)."""
         return await schema.list_tables(
-            catalog.get(database), include_views=include_views, pattern=pattern
+            await catalog.choose(ctx, database), include_views=include_views, pattern=pattern
         )
 
     @app.tool(title="Describe a table", annotations=READ)
@@ -31,7 +31,7 @@ def register_schema_tools(app: Server) -> None:
         ctx: Context, catalog: Catalog, table_name: str, database: DatabaseName = None
     ) -> Table:
         """Describe a table or view: columns, keys, indexes, row count and its CREATE SQL."""
-        return await schema.describe(catalog.get(database), table_name)
+        return await schema.describe(await catalog.choose(ctx, database), table_name)
 
     @app.tool(title="Database information", annotations=READ)
     async def database_info(
@@ -40,8 +40,9 @@ def register_schema_tools(app: Server) -> None:
         database: Annotated[str | None, Param(description="One database; all if omitted")] = None,
     ) -> Databases:
         """Describe the databases: name, path, size, journal mode, SQLite version, writable."""
-        names = catalog.names if database is None else [catalog.get(database).name]
-        return Databases(databases=[await schema.info(catalog.get(name)) for name in names])
+        usable = await catalog.usable(ctx)
+        chosen = usable.values() if database is None else [await catalog.choose(ctx, database)]
+        return Databases(databases=[await schema.info(db) for db in chosen])
 
     @app.tool(title="Search schema objects", annotations=READ)
     async def search_objects(
@@ -59,4 +60,5 @@ def register_schema_tools(app: Server) -> None:
 
         Start with names, then ask for more detail of the few that matter.
         """
-        return await schema.search(catalog.get(database), object_type, pattern, detail_level, limit)
+        db = await catalog.choose(ctx, database)
+        return await schema.search(db, object_type, pattern, detail_level, limit)

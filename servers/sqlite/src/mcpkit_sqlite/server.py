@@ -16,7 +16,7 @@ import anyio
 from mcpkit import Server
 
 from . import __version__
-from .catalog import Catalog, Limits, opened
+from .catalog import Catalog, Limits, RootsMode, opened
 from .config import DatabaseSpec
 from .errors import SqliteError
 from .memo import Memo
@@ -41,15 +41,17 @@ INSTRUCTIONS = (
 DEFAULT_LIMITS = Limits()
 
 
-def build_server(specs: Sequence[DatabaseSpec], limits: Limits = DEFAULT_LIMITS) -> Server:
-    """Return the mcp-sqlite server of the databases `specs`.
+def build_server(
+    specs: Sequence[DatabaseSpec], limits: Limits = DEFAULT_LIMITS, roots: RootsMode = "narrow"
+) -> Server:
+    """Return the mcp-sqlite server of the databases `specs` (see `catalog` for `roots`).
 
     The write tools are registered only when some database may be written.
     """
 
     @asynccontextmanager
     async def lifespan() -> AsyncGenerator[tuple[Catalog, Memo]]:
-        async with opened(specs, limits) as catalog, anyio.create_task_group() as tasks:
+        async with opened(specs, limits, roots) as catalog, anyio.create_task_group() as tasks:
             tasks.start_soon(follow_tables, app, catalog)
             try:
                 yield catalog, Memo()
