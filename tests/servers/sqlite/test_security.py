@@ -4,6 +4,7 @@ Read-only is the engine's: a statement is refused because SQLite is told to refu
 never because of how its text starts (the reference's check that a CTE defeats).
 """
 
+import sqlite3
 import time
 from typing import Any
 
@@ -65,6 +66,8 @@ WRITE_ATTACKS = [
     ("SELECT load_extension('/tmp/evil.so')", "Not authorized"),
     ("DELETE FROM items; DROP TABLE orders", "one statement per call"),
     ("CREATE VIRTUAL TABLE v USING fts5(a)", "Not authorized"),
+    ("BEGIN EXCLUSIVE", "Not authorized"),  # would hold the write lock for ever
+    ("SAVEPOINT s", "Not authorized"),
 ]
 
 
@@ -123,3 +126,19 @@ async def test_a_large_blob_is_summarised_not_sent(files: Files) -> None:
     assert small["base64"] == "AP8Q"
     assert (large["bytes"], large["base64"]) == (200_000, None)
     assert len(large["sha256"]) == 64
+
+
+async def test_a_transaction_cannot_be_committed_halfway(files: Files) -> None:
+    statements = [
+        {"sql": "DELETE FROM items", "params": None},
+        {"sql": "COMMIT", "params": None},
+        {"sql": "INSERT INTO nowhere VALUES (1)", "params": None},
+    ]
+    async with files.serve(write=True) as client:
+        result = await client.call_tool("execute_transaction", {"statements": statements})
+        after = await client.call_tool("write_query", {"query": "DELETE FROM orders"})
+    assert result["isError"] is True
+    assert "Not authorized" in text_of(result)
+    assert after.get("isError") is not True  # the connection is not left in a transaction
+    with sqlite3.connect(files.main) as db:
+        assert db.execute("SELECT count(*) FROM items").fetchone() == (100,)

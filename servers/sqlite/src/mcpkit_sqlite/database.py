@@ -58,14 +58,22 @@ class Session:
                 budget.cancel()
                 await self.connection.interrupt()
                 with anyio.CancelScope(shield=True):  # queued behind the statement: it has ended
-                    await self.connection.rollback()
+                    await self.own(self.connection.rollback)
                 raise
             except (sqlite3.Error, sqlite3.Warning) as exc:
                 if self.connection.in_transaction:
-                    await self.connection.rollback()
+                    await self.own(self.connection.rollback)
                 raise SqliteError(explain(exc, budget, writes=self.guard.writes)) from None
             finally:
                 self.guard.budget = None
+
+    async def own(self, statement: Callable[[], Awaitable[object]]) -> None:
+        """Run the server's own BEGIN, COMMIT or ROLLBACK, which the model's may not be."""
+        self.guard.server_statement = True
+        try:
+            await statement()
+        finally:
+            self.guard.server_statement = False
 
 
 class Database:
@@ -137,7 +145,8 @@ class Database:
         Raises:
             SqliteError: the database is read-only, or a statement fails (nothing changes).
         """
-        if self.writer is None:
+        writer = self.writer
+        if writer is None:
             raise SqliteError(f"Database {self.name} is read-only: nothing was changed.")
         budget = Budget(seconds)
 
@@ -145,14 +154,14 @@ class Database:
             changes_before = connection.total_changes
             several = len(statements) > 1  # one statement is a transaction of its own
             if several:
-                await connection.execute("BEGIN IMMEDIATE")
+                await writer.own(partial(connection.execute, "BEGIN IMMEDIATE"))
             last_rowid = 0
             for sql, params in statements:
                 cursor = await connection.execute(sql, bind(params))
                 last_rowid = cursor.lastrowid or last_rowid
                 await cursor.close()
             if several:
-                await connection.commit()
+                await writer.own(connection.commit)
             return Changed(
                 database=self.name,
                 rows_affected=connection.total_changes - changes_before,
@@ -160,7 +169,7 @@ class Database:
                 statements=len(statements),
             )
 
-        return await self.writer.run(budget, write)
+        return await writer.run(budget, write)
 
     async def values(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run the server's own reading statement (schema, versions); return every row.

@@ -10,8 +10,10 @@ through `GuardedConnection`, which before any statement of the model's:
 - installs an authorizer that denies by default. A reader may select, read, recurse,
   call functions other than `load_extension` and `fts3_tokenizer`, and read the
   pragmas that describe a schema; a writer may also insert, update, delete, create, drop
-  and alter, in transactions. Nobody may attach, detach, make virtual tables, or set
-  pragmas (`query_only`, `writable_schema`, `journal_mode`, ...);
+  and alter. Nobody may attach, detach, make virtual tables, or set pragmas
+  (`query_only`, `writable_schema`, `journal_mode`, ...); only the server begins and ends
+  transactions, so a model cannot hold the write lock (`BEGIN EXCLUSIVE` left open) or
+  commit half of an `execute_transaction`;
 - installs a progress handler that ends a statement whose `Budget` says stop: its time
   is up, or its request was cancelled.
 A reader is also opened `mode=ro` with `query_only` on: three locks on one door.
@@ -40,8 +42,6 @@ _WRITES = {
     sqlite3.SQLITE_INSERT,
     sqlite3.SQLITE_UPDATE,
     sqlite3.SQLITE_DELETE,
-    sqlite3.SQLITE_TRANSACTION,
-    sqlite3.SQLITE_SAVEPOINT,
     sqlite3.SQLITE_ALTER_TABLE,
     sqlite3.SQLITE_REINDEX,
     sqlite3.SQLITE_ANALYZE,
@@ -130,12 +130,16 @@ class Guard:
     def __init__(self, *, writes: bool) -> None:
         self.writes = writes
         self.budget: Budget | None = None
+        self.server_statement = False
+        """True while the server runs its own BEGIN, COMMIT or ROLLBACK."""
 
     def authorize(
         self, action: int, arg1: str | None, arg2: str | None, database: str | None, source: Any
     ) -> int:
         """Allow or deny one action of a statement being prepared (see the module docstring)."""
         if action in _READS or (self.writes and action in _WRITES):
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_TRANSACTION and self.server_statement:
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_FUNCTION:
             return sqlite3.SQLITE_DENY if (arg2 or "").lower() in DENIED_FUNCTIONS else 0
