@@ -7,7 +7,8 @@ This is the only module that runs handlers, and the one exception-to-wire bounda
 - `notifications/cancelled` cancels the request's scope, and no response is sent.
 - Notifications are never answered; a request id already in flight is refused.
 - A batch (2025-03-26 sessions only) is answered with one array of responses.
-- At end of input, in-flight work is cancelled and the connection ends.
+- At end of input, requests already received are answered (for `END_GRACE` seconds at
+  most); then what still runs is cancelled and the connection ends.
 """
 
 import logging
@@ -26,12 +27,10 @@ from .errors import (
     InternalError,
     InvalidParams,
     InvalidRequest,
-    MethodNotFound,
     ProtocolError,
     ToolError,
 )
 from .jsonrpc import JSON, RequestId
-from .params import params_string
 from .runtime import Runtime
 from .session import Session
 from .shape import dump
@@ -39,6 +38,9 @@ from .transports import FrameTooLarge, Transport
 from .types import LogLevel, Root
 
 logger = logging.getLogger("mcpkit.connection")
+
+END_GRACE = 1.0
+"""Seconds the requests received before the end of input have to be answered."""
 
 Answer = JSON | Awaitable[JSON | None] | None
 """What handling a message gives: the response now, one to await (None if cancelled), or none."""
@@ -67,15 +69,20 @@ class Connection:
         self._waiters: dict[RequestId, _Waiter] = {}
         self._roots = answers.KnownRoots()
         self._task_group: anyio.abc.TaskGroup | None = None
+        self._answered = anyio.Event()  # set when no request is in flight (checked at the end)
 
     async def run(self) -> None:
-        """Serve until end of input, then cancel whatever is still running."""
+        """Serve until end of input, answer what was asked, then cancel what still runs."""
         self.runtime.connections.add(self)
         try:
             async with anyio.create_task_group() as task_group:
                 self._task_group = task_group
                 async for frame in self.transport.frames():
                     self._receive(frame)
+                self._answered = anyio.Event()
+                with anyio.move_on_after(END_GRACE):
+                    if self._in_flight:
+                        await self._answered.wait()
                 task_group.cancel_scope.cancel()
         finally:
             self.runtime.disconnect(self)
@@ -294,7 +301,7 @@ class Connection:
             self.session.set_log_level(params.get("level"))
             return jsonrpc.result(request_id, {})
         if method in ("resources/subscribe", "resources/unsubscribe"):
-            handler = partial(self._subscription, method)
+            handler = partial(self.runtime.subscription, self, method, stateless=self.stateless)
         else:
             handler = self.server.handler(method)
         scope = self._in_flight[request_id] = anyio.CancelScope()
@@ -346,6 +353,8 @@ class Connection:
         finally:
             if self._in_flight.get(request_id) is scope:  # else cancelled: the id is reused
                 del self._in_flight[request_id]
+            if not self._in_flight:
+                self._answered.set()
 
     def _initialize(self, params: dict[str, Any]) -> JSON:
         version = self.session.initialize(params)
@@ -358,25 +367,6 @@ class Connection:
         if self.server.instructions:
             result["instructions"] = self.server.instructions
         return result
-
-    async def _subscription(self, method: str, context: Context, params: JSON) -> JSON:
-        """Subscribe to or unsubscribe from a resource: answered once its watch sees changes.
-
-        Raises:
-            ProtocolError: no resources capability, a stateless server, no such resource, or
-                it or its watch refused the client.
-        """
-        if not self.server.offers("resources"):
-            raise MethodNotFound(f"Method not found: {method} (this server has no resources)")
-        if self.stateless:
-            raise MethodNotFound(f"Method not found: {method} (a stateless server cannot notify)")
-        uri = params_string(params, "uri")
-        if method == "resources/unsubscribe":
-            self.runtime.unsubscribe(self, uri)
-        else:
-            await self.server.admit(context, uri)
-            await self.runtime.subscribed(self, uri)
-        return {}
 
     def _on_notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":

@@ -14,9 +14,10 @@ from typing import Any, Protocol, Self
 import anyio
 import anyio.abc
 
-from .context import ListKind
-from .errors import ProtocolError, ResourceNotFound
+from .context import Context, ListKind
+from .errors import MethodNotFound, ProtocolError, ResourceNotFound
 from .lifespan import provided_values
+from .params import params_string
 from .requeststate import RequestStates
 from .server import Server
 from .watch import Changed, FileWatcher
@@ -166,6 +167,35 @@ class Runtime:
             if new:
                 self.unsubscribe(connection, uri)
             raise
+
+    async def subscription(
+        self,
+        connection: Subscriber,
+        method: str,
+        context: Context,
+        params: dict[str, Any],
+        *,
+        stateless: bool,
+    ) -> dict[str, Any]:
+        """Answer `resources/subscribe` or `unsubscribe` of `connection`.
+
+        A subscription is answered once its watch sees changes.
+
+        Raises:
+            ProtocolError: no resources capability, a stateless server, no such resource, or
+                it or its watch refused the client.
+        """
+        if not self.server.offers("resources"):
+            raise MethodNotFound(f"Method not found: {method} (this server has no resources)")
+        if stateless:
+            raise MethodNotFound(f"Method not found: {method} (a stateless server cannot notify)")
+        uri = params_string(params, "uri")
+        if method == "resources/unsubscribe":
+            self.unsubscribe(connection, uri)
+        else:
+            await self.server.admit(context, uri)
+            await self.subscribed(connection, uri)
+        return {}
 
     def unsubscribe(self, connection: Subscriber, uri: str) -> None:
         """Unsubscribe `connection` from `uri`; the last one leaving stops the watch."""
