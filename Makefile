@@ -57,7 +57,7 @@ conformance: install toolchain  ## Only the official MCP conformance suite, agai
 	$(RUN) pytest -m conformance
 
 .PHONY: bench
-bench: install  ## Measure mcp-everything beside floor servers over stdio and HTTP, then bench-fs (figures only)
+bench: install  ## Measure mcp-everything beside floor servers over stdio and HTTP, then bench-fs and bench-sqlite (figures only)
 	$(RUN) python bench/stdio_bench.py \
 		--server "floor=$(CURDIR)/.venv/bin/python bench/floor_echo.py" \
 		--server "everything=$(CURDIR)/.venv/bin/mcp-everything" \
@@ -67,6 +67,7 @@ bench: install  ## Measure mcp-everything beside floor servers over stdio and HT
 		--server "everything=$(CURDIR)/.venv/bin/mcp-everything --transport http --port {port}" \
 		--call echo '{"text": "hello"}' --clients 50
 	$(MAKE) bench-fs
+	$(MAKE) bench-sqlite
 
 # The reference filesystem server, from npm, pinned; it runs on the machine's node.
 FS_REFERENCE_VERSION := 2026.8.31
@@ -87,6 +88,28 @@ $(FS_FIXTURES)/made: bench/fs_fixtures.py | install
 .PHONY: bench-fs
 bench-fs: install $(FS_REFERENCE)/installed-$(FS_REFERENCE_VERSION) $(FS_FIXTURES)/made  ## mcp-fs beside the npm reference server and grep -r, against the bars of issue 4
 	$(RUN) python bench/fs_bench.py $(FS_FIXTURES) --reference-prefix $(FS_REFERENCE)
+
+# The archived reference SQLite server, from PyPI, pinned, in a venv of its own: it needs mcp<2,
+# which the workspace's dev tools (mcp>=1.27, any major) must not be held to. It runs on the
+# workspace's Python, so that the two servers differ in their code only.
+SQLITE_REFERENCE_VERSION := 2025.4.25
+SQLITE_REFERENCE := $(CURDIR)/.tools/sqlite-reference
+SQLITE_FIXTURES := $(CURDIR)/.bench/sqlite-fixtures
+
+$(SQLITE_REFERENCE)/installed-$(SQLITE_REFERENCE_VERSION): | install
+	rm -rf $(SQLITE_REFERENCE)
+	$(UV) venv --quiet --python $(CURDIR)/.venv/bin/python $(SQLITE_REFERENCE)
+	$(UV) pip install --quiet --python $(SQLITE_REFERENCE)/bin/python \
+		mcp-server-sqlite==$(SQLITE_REFERENCE_VERSION) "mcp<2"
+	touch $@
+
+$(SQLITE_FIXTURES)/made: bench/sqlite_fixtures.py | install
+	$(RUN) python bench/sqlite_fixtures.py --force $(SQLITE_FIXTURES)
+	touch $@
+
+.PHONY: bench-sqlite
+bench-sqlite: install $(SQLITE_REFERENCE)/installed-$(SQLITE_REFERENCE_VERSION) $(SQLITE_FIXTURES)/made  ## mcp-sqlite beside the PyPI reference server and a bare sqlite3 floor, against the issue's bars
+	$(RUN) python bench/sqlite_bench.py $(SQLITE_FIXTURES)/bench.db --reference-venv $(SQLITE_REFERENCE)
 
 .PHONY: build
 build: install  ## Build every package's wheel and sdist into dist/
