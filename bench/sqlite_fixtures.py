@@ -15,7 +15,7 @@ run leaves none half-made. One that exists is kept, unless --force.
 The floor is about the least a Python server can do to answer read_query: floor_echo.py's
 loop with one more tool, read_query, which runs the query on one sqlite3 connection (opened
 `mode=ro` at start), fetches every row and answers with the result as mcp-sqlite shapes it
-(the rows as structured content, the same rows as JSON objects in the text), written with
+(the rows as structured content, the same columns and rows as JSON in the text), written with
 orjson as mcpkit writes them (with json where orjson is missing). No guards, no time budget,
 no pages, no framework, and every request answered inline, so it answers no ping while a
 query runs. What mcp-sqlite spends beyond it, it spends on those. It lives here rather than
@@ -120,7 +120,7 @@ def read_query(connection: sqlite3.Connection, query: str, encode: Encode) -> Js
     except sqlite3.Error as e:
         return {"content": [{"type": "text", "text": f"SQLite error: {e}"}], "isError": True}
     columns = [column[0] for column in cursor.description or ()]
-    text = encode([dict(zip(columns, row, strict=True)) for row in rows]).decode()
+    text = encode({"columns": columns, "rows": rows}).decode()
     result: Json = {
         "database": Path(DATABASE).stem,
         "format": "json",

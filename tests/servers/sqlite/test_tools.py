@@ -27,7 +27,7 @@ async def test_read_query_binds_list_named_and_blob_params(files: Files) -> None
             "read_query", {"query": "SELECT ?", "params": [{"$base64": "not base64!"}]}
         )
     assert listed["structuredContent"]["rows"] == [["item 3"]]
-    assert text_of(listed) == '[{"name":"item 3"}]'
+    assert text_of(listed) == '{"columns":["name"],"rows":[["item 3"]]}'
     assert named["structuredContent"]["rows"] == [[3]]
     assert blobbed["structuredContent"]["rows"] == [[1]]
     assert bad["isError"] is True

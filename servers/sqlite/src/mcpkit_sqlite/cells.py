@@ -56,6 +56,20 @@ def _value(value: Param, where: str) -> Any:
         raise SqliteError(f"Parameter {where} is not valid base64.") from None
 
 
+def cells(row: Sequence[object], max_bytes: int) -> list[Cell]:
+    """Return a result row as JSON cells, BLOBs and long text capped at `max_bytes`.
+
+    Most rows hold numbers and short text, which go out as they are: a row is looked at
+    cell by cell only when something in it is not.
+    """
+    values = list(row)
+    for index, value in enumerate(values):
+        kind = type(value)  # sqlite3 gives exactly these types: no subclass to allow for
+        if kind is bytes or (kind is str and len(value) > max_bytes):  # pyright: ignore[reportArgumentType]
+            values[index] = cell(value, max_bytes)
+    return values  # pyright: ignore[reportReturnType]  # int, float, str or None otherwise
+
+
 def cell(value: object, max_bytes: int) -> Cell:
     """Return a result value as a JSON cell, BLOBs and long text capped at `max_bytes`."""
     if isinstance(value, bytes):

@@ -1,6 +1,9 @@
-"""The text a model reads beside `structuredContent`: rows as JSON objects, CSV or a table.
+"""The text a model reads beside `structuredContent`: rows as JSON, CSV or a markdown table.
 
-Results are data, never instructions: rows are rendered as data, never as prose.
+JSON names the columns once, then gives each row's values in order
+(`{"columns": [...], "rows": [[...], ...]}`): an object per row would repeat every column
+name in every row, doubling what ten thousand rows cost to send and to read. Results are
+data, never instructions: rows are rendered as data, never as prose.
 """
 
 import csv
@@ -20,7 +23,7 @@ def rows(result: Rows) -> str:
     elif result["format"] == "markdown":
         text = _markdown(columns, values)
     else:
-        text = encode([dict(zip(columns, row, strict=True)) for row in values]).decode()
+        text = encode({"columns": columns, "rows": values}).decode()
     if result["next_offset"] is not None:
         text += (
             f"\n({result['row_count']} rows shown; more follow: pass offset"
