@@ -69,7 +69,8 @@ class Connection:
         self._waiters: dict[RequestId, _Waiter] = {}
         self._roots = answers.KnownRoots()
         self._task_group: anyio.abc.TaskGroup | None = None
-        self._answered = anyio.Event()  # set when no request is in flight (checked at the end)
+        self._answered = anyio.Event()  # set when nothing but streams is in flight
+        self._streams: set[RequestId] = set()  # subscriptions/listen: never answered, only ended
 
     async def run(self) -> None:
         """Serve until end of input, answer what was asked, then cancel what still runs."""
@@ -81,11 +82,15 @@ class Connection:
                     self._receive(frame)
                 self._answered = anyio.Event()
                 with anyio.move_on_after(END_GRACE):
-                    if self._in_flight:
+                    if not self._settled():
                         await self._answered.wait()
                 task_group.cancel_scope.cancel()
         finally:
             self.runtime.disconnect(self)
+
+    def _settled(self) -> bool:
+        """Whether every request in flight is a stream, which waiting would not answer."""
+        return self._in_flight.keys() <= self._streams
 
     # Peer, for Context ------------------------------------------------------------------
 
@@ -324,6 +329,7 @@ class Connection:
         peer = modern.ModernPeer(self.runtime, self._send, request_meta, inputs)
         ctx = Context(peer, request_id, params["_meta"], self.runtime.provided)
         if method == "subscriptions/listen":
+            self._streams.add(request_id)
             handling = modern.listen(self.server, self.runtime, self._send, request_id, params, ctx)
         else:
             handler = self.server.handler(method)
@@ -353,7 +359,8 @@ class Connection:
         finally:
             if self._in_flight.get(request_id) is scope:  # else cancelled: the id is reused
                 del self._in_flight[request_id]
-            if not self._in_flight:
+            self._streams.discard(request_id)
+            if self._settled():
                 self._answered.set()
 
     def _initialize(self, params: dict[str, Any]) -> JSON:

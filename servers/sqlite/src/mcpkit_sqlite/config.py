@@ -8,8 +8,10 @@ an error at start, unless `--create` makes it.
 import os
 import re
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import NamedTuple
+from urllib.parse import quote
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
@@ -39,10 +41,36 @@ def parse_database(spec: str, *, write: bool, create: bool) -> DatabaseSpec:
     if not os.path.exists(real):
         if not create:
             raise ValueError(f"{path} does not exist (--create makes a new database)")
-        sqlite3.connect(real).close()
+        _make(path, real)
     elif not os.path.isfile(real):
         raise ValueError(f"{path} is not a file")
+    _check(path, real)
     return DatabaseSpec(name, real, write and not read_only)
+
+
+def _make(path: str, real: str) -> None:
+    """Make an empty database at `real`.
+
+    Raises:
+        ValueError: it cannot be made there (no such folder, no permission).
+    """
+    try:
+        sqlite3.connect(f"file:{quote(real)}?mode=rwc", uri=True).close()
+    except sqlite3.Error as exc:
+        raise ValueError(f"cannot create {path}: {exc}") from None
+
+
+def _check(path: str, real: str) -> None:
+    """Check that `real` is a SQLite database, reading its schema once, read-only.
+
+    Raises:
+        ValueError: it is not one (or cannot be read).
+    """
+    try:
+        with closing(sqlite3.connect(f"file:{quote(real)}?mode=ro", uri=True)) as database:
+            database.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+    except sqlite3.Error as exc:
+        raise ValueError(f"{path} is not a SQLite database this server can read: {exc}") from None
 
 
 def parse_databases(specs: list[str], *, write: bool, create: bool) -> tuple[DatabaseSpec, ...]:
