@@ -56,7 +56,9 @@ from typing import Any
 
 import fs_fixtures
 import stdio_bench
-from report import Json, ratio
+from bars import Bar, Row, table
+from bars import verdicts as verdicts_of
+from report import Json
 from stdio_bench import BenchError, Samples, Server, pct, tree_rss_mib
 
 OURS, REFERENCE, FLOOR, GREP = "mcp-fs", "reference", "floor", "grep -r"
@@ -111,25 +113,6 @@ class Measured:
         """Add the wall times of some calls and the CPU time they took altogether."""
         self.ms.setdefault(key, []).extend(times)
         self.cpu_ms[key] = self.cpu_ms.get(key, 0.0) + cpu
-
-
-@dataclass(frozen=True)
-class Bar:
-    """A bar of issue 4: mcp-fs's value, or its ratio to the other column, at most `limit`."""
-
-    limit: float
-    relative: bool
-    text: str
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of the table: a figure of each column, mcp-fs's ratio to `other`, a bar."""
-
-    title: str
-    key: str
-    other: str | None = None
-    bar: Bar | None = None
 
 
 def text_of(result: Json) -> str:
@@ -304,43 +287,18 @@ def rows(word: str, cold: int) -> list[Row]:
 
 def verdicts(report: Json) -> list[Json]:
     """Each row's figures, mcp-fs's ratio to the other column and whether it meets its bar."""
-    columns: dict[str, Json] = report["columns"]
-    out: list[Json] = []
-    for row in rows(report["settings"]["word"], report["settings"]["cold"]):
-        values = {name: col["figures"][row.key] for name, col in columns.items()}
-        x = ratio(values[OURS], values[row.other]) if row.other else None
-        met = None
-        if row.bar is not None:
-            value = x if row.bar.relative else values[OURS]
-            met = None if value is None else value <= row.bar.limit
-        bar = row.bar.text if row.bar else None
-        out.append({"title": row.title, "key": row.key, **values, "x": x, "bar": bar, "met": met})
-    return out
+    settings: Json = report["settings"]
+    return verdicts_of(rows(settings["word"], settings["cold"]), report["columns"], OURS)
 
 
 def render(report: Json) -> str:
     """The report as a plain-text table."""
-    names = [OURS, REFERENCE, FLOOR, GREP]
-    table = [["", *names, f"x = {OURS} / other", "bar", ""]]
-    for v in report["rows"]:
-        cells = ["-" if v[n] is None else f"{v[n]:,.{1 if v[n] >= 10 else 2}f}" for n in names]
-        verdict = {None: "", True: "met", False: "MISSED"}[v["met"]]
-        x = "-" if v["x"] is None else f"{v['x']:.2f}x"
-        table.append([v["title"], *cells, x, v["bar"] or "", verdict])
-    widths = [max(map(len, col)) for col in zip(*table, strict=True)]
-    lines = [
-        "  ".join(
-            c.ljust(w) if i in (0, 6, 7) else c.rjust(w)
-            for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        )
-        for r in table
-    ]
     m, s, v = report["machine"], report["settings"], report["versions"]
     intro = (
         f"{m['cpus']} CPUs, load {m['load1']:.2f}; {s['rounds']} rounds, {s['cold']} cold starts; "
         f"{OURS} {v[OURS]}, {REFERENCE} {v[REFERENCE]} on node {v['node']}, {v['grep']}"
     )
-    return "\n".join([intro, *(ln.rstrip() for ln in lines)])
+    return "\n".join([intro, *table([OURS, REFERENCE, FLOOR, GREP], report["rows"], OURS)])
 
 
 def version(argv: list[str], timeout: float) -> str:

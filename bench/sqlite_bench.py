@@ -54,8 +54,10 @@ from urllib.parse import quote
 
 import sqlite_fixtures
 import stdio_bench
+from bars import Bar, Row, cell, table
+from bars import verdicts as verdicts_of
 from fs_bench import cpu_ms, text_of
-from report import Json, ratio
+from report import Json
 from stdio_bench import BenchError, Samples, Server, pct, tree_rss_mib
 
 OURS, REFERENCE, FLOOR = "mcp-sqlite", "reference", "floor"
@@ -215,31 +217,7 @@ class Work:
     long: Long
 
 
-@dataclass(frozen=True)
-class Bar:
-    """A bar of the issue: mcp-sqlite's value, or its ratio to the other column, within limit."""
-
-    limit: float
-    relative: bool
-    text: str
-    at_least: bool = False  # the value must be at least `limit` (else at most)
-
-    def met(self, value: float) -> bool:
-        """Whether the value meets the bar."""
-        return value >= self.limit if self.at_least else value <= self.limit
-
-
 START_BAR, RSS_BAR = Bar(250, False, "<= 250 ms"), Bar(40, False, "<= 40 MiB")
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of the table: a figure of each column, mcp-sqlite's ratio to `other`, a bar."""
-
-    title: str
-    key: str
-    other: str | None = None
-    bar: Bar | None = None
 
 
 def calibrate(connection: sqlite3.Connection, seconds: float) -> Long:
@@ -388,42 +366,17 @@ def rows(cold: int, long_seconds: float) -> list[Row]:
 
 def verdicts(report: Json) -> list[Json]:
     """Each row's figures, mcp-sqlite's ratio to the other column and whether it meets its bar."""
-    columns: dict[str, Json] = report["columns"]
     settings: Json = report["settings"]
-    out: list[Json] = []
-    for row in rows(settings["cold"], settings["long_seconds"]):
-        values = {name: col["figures"][row.key] for name, col in columns.items()}
-        x = ratio(values[OURS], values[row.other]) if row.other else None
-        met = None
-        if row.bar is not None:
-            value = x if row.bar.relative else values[OURS]
-            met = None if value is None else row.bar.met(value)
-        bar = row.bar.text if row.bar else None
-        out.append({"title": row.title, "key": row.key, **values, "x": x, "bar": bar, "met": met})
-    return out
+    return verdicts_of(rows(settings["cold"], settings["long_seconds"]), report["columns"], OURS)
 
 
-def cell(value: float | None) -> str:
-    """A figure as the table shows it."""
-    return "-" if value is None else f"{value:,.{1 if value >= 10 else 2}f}"
+def figure(row: Json, name: str) -> str:
+    """A figure as the table shows it: pings answered as a count."""
+    return f"{row[name]:.0f}" if row["key"] == "answered" else cell(row, name)
 
 
 def render(report: Json) -> str:
     """The report as a plain-text table."""
-    table = [["", *NAMES, f"x = {OURS} / other", "bar", ""]]
-    for v in report["rows"]:
-        cells = [f"{v[n]:.0f}" if v["key"] == "answered" else cell(v[n]) for n in NAMES]
-        verdict = {None: "", True: "met", False: "MISSED"}[v["met"]]
-        x = "-" if v["x"] is None else f"{v['x']:.2f}x"
-        table.append([v["title"], *cells, x, v["bar"] or "", verdict])
-    widths = [max(map(len, col)) for col in zip(*table, strict=True)]
-    lines = [
-        "  ".join(
-            c.ljust(w) if i in (0, 5, 6) else c.rjust(w)
-            for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        )
-        for r in table
-    ]
     m, s, v = report["machine"], report["settings"], report["versions"]
     intro = (
         f"{m['cpus']} CPUs, load {m['load1']:.2f}; {s['rounds']} rounds, {s['cold']} cold starts; "
@@ -431,7 +384,7 @@ def render(report: Json) -> str:
         f"{FLOOR} sqlite3 + {v['floor writer']}; Python {v['python']}, SQLite {v['sqlite']}; "
         f"long query: {report['long']['n']:,} rows of a recursive CTE"
     )
-    return "\n".join([intro, *(ln.rstrip() for ln in lines)])
+    return "\n".join([intro, *table(NAMES, report["rows"], OURS, figure)])
 
 
 def command_output(argv: list[str], timeout: float) -> str:
