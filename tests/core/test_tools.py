@@ -290,6 +290,28 @@ async def test_typeddict_results_and_their_own_text() -> None:
         assert result["content"] == [{"type": "text", "text": '{"at":"2026-01-02T00:00:00Z"}'}]
 
 
+class Grid(TypedDict):
+    cells: list[tuple[int | None, ...]]
+
+
+async def test_a_typeddict_of_tuples_is_sent_as_it_is() -> None:
+    app = Server("tools", "1")
+
+    @app.tool()
+    async def grid() -> Grid:
+        """Rows as tuples, as a database gives them: JSON arrays, no copy on the way out."""
+        return {"cells": [(1, None), (2, 3)]}
+
+    assert app.tools["grid"]._output_adapter is None  # no pydantic pass over the rows
+    async with connect(app) as client:
+        listed = (await client.request("tools/list"))["tools"][0]
+        cells = listed["outputSchema"]["properties"]["cells"]
+        assert cells["type"] == "array"
+        assert cells["items"]["type"] == "array"
+        result = await client.call_tool("grid", {})
+    assert result["structuredContent"] == {"cells": [[1, None], [2, 3]]}
+
+
 def test_a_text_rendering_needs_a_structured_result() -> None:
     app = Server("tools", "1")
 

@@ -10,8 +10,8 @@
 |                                             | same JSON as a text block, or the tool's own  |
 |                                             | `text` rendering of it                        |
 
-A TypedDict made only of JSON types (strings, numbers, booleans, None, Literals, lists
-and other such TypedDicts) is sent as it is, without a copy: the cheap way to return
+A TypedDict made only of JSON types (strings, numbers, booleans, None, Literals, lists,
+`tuple[X, ...]` and other such TypedDicts) is sent as it is, without a copy: the cheap way to return
 thousands of entries.
 
 Invalid arguments, `ToolError`, `ClientRequestError` and the server's own error types
@@ -95,6 +95,8 @@ def _is_plain_json(annotation: Any, seen: frozenset[Any] = frozenset()) -> bool:
         return all(isinstance(value, _JSON_SCALARS) for value in args)
     if origin in (list, types.UnionType, typing.Union):
         return all(_is_plain_json(arg, seen) for arg in args)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:  # tuple[X, ...]: an array
+        return _is_plain_json(args[0], seen)
     if typing_extensions.is_typeddict(annotation):
         hints = typing_extensions.get_type_hints(annotation).values()
         return all(_is_plain_json(hint, seen | {annotation}) for hint in hints)

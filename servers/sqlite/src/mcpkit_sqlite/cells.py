@@ -28,6 +28,7 @@ class Blob(TypedDict):
 
 
 Cell = str | int | float | None | Blob
+Row = tuple[Cell, ...]
 
 
 def bind(params: Params) -> Sequence[Any] | Mapping[str, Any]:
@@ -56,18 +57,31 @@ def _value(value: Param, where: str) -> Any:
         raise SqliteError(f"Parameter {where} is not valid base64.") from None
 
 
-def cells(row: Sequence[object], max_bytes: int) -> list[Cell]:
-    """Return a result row as JSON cells, BLOBs and long text capped at `max_bytes`.
+def json_rows(rows: list[tuple[Any, ...]], max_bytes: int) -> list[Row]:
+    """Return result rows as JSON cells, BLOBs and long text capped at `max_bytes`.
 
-    Most rows hold numbers and short text, which go out as they are: a row is looked at
-    cell by cell only when something in it is not.
+    Most results hold numbers and short text, which go out as sqlite3 gives them: the rows
+    are looked at a column at a time (each a pass in C), and cell by cell only when some
+    column holds a BLOB or a text over the cap.
     """
-    values = list(row)
-    for index, value in enumerate(values):
-        kind = type(value)  # sqlite3 gives exactly these types: no subclass to allow for
-        if kind is bytes or (kind is str and len(value) > max_bytes):  # pyright: ignore[reportArgumentType]
-            values[index] = cell(value, max_bytes)
-    return values  # pyright: ignore[reportReturnType]  # int, float, str or None otherwise
+    if all(_plain(column, max_bytes) for column in zip(*rows, strict=True)):
+        return rows
+    return [tuple(cell(value, max_bytes) for value in row) for row in rows]
+
+
+_NUMBERS = {int, float, type(None)}
+_TEXTS = {str, type(None)}
+
+
+def _plain(column: tuple[Any, ...], max_bytes: int) -> bool:
+    """Return whether a column's values are JSON as they are: no BLOB, no text over the cap."""
+    kinds = set(map(type, column))
+    if kinds <= _NUMBERS:
+        return True
+    if bytes in kinds:
+        return False
+    texts = column if kinds <= _TEXTS else [value for value in column if type(value) is str]
+    return max(map(len, filter(None, texts)), default=0) <= max_bytes
 
 
 def cell(value: object, max_bytes: int) -> Cell:

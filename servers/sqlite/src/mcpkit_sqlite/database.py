@@ -11,14 +11,14 @@ import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import quote
 
 import aiosqlite
 import anyio
 import orjson
 
-from .cells import Cell, Params, bind, cells
+from .cells import Params, Row, bind, json_rows
 from .config import DatabaseSpec
 from .errors import SqliteError
 from .guard import Budget, Guard, GuardedConnection
@@ -189,7 +189,7 @@ class Database:
 
 async def _page(
     cursor: aiosqlite.Cursor, offset: int, max_rows: int, max_cell: int, max_bytes: int
-) -> tuple[list[list[Cell]], bool]:
+) -> tuple[list[Row], bool]:
     """Skip `offset` rows; return up to `max_rows` (and `max_bytes`) and whether more follow."""
     skipped = 0
     while skipped < offset:
@@ -197,11 +197,12 @@ async def _page(
         if not chunk:
             return [], False
         skipped += len(chunk)
-    rows: list[list[Cell]] = []
+    rows: list[Row] = []
     size = 0
     while len(rows) < max_rows:
         fetched = await cursor.fetchmany(min(FETCH, max_rows - len(rows)))
-        chunk = [cells(row, max_cell) for row in fetched]
+        # No row_factory is set: sqlite3 gives each row as a tuple.
+        chunk = json_rows(cast(list[tuple[Any, ...]], fetched), max_cell)
         if not chunk:
             return rows, False
         # Sized a batch at a time (as JSON, by orjson's C): row by row only near the cap.

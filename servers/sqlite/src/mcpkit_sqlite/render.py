@@ -11,7 +11,7 @@ import io
 
 from mcpkit.jsonrpc import encode
 
-from .cells import Cell
+from .cells import Cell, Row
 from .results import Changed, Rows
 
 
@@ -48,7 +48,7 @@ def _text(value: Cell) -> str:
     return str(value)
 
 
-def _csv(columns: list[str], values: list[list[Cell]]) -> str:
+def _csv(columns: list[str], values: list[Row]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
@@ -56,7 +56,7 @@ def _csv(columns: list[str], values: list[list[Cell]]) -> str:
     return out.getvalue().rstrip("\n")
 
 
-def _markdown(columns: list[str], values: list[list[Cell]]) -> str:
+def _markdown(columns: list[str], values: list[Row]) -> str:
     def line(cells: list[str]) -> str:
         escaped = (c.replace("|", "\\|").replace("\n", " ") for c in cells)
         return "| " + " | ".join(escaped) + " |"

@@ -1,14 +1,14 @@
 """The typed results of mcp-sqlite's tools: what `structuredContent` carries.
 
 TypedDicts of JSON types only, so that a result of ten thousand rows goes out as it is,
-without a copy (see `mcpkit.tools`). Rows are lists of cells in the order of `columns`.
+without a copy (see `mcpkit.tools`). Rows are tuples of cells in the order of `columns`.
 """
 
 from typing import Literal
 
 from typing_extensions import TypedDict
 
-from .cells import Cell
+from .cells import Row
 
 Format = Literal["json", "csv", "markdown"]
 
@@ -19,7 +19,7 @@ class Rows(TypedDict):
     database: str
     format: Format
     columns: list[str]
-    rows: list[list[Cell]]
+    rows: list[Row]
     row_count: int
     truncated: bool
     next_offset: int | None
