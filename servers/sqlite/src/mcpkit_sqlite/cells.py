@@ -9,6 +9,7 @@ import base64
 import binascii
 import hashlib
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 from typing_extensions import TypedDict
@@ -60,11 +61,14 @@ def _value(value: Param, where: str) -> Any:
 def json_rows(rows: list[tuple[Any, ...]], max_bytes: int) -> list[Row]:
     """Return result rows as JSON cells, BLOBs and long text capped at `max_bytes`.
 
-    Most results hold numbers and short text, which go out as sqlite3 gives them: the rows
-    are looked at a column at a time (each a pass in C), and cell by cell only when some
-    column holds a BLOB or a text over the cap.
+    Most results hold numbers and short text, which go out as sqlite3 gives them: the
+    values are looked at a column at a time (each a few passes in C), and cell by cell only
+    when some column holds a BLOB or a text over the cap.
     """
-    if all(_plain(column, max_bytes) for column in zip(*rows, strict=True)):
+    if not rows:
+        return rows
+    values, width = list(chain.from_iterable(rows)), len(rows[0])
+    if all(_plain(values[column::width], max_bytes) for column in range(width)):
         return rows
     return [tuple(cell(value, max_bytes) for value in row) for row in rows]
 
@@ -73,7 +77,7 @@ _NUMBERS = {int, float, type(None)}
 _TEXTS = {str, type(None)}
 
 
-def _plain(column: tuple[Any, ...], max_bytes: int) -> bool:
+def _plain(column: list[Any], max_bytes: int) -> bool:
     """Return whether a column's values are JSON as they are: no BLOB, no text over the cap."""
     kinds = set(map(type, column))
     if kinds <= _NUMBERS:
