@@ -72,7 +72,7 @@ async def test_resources_are_listed_and_read(sqlite: SqliteServers, era: Era, sh
     assert (described["database"], described["name"], described["rows"]) == ("shop", "items", 100)
     assert [c["name"] for c in described["columns"]] == ["id", "name", "price"]
     rows = resource_json(sample)
-    assert (rows["row_count"], rows["columns"]) == (20, ["id", "name", "price"])
+    assert (len(rows["rows"]), rows["columns"]) == (20, ["id", "name", "price"])
     assert rows["rows"][0] == [1, "item 1", 0.5]
     assert resource_json(view)["rows"] == [["item 1"], ["item 2"], ["item 3"]]
     not_found = -32002 if era == "handshake" else -32602  # the 2026-07-28 code
@@ -113,12 +113,17 @@ async def test_another_process_inserting_a_row_tells_the_subscriber(
             await peer.call_tool("read_query", {"query": "SELECT count(*) FROM items"})
             await peer.read_resource(ITEMS)
             await watch.quiet(QUIET)
+            # Row 101: the table's row count changes, the sample (rows 1 to 20) does not.
             another_process_runs(shop, "INSERT INTO items (name, price) VALUES (?, ?)", "new", 9)
-            told = {await watch.next_event(timeout=5), await watch.next_event(timeout=5)}
+            inserted = await watch.next_event(timeout=5)
             await watch.quiet(QUIET)  # one change, told once; the schema did not change
+            # Row 1 renamed: the sample changes, the table's description does not.
+            another_process_runs(shop, "UPDATE items SET name = ? WHERE id = 1", "renamed")
+            updated = await watch.next_event(timeout=5)
+            await watch.quiet(QUIET)
             after = resource_json(await peer.read_resource(ITEMS))
             counted = await peer.call_tool("read_query", {"query": "SELECT max(id) FROM items"})
-    assert told == {ITEMS, ITEMS_SAMPLE}
+    assert (inserted, updated) == (ITEMS, ITEMS_SAMPLE)
     assert sorted(watch.updates_sent()) == [ITEMS, ITEMS_SAMPLE]
     assert after["rows"] == 101
     assert structured(counted)["rows"] == [[101]]
@@ -142,7 +147,7 @@ async def test_another_process_changing_the_schema_is_told(
 
 
 async def test_writes_and_new_tables_are_told(sqlite: SqliteServers, era: Era, shop: Path) -> None:
-    async with watching(sqlite, era, [ITEMS], str(shop), "--write") as watch:
+    async with watching(sqlite, era, [ITEMS_SAMPLE], str(shop), "--write") as watch:
         peer = watch.link.peer
         with anyio.fail_after(30):
             await watch.quiet(QUIET)
@@ -151,14 +156,14 @@ async def test_writes_and_new_tables_are_told(sqlite: SqliteServers, era: Era, s
             )
             told = await watch.next_event(timeout=5)
             created = await peer.call_tool("create_table", {"query": "CREATE TABLE notes (a)"})
-            events = {await watch.next_event(timeout=5)}
-            if LIST_CHANGED not in events:  # the schema change may be told to ITEMS first
-                events.add(await watch.next_event(timeout=5))
+            event = await watch.next_event(timeout=5)  # the sample is as it was: only the list
+            await watch.quiet(QUIET)
             listed = [str(r.uri) for r in (await peer.list_resources()).resources]
     assert structured(updated)["rows_affected"] == 1
-    assert told == ITEMS
+    assert told == ITEMS_SAMPLE
     assert not created.is_error
-    assert LIST_CHANGED in events
+    assert event == LIST_CHANGED
+    assert watch.updates_sent() == [ITEMS_SAMPLE]
     assert "sqlite://shop/table/notes" in listed
 
 
@@ -169,12 +174,13 @@ async def test_subscribing_to_what_does_not_exist_is_refused(
     async with watching(sqlite, era, [*missing, ITEMS], str(shop)) as watch:
         with anyio.fail_after(10):
             another_process_runs(shop, "CREATE TABLE nope (a)")
+            another_process_runs(shop, "INSERT INTO items (name, price) VALUES (?, ?)", "new", 9)
             told = {await watch.next_event(timeout=5), await watch.next_event(timeout=5)}
             await watch.quiet(QUIET)
     assert watch.honored == [ITEMS]  # the server watches only what exists
     if era == "handshake":
         assert watch.refused == dict.fromkeys(missing, -32002)
-    assert told == {ITEMS, LIST_CHANGED}  # the schema changed: ITEMS is told, "nope" never
+    assert told == {ITEMS, LIST_CHANGED}  # "nope" came, and is never told
     assert watch.updates_sent() == [ITEMS]
 
 
@@ -255,7 +261,7 @@ def prompt_text(result: types.GetPromptResult) -> str:
 @pytest.mark.parametrize("transport", ["http"])
 async def test_clients_of_both_eras_share_one_server(sqlite: SqliteServers, shop: Path) -> None:
     uris = ["memo://insights", ITEMS]
-    update = {"query": "UPDATE items SET price = 1 WHERE id = ?", "params": [1]}
+    insert = {"query": "INSERT INTO items (name, price) VALUES (?, ?)", "params": ["new", 1]}
     async with sqlite.one_server(str(shop), "--write") as server, server.connect() as old:
         with anyio.fail_after(30):
             for uri in uris:
@@ -267,7 +273,7 @@ async def test_clients_of_both_eras_share_one_server(sqlite: SqliteServers, shop
                 await new.call_tool("append_insight", {"insight": "Told across eras"})
                 heard_new = await anext(aiter(stream))
                 await old.inbox.wait_for(types.ResourceUpdatedNotification, timeout=5)
-                await old.session.call_tool("write_query", update)
+                await old.session.call_tool("write_query", insert)
                 heard_new_items = await anext(aiter(stream))
                 await old.inbox.wait_for(
                     types.ResourceUpdatedNotification,

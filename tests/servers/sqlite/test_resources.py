@@ -26,7 +26,8 @@ async def test_schema_table_and_sample(files: Files) -> None:
     assert "CREATE TABLE items" in schema
     assert "CREATE VIEW cheap" in schema
     assert (table["name"], table["rows"]) == ("items", 100)
-    assert sample["row_count"] == 20
+    assert sample["columns"] == ["id", "name", "price"]
+    assert len(sample["rows"]) == 20
     assert sample["rows"][0] == [1, "item 1", 0.5]
     assert listed == [
         "memo://insights",
@@ -63,6 +64,35 @@ async def test_another_process_writing_a_row_tells_the_subscriber(files: Files) 
         updated = await client.wait_for_notification("notifications/resources/updated", timeout=5)
         await client.request("resources/unsubscribe", {"uri": uri})
     assert updated["params"] == {"uri": uri}
+
+
+async def test_a_write_to_another_table_tells_a_table_subscriber_nothing(files: Files) -> None:
+    table, sample = "sqlite://main/table/items", "sqlite://main/table/items/sample"
+    async with files.serve() as client:
+        await client.request("resources/subscribe", {"uri": table})
+        await client.request("resources/subscribe", {"uri": sample})
+        with sqlite3.connect(files.main) as other:
+            other.execute("INSERT INTO orders (item) VALUES (1)")
+        await anyio.sleep(1.2)  # two polls or more after the database changed
+        told = [n for n in client.notifications if n["method"].endswith("updated")]
+        with sqlite3.connect(files.main) as other:  # past the sample's 20 rows: its count only
+            other.execute("INSERT INTO items (name, price) VALUES ('new', 1)")
+        updated = await client.wait_for_notification("notifications/resources/updated", timeout=5)
+        await anyio.sleep(1.2)
+    assert told == []
+    assert updated["params"] == {"uri": table}
+    assert [n["params"]["uri"] for n in client.notifications if "updated" in n["method"]] == [table]
+
+
+async def test_a_dropped_table_tells_its_subscriber_once(files: Files) -> None:
+    uri = "sqlite://main/table/orders"
+    async with files.serve() as client:
+        await client.request("resources/subscribe", {"uri": uri})
+        with sqlite3.connect(files.main) as other:
+            other.execute("DROP TABLE orders")
+        await client.wait_for_notification("notifications/resources/updated", timeout=5)
+        await anyio.sleep(1.2)
+    assert len([n for n in client.notifications if n["method"].endswith("updated")]) == 1
 
 
 async def test_a_schema_change_tells_schema_subscribers(files: Files) -> None:

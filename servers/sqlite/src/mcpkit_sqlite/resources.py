@@ -2,18 +2,22 @@
 
 Subscriptions poll the database (`PRAGMA schema_version`, `data_version`): a subscriber
 hears of a change another process or a tool made, once per change, and nothing when
-nothing changed. Completion offers the names of databases and tables.
+nothing changed. Those versions are the database's: a table's or a sample's subscriber is
+told only when what it would read differs, which is read again only when they change.
+Completion offers the names of databases and tables.
 """
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import Any
 
 import anyio
 
 from mcpkit import Changed, Context, Resource, Server
 from mcpkit.jsonrpc import encode
 
-from . import schema
-from .catalog import Catalog
+from . import render, schema
+from .catalog import Catalog, Limits
+from .database import Database
 from .errors import SqliteError
 from .memo import Memo
 
@@ -46,25 +50,12 @@ def register_resources(app: Server) -> None:
     @app.resource(TABLE, name="table", title="Table", mime_type="application/json")
     async def table(ctx: Context, catalog: Catalog, database: str, table: str) -> str:
         """A table or view: columns, keys, indexes, row count and its CREATE SQL."""
-        described = await schema.describe(await catalog.choose(ctx, database), table)
-        return encode(dict(described)).decode()
+        return await table_text(await catalog.choose(ctx, database), table, catalog.limits)
 
     @app.resource(SAMPLE, name="sample", title="Sample rows", mime_type="application/json")
     async def sample(ctx: Context, catalog: Catalog, database: str, table: str) -> str:
         """The first rows of a table or view."""
-        db = await catalog.choose(ctx, database)
-        described = await schema.describe(db, table)  # the name is checked, then quoted
-        limits = catalog.limits
-        rows = await db.query(
-            f"SELECT * FROM {schema.quoted(described['name'])} LIMIT {SAMPLE_ROWS}",
-            None,
-            max_rows=SAMPLE_ROWS,
-            offset=0,
-            max_cell_bytes=limits.max_cell_bytes,
-            max_result_bytes=limits.max_result_bytes,
-            seconds=limits.seconds,
-        )
-        return encode(dict(rows)).decode()
+        return await sample_text(await catalog.choose(ctx, database), table, catalog.limits)
 
     @app.list_resources
     async def each_database(ctx: Context, catalog: Catalog) -> list[Resource]:
@@ -96,13 +87,69 @@ def register_watches(app: Server) -> None:
 
         await changed.poll(schema_version, interval=POLL_INTERVAL)
 
-    async def watch_table(catalog: Catalog, database: str, table: str, changed: Changed) -> None:
-        db = catalog.get(database)
-        await schema.describe(db, table)  # a table that does not exist refuses the subscription
-        await changed.poll(lambda: schema.versions(db), interval=POLL_INTERVAL)
+    def watch_content(read: Reader) -> Callable[..., Coroutine[Any, Any, None]]:
+        async def watch(catalog: Catalog, database: str, table: str, changed: Changed) -> None:
+            db = catalog.get(database)
+            await schema.describe(db, table)  # a table that does not exist refuses the subscription
+            await changed.poll(content(db, table, catalog.limits, read), interval=POLL_INTERVAL)
 
-    app.watch(TABLE, admit=admit_table)(watch_table)
-    app.watch(SAMPLE, admit=admit_table)(watch_table)
+        return watch
+
+    app.watch(TABLE, admit=admit_table)(watch_content(table_text))
+    app.watch(SAMPLE, admit=admit_table)(watch_content(sample_text))
+
+
+Reader = Callable[[Database, str, Limits], Awaitable[str]]
+"""What a table resource shows, read from the database."""
+
+
+async def table_text(db: Database, table: str, limits: Limits) -> str:
+    """The table resource: `table` described, as JSON.
+
+    Raises:
+        SqliteError: there is no such table or view.
+    """
+    return encode(dict(await schema.describe(db, table))).decode()
+
+
+async def sample_text(db: Database, table: str, limits: Limits) -> str:
+    """The sample resource: the first rows of `table`, as read_query's JSON text shows rows.
+
+    Raises:
+        SqliteError: there is no such table or view, or the rows cannot be read.
+    """
+    described = await schema.describe(db, table)  # the name is checked, then quoted
+    rows = await db.query(
+        f"SELECT * FROM {schema.quoted(described['name'])} LIMIT {SAMPLE_ROWS}",
+        None,
+        max_rows=SAMPLE_ROWS,
+        offset=0,
+        max_cell_bytes=limits.max_cell_bytes,
+        max_result_bytes=limits.max_result_bytes,
+        seconds=limits.seconds,
+    )
+    return render.rows(rows)
+
+
+def content(
+    db: Database, table: str, limits: Limits, read: Reader
+) -> Callable[[], Awaitable[str | None]]:
+    """A fingerprint of what `read` shows of `table`: None once the table is gone.
+
+    It is read again only when the database's versions change, so a poll costs one small
+    query, and a write to another table tells nobody.
+    """
+    seen: tuple[tuple[int, int], str | None] | None = None
+
+    async def fingerprint() -> str | None:
+        nonlocal seen
+        versions = await schema.versions(db)
+        if seen is None or seen[0] != versions:
+            gone = table not in await schema.table_names(db)
+            seen = versions, None if gone else await read(db, table, limits)
+        return seen[1]
+
+    return fingerprint
 
 
 def register_completions(app: Server) -> None:
