@@ -111,6 +111,12 @@ $(SQLITE_FIXTURES)/made: bench/sqlite_fixtures.py | install
 bench-sqlite: install $(SQLITE_REFERENCE)/installed-$(SQLITE_REFERENCE_VERSION) $(SQLITE_FIXTURES)/made  ## mcp-sqlite beside the PyPI reference server and a bare sqlite3 floor, against the issue's bars
 	$(RUN) python bench/sqlite_bench.py $(SQLITE_FIXTURES)/bench.db --reference-venv $(SQLITE_REFERENCE)
 
+SOAK_DURATION ?= 600
+
+.PHONY: soak
+soak: install  ## Memory under sustained load: each server's mixes over stdio and HTTP for SOAK_DURATION s each (figures only)
+	cd bench && $(RUN) python soak.py --duration $(SOAK_DURATION)
+
 .PHONY: build
 build: install  ## Build every package's wheel and sdist into dist/
 	rm -rf dist

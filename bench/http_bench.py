@@ -276,6 +276,14 @@ class Client:
         """Make n sequential tools/call; return their round trips in us."""
         return [(await self.request("tools/call", params))[0] / 1e3 for _ in range(n)]
 
+    async def end_session(self) -> None:
+        """DELETE the session, as a client that is done with it does."""
+        head = self.head.replace("POST ", "DELETE ", 1)
+        self.writer.write(f"{head}Content-Length: 0\r\n\r\n".encode())
+        resp = await read_response(self.reader)
+        if resp.status not in (200, 202, 204):
+            raise BenchError(f"DELETE: HTTP {resp.status} {resp.body[:300]!r}")
+
     async def close(self) -> None:
         """Close the connection (the server ends the session when it likes)."""
         self.writer.close()
