@@ -5,7 +5,8 @@ the server if given a function that makes it from the parsed arguments, and serv
 Underneath, `parse(parser, argv)` adds the common options, and `run(server, args)` sends
 operator logs to stderr and serves over stdio until stdin closes, or over HTTP, until a
 SIGTERM/SIGINT arrives (in-flight work is cancelled either way). Every option can also be
-set through an environment variable, for host configurations.
+set through an environment variable, for host configurations, and is checked as the flag is
+(`mcpkit.envargs`). At start one line on stderr says what is served where (`mcpkit.oplog`).
 """
 
 import argparse
@@ -18,13 +19,17 @@ from collections.abc import Callable, Sequence
 
 import anyio
 
+from . import oplog
 from .connection import Connection
+from .envargs import check_flags, choice
 from .http.options import add_http_arguments, http_config
 from .runtime import Runtime
 from .server import Server
+from .transports import Transport
 from .transports.stdio import StdioTransport
 
 _LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+_TRANSPORTS = ("stdio", "http", "sse", "http+sse")
 
 
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +37,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("protocol")
     group.add_argument(
         "--transport",
-        choices=("stdio", "http", "sse", "http+sse"),
+        type=choice("MCPKIT_TRANSPORT", _TRANSPORTS),
+        metavar="{" + ",".join(_TRANSPORTS) + "}",
         default=os.environ.get("MCPKIT_TRANSPORT", "stdio"),
         help="how clients connect: stdio, for a host that starts the server; http, Streamable"
         " HTTP on /mcp; sse, the deprecated HTTP+SSE transport of 2024-11-05 on /sse; or"
@@ -40,7 +46,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--log-level",
-        choices=_LOG_LEVELS,
+        type=choice("MCPKIT_LOG_LEVEL", _LOG_LEVELS),
+        metavar="{" + ",".join(_LOG_LEVELS) + "}",
         default=os.environ.get("MCPKIT_LOG_LEVEL", "warning"),
         help="operator log level; logs go to stderr (env MCPKIT_LOG_LEVEL, default warning)",
     )
@@ -84,23 +91,36 @@ def run(server: Server, args: argparse.Namespace, *, config_hint: str) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     if args.transport != "stdio":
-        from .http.serve import serve  # uvicorn loads only when HTTP is used
+        from .http.serve import BindError, serve  # uvicorn loads only when HTTP is used
 
-        anyio.run(serve, server, args.http_config, args.log_level)
+        try:
+            anyio.run(serve, server, args.http_config, args.log_level)
+        except BindError as exc:
+            sys.stderr.write(f"{server.info.name}: {exc}\n")
+            sys.exit(1)
         return
+    oplog.log_start(server, "stdio", logging.getLogger().level)
     if sys.stdin.isatty():
-        sys.stderr.write(
-            f"{server.info.name} {server.info.version} speaks MCP on stdin and stdout: a host"
-            " starts it. Add it to your host's configuration, for example:\n\n{config_hint}\n\n"
-            "Waiting for JSON-RPC on stdin (Ctrl-D to quit).\n"
-        )
+        sys.stderr.write(terminal_hint(server, config_hint))
     anyio.run(_serve_stdio, server)
+
+
+def terminal_hint(server: Server, config_hint: str) -> str:
+    """Return what to tell someone who started a stdio server by hand in a terminal."""
+    return (
+        f"{server.info.name} {server.info.version} speaks MCP on stdin and stdout: a host"
+        f" starts it. Add it to your host's configuration, for example:\n\n{config_hint}\n\n"
+        "Waiting for JSON-RPC on stdin (Ctrl-D to quit).\n"
+    )
 
 
 async def _serve_stdio(server: Server) -> None:
     async with anyio.create_task_group() as task_group:
         task_group.start_soon(_cancel_on_signal, task_group.cancel_scope)
-        async with Runtime(server) as runtime, StdioTransport() as transport:
+        async with Runtime(server) as runtime, StdioTransport() as stdio:
+            transport: Transport = stdio
+            if oplog.logger.isEnabledFor(logging.INFO):  # costs nothing at the default level
+                transport = oplog.TracedTransport(stdio, oplog.Trace())
             await Connection(runtime, transport).run()
         task_group.cancel_scope.cancel()
 
@@ -121,5 +141,6 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
     add_common_arguments(parser)
     add_http_arguments(parser)
     args = parser.parse_args(argv)
+    check_flags(parser, args)
     args.http_config = http_config(parser, args) if args.transport != "stdio" else None
     return args

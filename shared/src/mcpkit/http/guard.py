@@ -9,10 +9,10 @@ CORS headers go only to the origins the operator allowed; by default there are n
 import ipaddress
 from collections.abc import Iterable
 
+from .addresses import WILDCARDS, bound_addresses
 from .asgi import Request, Response, error_response
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
-_WILDCARDS = ("0.0.0.0", "::", "")
 _CORS_METHODS = "GET, POST, DELETE, OPTIONS"
 _CORS_REQUEST_HEADERS = (
     "authorization, content-type, last-event-id, mcp-protocol-version, mcp-session-id"
@@ -42,14 +42,14 @@ class OriginGuard:
     def __init__(
         self, host: str, port: int, allowed_hosts: Iterable[str], allowed_origins: Iterable[str]
     ) -> None:
-        """Allow the loopback names (and a specific bind address) on `port`, plus the lists.
+        """Allow the addresses the server is bound to on `port`, plus the lists.
 
-        An allowed host "*" turns the Host check off (for a server behind a proxy that
-        checks it); origins are exact `scheme://host[:port]` strings.
+        Bound to a wildcard, those are the loopback names and every address of the
+        machine's interfaces. An allowed host "*" turns the Host check off (for a server
+        behind a proxy that checks it); origins are exact `scheme://host[:port]` strings.
         """
-        names = {*_LOOPBACK_NAMES} if is_loopback(host) or host in _WILDCARDS else set[str]()
-        if host not in _WILDCARDS:
-            names.add(host)
+        names = {*_LOOPBACK_NAMES} if is_loopback(host) or host in WILDCARDS else set[str]()
+        names.update(bound_addresses(host))
         self.hosts = {host_header(name, port) for name in names}
         self.hosts.update(allowed_hosts)
         self.default_origins = {f"http://{name}" for name in self.hosts}
@@ -59,10 +59,18 @@ class OriginGuard:
         """Return the error response for a foreign Host or Origin, or None to let it in."""
         host = request.headers.get("host", "")
         if "*" not in self.hosts and host not in self.hosts:
-            return error_response(421, f"Misdirected Request: host {host!r} is not served here")
+            return error_response(
+                421,
+                f"Misdirected Request: host {host!r} is not served here; the operator can"
+                f" allow it with --allowed-host {host}",
+            )
         origin = request.headers.get("origin")
         if origin is not None and origin not in self.default_origins | self.cors_origins:
-            return error_response(403, f"Forbidden: origin {origin!r} is not allowed")
+            return error_response(
+                403,
+                f"Forbidden: origin {origin!r} is not allowed; the operator can allow it"
+                f" with --allowed-origin {origin}",
+            )
         return None
 
     def cors_headers(self, request: Request) -> list[tuple[str, str]]:

@@ -5,6 +5,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from ..envargs import flag_default
 from .auth import Authenticator, StaticToken
 from .config import HttpConfig
 from .guard import host_header, is_loopback
@@ -15,10 +16,6 @@ N = TypeVar("N", int, float)
 
 def _env_list(name: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
 
 
 def _port(text: str) -> int:
@@ -92,7 +89,7 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--json-response",
         action="store_true",
-        default=_env_flag("MCPKIT_JSON_RESPONSE"),
+        default=flag_default(parser, "json_response", "MCPKIT_JSON_RESPONSE"),
         help="answer every POST with plain JSON, not SSE; progress, logs and"
         " server requests during a call then reach the client only through its"
         " GET stream (2026-07-28 has none: they are dropped); a 2026-07-28"
@@ -101,7 +98,7 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--stateless",
         action="store_true",
-        default=_env_flag("MCPKIT_STATELESS"),
+        default=flag_default(parser, "stateless", "MCPKIT_STATELESS"),
         help="no sessions, so any worker behind a load balancer can answer any"
         " request; gives up the GET stream, subscriptions, list-change"
         " notifications, resumption and every server-to-client request"

@@ -2,6 +2,8 @@
 
 import contextlib
 import dataclasses
+import errno
+import logging
 import signal
 import socket
 import sys
@@ -10,10 +12,20 @@ from collections.abc import Generator
 
 import uvicorn
 
+from .. import oplog
+from ..hosts import Remote, http_hints
 from ..server import Server
+from .addresses import bound_addresses
 from .app import HttpApp
 from .config import HttpConfig
-from .guard import host_header
+from .guard import host_header, is_loopback
+from .oplog import OperatorLog
+
+TOKEN_VARIABLE = "MCPKIT_AUTH_TOKEN"
+
+
+class BindError(Exception):
+    """The address or port cannot be bound; the message says what to do instead."""
 
 
 class _Uvicorn(uvicorn.Server):
@@ -57,8 +69,7 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
     The socket is bound first, so that with port 0 the Host check and the message to the
     operator name the port the system chose.
     """
-    family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
-    listener = socket.create_server((config.host, config.port), family=family)
+    listener = _bind(config.host, config.port)
     # Accepted connections inherit this: without it, a response written as headers then body
     # waits for the client's delayed ACK (some 40 ms a request).
     listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -66,7 +77,7 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
     app = HttpApp(server, config)
     # log_config=None: uvicorn's records go through our stderr handler, never to stdout.
     uvicorn_config = uvicorn.Config(
-        app,
+        OperatorLog(app),
         host=config.host,
         port=config.port,
         lifespan="on",
@@ -75,25 +86,81 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
         access_log=False,
         timeout_graceful_shutdown=3,
     )
+    urls = reachable_urls(config)
+    oplog.log_start(server, f"{_transports(config)} {urls[0]}", logging.getLogger().level)
     sys.stderr.write(how_to_connect(server.info.name, server.info.version, config))
     with listener:
         await _Uvicorn(uvicorn_config, app).serve(sockets=[listener])
 
 
+def _bind(host: str, port: int) -> socket.socket:
+    """Return a listening socket on `host`:`port`.
+
+    Raises:
+        BindError: the port is taken, privileged, or the address is not this machine's.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        where = host_header(host, port)
+        if exc.errno == errno.EADDRINUSE:
+            raise BindError(
+                f"{where} is in use (another server, or this one still running): stop it, or"
+                " choose another port with --port (0 takes any free one)"
+            ) from None
+        if exc.errno == errno.EACCES:
+            raise BindError(
+                f"not allowed to bind {where} (ports below 1024 need privileges):"
+                " choose a port above 1023 with --port"
+            ) from None
+        raise BindError(
+            f"cannot bind {where} ({exc.strerror or exc}): give an address of this machine"
+            " with --host (127.0.0.1, or 0.0.0.0 for every interface)"
+        ) from None
+
+
+def _transports(config: HttpConfig) -> str:
+    """Name the transports served, for the start-up line."""
+    return " and ".join(
+        name
+        for name, served in (
+            ("Streamable HTTP", config.streamable),
+            ("HTTP+SSE", config.legacy_sse),
+        )
+        if served
+    )
+
+
+def reachable_urls(config: HttpConfig, path: str | None = None) -> list[str]:
+    """Return the URLs clients reach `path` at (default: the endpoint), loopback first."""
+    path = path or (config.path if config.streamable else "/sse")
+    return [f"http://{host_header(a, config.port)}{path}" for a in bound_addresses(config.host)]
+
+
 def how_to_connect(name: str, version: str, config: HttpConfig) -> str:
     """Return what to tell the operator: where the server listens and how a client connects."""
-    base = f"http://{host_header(config.host, config.port)}"
+    urls = reachable_urls(config)
     lines = [f"{name} {version} serves MCP:"]
     if config.streamable:
-        url = f"{base}{config.path}"
-        lines += [
-            f"  Streamable HTTP at {url}",
-            "Connect a client to it, for example:",
-            f"  claude mcp add --transport http {name} {url}",
-            f'  or in a host configuration: {{"mcpServers": {{"{name}": {{"url": "{url}"}}}}}}',
-        ]
+        lines += [f"  Streamable HTTP at {url}" for url in urls]
     if config.legacy_sse:
-        lines.append(f"  HTTP+SSE (protocol 2024-11-05) at {base}/sse")
+        sse = reachable_urls(config, "/sse")
+        lines += [f"  HTTP+SSE (protocol 2024-11-05) at {url}" for url in sse]
+    if config.streamable:
+        # From another machine, the loopback URL is no use: show the first network one.
+        remote_url = next((u for u in urls if not _loopback_url(u)), urls[0])
+        token = TOKEN_VARIABLE if config.auth is not None else None
+        lines.append("Connect a client, for example:")
+        lines += http_hints(Remote(name, remote_url, token))
     if config.auth is not None:
-        lines.append("Clients must authenticate: send 'Authorization: Bearer <token>'.")
+        lines.append(
+            "Clients must authenticate: 'Authorization: Bearer <token>' (above, the token is"
+            f" read from ${TOKEN_VARIABLE})."
+        )
     return "\n".join(lines) + "\n"
+
+
+def _loopback_url(url: str) -> bool:
+    host = url.split("//", 1)[1].rsplit(":", 1)[0].strip("[]")
+    return is_loopback(host)
