@@ -12,7 +12,7 @@ import base64
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import quote, urlencode
 
 Format = Literal["json", "yaml", "toml", "shell"]
@@ -60,6 +60,8 @@ class Snippet:
     text: str
     where: str
     """The file it goes in, or 'terminal'."""
+    variant: str = ""
+    """What sets this snippet apart from the host's others, e.g. 'Windows'."""
     links: Sequence[tuple[str, str]] = ()
     """(label, URL) one-click installs that carry the same configuration."""
 
@@ -75,9 +77,18 @@ class Host:
     notes: Sequence[str] = field(default=())
 
 
-def dump_json(value: Any) -> str:
-    """Return `value` as JSON the way people write it in configuration files."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
+def dump_json(value: Any, indent: str = "") -> str:
+    """Return `value` as JSON as people write configuration: lists of plain values inline."""
+    if isinstance(value, dict) and value:
+        inner = indent + "  "
+        items = cast("dict[str, Any]", value).items()
+        body = ",\n".join(f"{inner}{json.dumps(k)}: {dump_json(v, inner)}" for k, v in items)
+        return "{\n" + body + "\n" + indent + "}"
+    if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):  # pyright: ignore[reportUnknownVariableType]
+        inner = indent + "  "
+        items = ",\n".join(inner + dump_json(v, inner) for v in cast("list[Any]", value))
+        return "[\n" + items + "\n" + indent + "]"
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
 def _bearer(remote: Remote, reference: str) -> dict[str, str]:
@@ -101,8 +112,13 @@ def _claude_desktop(launch: Launch) -> list[Snippet]:
     where = "claude_desktop_config.json"
     return [
         Snippet("json", dump_json({"mcpServers": {launch.key: entry}}), where),
-        Snippet("json", dump_json({"mcpServers": {launch.key: absolute}}), f"{where} (macOS)"),
-        Snippet("json", dump_json({"mcpServers": {launch.key: windows}}), f"{where} (Windows)"),
+        Snippet(
+            "json",
+            dump_json({"mcpServers": {launch.key: absolute}}),
+            where,
+            variant="macOS, when uvx is not found: its full path",
+        ),
+        Snippet("json", dump_json({"mcpServers": {launch.key: windows}}), where, variant="Windows"),
     ]
 
 
@@ -134,7 +150,7 @@ def _vscode(launch: Launch) -> list[Snippet]:
         ("Install in VS Code (vscode: link)", f"vscode:mcp/install?{quote(config, safe='')}"),
     ]
     text = dump_json({"servers": {launch.key: entry}})
-    return [Snippet("json", text, ".vscode/mcp.json", links)]
+    return [Snippet("json", text, ".vscode/mcp.json", links=links)]
 
 
 def _vscode_http(remote: Remote) -> list[Snippet]:
@@ -154,7 +170,7 @@ def _cursor(launch: Launch) -> list[Snippet]:
     query = urlencode({"name": launch.key, "config": encoded})
     link = f"cursor://anysphere.cursor-deeplink/mcp/install?{query}"
     text = dump_json({"mcpServers": {launch.key: entry}})
-    return [Snippet("json", text, ".cursor/mcp.json", [("Install in Cursor", link)])]
+    return [Snippet("json", text, ".cursor/mcp.json", links=[("Install in Cursor", link)])]
 
 
 def _cursor_http(remote: Remote) -> list[Snippet]:
@@ -262,7 +278,12 @@ def _docker(launch: Launch) -> list[Snippet]:
     entry = {"command": "docker", "args": argv[1:]}
     return [
         Snippet("shell", _shell(argv), "terminal"),
-        Snippet("json", dump_json({"mcpServers": {launch.key: entry}}), "any host's mcpServers"),
+        Snippet(
+            "json",
+            dump_json({"mcpServers": {launch.key: entry}}),
+            "claude_desktop_config.json",
+            variant="or any host's mcpServers",
+        ),
     ]
 
 
@@ -345,18 +366,6 @@ HOSTS: tuple[Host, ...] = (
 
 
 _BANNER_HOSTS = ("Claude Code", "VS Code", "Cursor", "MCP Inspector")
-
-
-def by_name(name: str) -> Host:
-    """Return the host called `name`.
-
-    Raises:
-        KeyError: no such host.
-    """
-    for host in HOSTS:
-        if host.name == name:
-            return host
-    raise KeyError(name)
 
 
 def http_hints(remote: Remote) -> list[str]:
