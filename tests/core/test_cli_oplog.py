@@ -1,10 +1,15 @@
 """The operator's start-up line, and what a request trace shows of a request."""
 
+import json
 import logging
+import re
 
+import anyio
 import pytest
 
 from mcpkit import Server, oplog
+from mcpkit.http.asgi import Event, Receive, Scope, Send
+from mcpkit.http.oplog import OperatorLog
 
 
 def start_lines(caplog: pytest.LogCaptureFixture, server: Server) -> list[tuple[int, str]]:
@@ -55,3 +60,28 @@ def test_a_request_label_previews_arguments_only() -> None:
     label = oplog.label(message)
     assert label.startswith('tools/call write_file {"c":"xxx')
     assert len(label) < 100
+
+
+async def test_an_http_request_is_timed_from_its_arrival(caplog: pytest.LogCaptureFixture) -> None:
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow"}}
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await receive()
+        await anyio.sleep(0.05)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"isError": True}}).encode()
+        await send({"type": "http.response.body", "body": body})
+
+    async def receive() -> Event:
+        return {"type": "http.request", "body": json.dumps(call).encode()}
+
+    async def send(event: Event) -> None:
+        pass
+
+    scope: Scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+    with caplog.at_level(logging.DEBUG):
+        await OperatorLog(app)(scope, receive, send)
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "mcpkit.requests"]
+    match = re.fullmatch(r"tools/call slow \{\} -> tool error in ([\d.]+) ms", line)
+    assert match is not None, line
+    assert float(match[1]) >= 50

@@ -128,8 +128,12 @@ class Trace:
     def __init__(self) -> None:
         self._pending: dict[RequestId, tuple[str, float, dict[str, Any] | None]] = {}
 
-    def received(self, frame: bytes) -> None:
-        """Note the requests in an inbound frame (a message or a batch)."""
+    def received(self, frame: bytes, at: float | None = None) -> None:
+        """Note the requests in an inbound frame (a message or a batch).
+
+        `at`: when it arrived, a `time.perf_counter()` reading (default: now).
+        """
+        at = time.perf_counter() if at is None else at
         for message in _messages(frame):
             request_id = message.get("id")
             if "method" not in message or not isinstance(request_id, str | int):
@@ -139,7 +143,7 @@ class Trace:
                 if message["method"] == "initialize"
                 else None
             )
-            self._pending[request_id] = (label(message), time.perf_counter(), client)
+            self._pending[request_id] = (label(message), at, client)
 
     def sent(self, frame: bytes) -> None:
         """Log the answers in an outbound frame to requests noted by `received`."""

@@ -8,6 +8,7 @@ and only keeps a copy of bodies when info or debug is on.
 """
 
 import logging
+import time
 from typing import Any
 
 from .. import oplog
@@ -78,6 +79,7 @@ class _Exchange:
         self.client = f"{client[0]}" if client else "?"
         self.tracing = tracing
         self.status = 0
+        self.started = time.perf_counter()
         self.session = False
         self.body = bytearray()
         self.answer = bytearray()
@@ -105,7 +107,7 @@ class _Exchange:
         if not self.tracing or self.method != "POST":
             return
         trace = oplog.Trace()
-        trace.received(bytes(self.body))
+        trace.received(bytes(self.body), self.started)
         for message in _answers(bytes(self.answer)):
             trace.sent(message)
         trace.dropped(trace.unanswered(), f"no answer (HTTP {self.status})")
