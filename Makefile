@@ -117,10 +117,12 @@ SOAK_DURATION ?= 600
 soak: install  ## Memory under sustained load: each server's mixes over stdio and HTTP for SOAK_DURATION s each (figures only)
 	cd bench && $(RUN) python soak.py --duration $(SOAK_DURATION)
 
+# readme-renderer is what `twine check` renders with; it is not in the lock: uv brings it.
 .PHONY: build
-build: install  ## Build every package's wheel and sdist into dist/
+build: install  ## Build every package's wheel and sdist into dist/, then check them as PyPI would (licence, URLs, README rendering, one version)
 	rm -rf dist
 	$(UV) build --all-packages --no-sources -o dist
+	$(RUN) --with 'readme-renderer[md]==46.0' python packaging/check_dists.py dist
 
 .PHONY: smoke
 smoke: build  ## Install each server's wheel alone into a fresh venv and start it

@@ -2,7 +2,9 @@
 
 For every server wheel in dist/: a fresh virtual environment, `uv pip install` of that one
 distribution (our packages from dist/, nothing from the workspace), then both console scripts
-and `python -m` answer an initialize over stdio.
+and `python -m` answer an initialize over stdio. Then the same from the sdists: the server and
+the core built from their source archives (what pip does where no wheel fits), and the short
+script answers.
 Our own packages are always taken fresh from dist/: every build is version 0.1.0, and uv's
 cache would otherwise hand back an older wheel of the same version.
 
@@ -51,8 +53,11 @@ def own_distributions(dist: Path) -> set[str]:
     return {wheel.name.split("-")[0].replace("_", "-") for wheel in dist.glob("*.whl")}
 
 
-def smoke(dist: Path, server: Path, uv: str) -> None:
-    """Install one server from `dist` into a fresh venv and start it three ways."""
+def smoke(dist: Path, server: Path, uv: str, *, sdist: bool = False) -> None:
+    """Install one server from `dist` into a fresh venv and start it three ways.
+
+    `sdist`: build the server and the core from their sdists instead (the short script only).
+    """
     project = tomllib.loads((server / "pyproject.toml").read_text())["project"]
     package = project["name"].replace("-", "_")
     with tempfile.TemporaryDirectory() as scratch:
@@ -63,13 +68,16 @@ def smoke(dist: Path, server: Path, uv: str) -> None:
         install = [uv, "pip", "install", "--quiet", "--find-links", str(dist), project["name"]]
         for ours in own_distributions(dist):
             install += ["--refresh-package", ours]
+            install += ["--no-binary", ours] if sdist else []
         subprocess.run(install, check=True, env=env)
         arguments = _arguments(project["name"], Path(scratch))
         commands = [[str(venv / "bin" / script), *arguments] for script in project["scripts"]]
         commands.append([str(python), "-m", package, *arguments])
-        for command in commands:
+        for command in commands[:1] if sdist else commands:
             name = handshake(command)
-            print(f"ok  {project['name']}: {' '.join(Path(c).name for c in command)} -> {name}")
+            how = "sdist" if sdist else "wheel"
+            shown = " ".join(Path(c).name for c in command)
+            print(f"ok  {project['name']} ({how}): {shown} -> {name}")
 
 
 def _arguments(distribution: str, scratch: Path) -> list[str]:
@@ -85,6 +93,8 @@ def main() -> None:
     uv = os.environ.get("UV", "uv")
     for server in sorted((ROOT / "servers").iterdir()):
         smoke(dist, server, uv)
+    for server in sorted((ROOT / "servers").iterdir()):
+        smoke(dist, server, uv, sdist=True)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / ".tools" / "test-libs"
-PINS = {"yaml": "pyyaml==6.0.3"}
+PINS = {"yaml": "pyyaml==6.0.3", "readme_renderer": "readme-renderer[md]==46.0"}
 
 
 def _uv() -> str:
