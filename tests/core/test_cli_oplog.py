@@ -10,6 +10,7 @@ import pytest
 from mcpkit import Server, oplog
 from mcpkit.http.asgi import Event, Receive, Scope, Send
 from mcpkit.http.oplog import OperatorLog
+from mcpkit.places import Place
 
 
 def start_lines(caplog: pytest.LogCaptureFixture, server: Server) -> list[tuple[int, str]]:
@@ -22,7 +23,9 @@ def test_the_start_up_line_names_server_transport_and_places(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     server = oplog.describe(
-        Server("demo", "1.0"), ["/srv/a (read-write)", "/srv/b (read-only)"], roots="narrow"
+        Server("demo", "1.0"),
+        [Place("/srv/a", "/srv/a", read_only=False, source="command line"), "/srv/b (read-only)"],
+        roots="narrow",
     )
     assert start_lines(caplog, server) == [
         (
@@ -43,8 +46,18 @@ def test_a_configuration_that_gives_nothing_is_warned_about(
     assert "gives the model nothing" in lines[1][1]
 
 
-def test_no_places_but_narrowing_roots_is_no_warning(caplog: pytest.LogCaptureFixture) -> None:
-    server = oplog.describe(Server("demo", "1.0"), [], roots="narrow")
+@pytest.mark.parametrize("roots", ["narrow", "replace"])
+def test_no_places_but_roots_warns_that_clients_without_roots_get_nothing(
+    caplog: pytest.LogCaptureFixture, roots: str
+) -> None:
+    server = oplog.describe(Server("demo", "1.0"), [], roots=roots)
+    lines = start_lines(caplog, server)
+    assert lines[1][0] == logging.WARNING
+    assert "a client without roots" in lines[1][1]
+
+
+def test_a_server_with_places_gets_no_warning(caplog: pytest.LogCaptureFixture) -> None:
+    server = oplog.describe(Server("demo", "1.0"), ["/srv (read-only)"], roots="narrow")
     assert [level for level, _ in start_lines(caplog, server)] == [logging.INFO]
 
 

@@ -22,6 +22,7 @@ from typing import Any, cast
 import orjson
 
 from .jsonrpc import RequestId
+from .places import Place
 from .server import Server
 from .transports import FrameTooLarge, Transport
 
@@ -49,13 +50,22 @@ class Description:
 _descriptions: "weakref.WeakKeyDictionary[Server, Description]" = weakref.WeakKeyDictionary()
 
 
-def describe(server: Server, places: Iterable[str], *, roots: str | None = None) -> Server:
+def describe(server: Server, places: Iterable[str | Place], *, roots: str | None = None) -> Server:
     """Record what `server` gives the model, for the start-up line; return `server`.
 
-    `places`: each allowed place with its mode ('/home/me/project (read-write)');
-    `roots`: the roots mode when the client's roots can add or narrow places.
+    `places`: each allowed place, a `Place` (shown with its mode) or a description of one
+    ('shop=/data/shop.db (read-only)'); `roots`: the roots mode when the client's roots can
+    add or narrow places. A server adopts it in one line where it is built:
+
+        return oplog.describe(build_server(policy), policy.directories, roots=args.roots)
     """
-    _descriptions[server] = Description(tuple(places), roots)
+    shown = (
+        f"{place.given} ({'read-only' if place.read_only else 'read-write'})"
+        if isinstance(place, Place)
+        else place
+        for place in places
+    )
+    _descriptions[server] = Description(tuple(shown), roots)
     return server
 
 
@@ -78,10 +88,17 @@ def log_start(server: Server, where: str, level: int) -> None:
         roots = f"; client roots: {description.roots}" if description.roots else ""
         line += f"; allowed: {places}{roots}"
     start_logger.info(line)
-    if description is not None and description.gives_nothing():
+    if description is None or description.places:
+        return
+    if description.gives_nothing():
         start_logger.warning(
             "the configuration gives the model nothing: no place is allowed and the"
             " client's roots cannot add one; give one on the command line"
+        )
+    else:
+        start_logger.warning(
+            "no place is given on the command line: the model reaches only what the client's"
+            " roots name, and a client without roots (Claude Desktop, for one) gets nothing"
         )
 
 
