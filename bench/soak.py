@@ -4,7 +4,7 @@
 
 Each case (a server and a mix of calls, `soak_mixes.CASES`) runs over each transport for the
 duration, and the server's RSS (its process tree's VmRSS) is sampled every second:
-  stdio  one client keeps --in-flight requests outstanding, as a busy host does
+  stdio  one client keeps --in-flight requests outstanding at all times, as a busy host does
   http   --clients clients at once, each in a loop: a session (initialize), --session-calls
          calls, DELETE: clients come, call and go, as on a shared deployment
 Printed per run: calls and calls/s, errors, RSS after the warm-up and at the end, its growth
@@ -97,17 +97,14 @@ def soak_stdio(case: Case, root: Path, opts: argparse.Namespace) -> Run:
         server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         started = last_sample = time.monotonic()
         run.sample(started, server.proc.pid)
+        for _ in range(opts.in_flight):
+            server.send(server.prepare(*case.mix(rng, root))[1])
         while time.monotonic() - started < opts.duration:
-            batch: set[int] = set()
-            data = b""
-            for _ in range(opts.in_flight):
-                rid, line = server.prepare(*case.mix(rng, root))
-                batch.add(rid)
-                data += line
-            server.send(data)
-            for _, response in server.collect(batch, case.name).values():
-                run.errors += failed(response)
-            run.calls += len(batch)
+            # A window: each answer sends the next request, so --in-flight are always out.
+            answers = server.next_answers(case.name)
+            run.calls += len(answers)
+            run.errors += sum(map(failed, answers))
+            server.send(b"".join(server.prepare(*case.mix(rng, root))[1] for _ in answers))
             if time.monotonic() - last_sample >= 1.0:
                 last_sample = time.monotonic()
                 run.sample(started, server.proc.pid)
@@ -177,11 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-flight", type=int, default=32, help="stdio requests at once (32)")
     parser.add_argument("--clients", type=int, default=8, help="HTTP clients at once (8)")
     parser.add_argument("--session-calls", type=int, default=50, help="calls per HTTP session")
+    parser.add_argument("--dir", help="where the served files go (default: the temp folder)")
     opts = parser.parse_args(argv)
     cases = [c for c in CASES if not opts.case or c.name in opts.case]
     runs: list[Run] = []
     try:
-        with tempfile.TemporaryDirectory(prefix="soak-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="soak-", dir=opts.dir) as scratch:
             root = Path(scratch)
             make_tree(root)
             for case in cases:

@@ -195,6 +195,11 @@ class Server:
             del self.ready[i]
         return got
 
+    def next_answers(self, what: str) -> list[Json]:
+        """Wait for the next responses to arrive; return them (for a caller's own window)."""
+        ids = self._read(time.monotonic() + self.timeout, what)
+        return [self.ready.pop(rid)[1] for rid in ids]
+
     def _read(self, deadline: float, what: str) -> list[int]:
         """Read one chunk of stdout, file its responses by id and return their ids."""
         left = deadline - time.monotonic()

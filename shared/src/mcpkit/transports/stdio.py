@@ -9,6 +9,12 @@ for the writer task: the hop to that task cost a tenth of a small tool call.
 On asyncio, stdin stays registered with the event loop while input lasts: registering it
 for every read (as `anyio.wait_readable` does) cost another tenth of a small tool call.
 Other backends (trio) wait with `anyio.wait_readable`.
+
+Each read goes into one buffer, kept for the transport's life, and what came is copied out
+at its exact size. `os.read(fd, 64 KiB)` would allocate 64 KiB for every read and shrink it
+to what came: glibc takes such blocks from the heap, and the shrunk ones, alive while their
+requests run, left holes too small for the next 64 KiB. Under sustained load (a host
+writing files for hours) the heap grew without end while live objects did not.
 """
 
 import asyncio  # noqa: TID251 - only to keep stdin registered with the loop (see above)
@@ -72,6 +78,7 @@ class StdioTransport(OneStream):
         self._input_loop: asyncio.AbstractEventLoop | None = None  # stdin registered with it
         self._in_was_blocking = True
         self._readable = asyncio.Event()  # set by the loop when stdin is registered
+        self._buffer = memoryview(bytearray(_CHUNK))  # every read lands here (see above)
 
     async def __aenter__(self) -> Self:
         if self._out_pollable:
@@ -172,14 +179,23 @@ class StdioTransport(OneStream):
                 await anyio.wait_readable(self._in)
             elif os.name == "nt":
                 return await anyio.to_thread.run_sync(os.read, self._in, _CHUNK)
-            return os.read(self._in, _CHUNK)
+            return self._read_now()
         while True:  # stdin is non-blocking while it is registered
             await self._readable.wait()
             self._readable.clear()
             try:
-                return os.read(self._in, _CHUNK)
+                return self._read_now()
             except BlockingIOError:  # a call back for input that was read since
                 continue
+
+    def _read_now(self) -> bytes:
+        """Read what stdin has (up to 64 KiB) into the buffer; return a copy of just that.
+
+        Raises:
+            OSError: the read failed (BlockingIOError: nothing to read yet).
+        """
+        size = os.readv(self._in, [self._buffer])
+        return self._buffer[:size].tobytes()
 
     def _stop_reading(self) -> None:
         """Unregister stdin from the asyncio event loop, if it is registered."""
