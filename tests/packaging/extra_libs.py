@@ -1,7 +1,8 @@
-"""Libraries the packaging tests need and the workspace does not lock, installed on first use.
+"""What the packaging tests import from outside the workspace's lock and packages.
 
-They go into .tools/test-libs with uv (from the package index, pinned), never into the venv,
-so the lock stays the lead's; a failed install fails the test loudly.
+Libraries the workspace does not lock are installed on first use into .tools/test-libs with
+uv (from the package index, pinned), never into the venv; a failed install fails the test
+loudly. The scripts of packaging/ are imported from there.
 """
 
 import functools
@@ -38,6 +39,13 @@ def library(module: str) -> ModuleType:
     subprocess.run(command, check=True, timeout=300)
     importlib.invalidate_caches()
     return importlib.import_module(module)
+
+
+def script(name: str) -> ModuleType:
+    """Import packaging/`name`.py, one of the scripts `make` runs (they import each other)."""
+    if str(ROOT / "packaging") not in sys.path:
+        sys.path.insert(0, str(ROOT / "packaging"))
+    return importlib.import_module(name)
 
 
 def yaml_module() -> ModuleType:

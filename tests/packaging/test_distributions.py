@@ -5,31 +5,19 @@ on PyPI, and the one version all of them share (packaging/check_dists.py, which 
 runs too).
 """
 
-import importlib.util
 import os
 import shutil
 import subprocess
 import zipfile
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from extra_libs import library
+from extra_libs import library, script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def load_check_dists() -> ModuleType:
-    path = ROOT / "packaging/check_dists.py"
-    spec = importlib.util.spec_from_file_location("check_dists", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-check_dists = load_check_dists()
+check_dists = script("check_dists")
 
 
 @pytest.fixture(scope="module")

@@ -9,18 +9,16 @@ to the same configuration. Each README's section is what the table generates now
 
 import argparse
 import base64
-import importlib.util
 import json
 import shlex
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
-from extra_libs import yaml_module
+from extra_libs import script, yaml_module
 
 from mcpkit import cli
 from mcpkit.hosts import HOSTS, Host, Launch, Remote, Snippet, http_hints
@@ -30,16 +28,7 @@ from mcpkit_sqlite.__main__ import make_parser as sqlite_parser
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def load_host_docs() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("host_docs", ROOT / "packaging/host_docs.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-host_docs = load_host_docs()
+host_docs = script("host_docs")
 SERVERS: dict[str, Launch] = host_docs.SERVERS
 PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
     "fs": fs_parser,
