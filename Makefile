@@ -119,10 +119,16 @@ soak: install  ## Memory under sustained load: each server's mixes over stdio an
 
 # readme-renderer is what `twine check` renders with; it is not in the lock: uv brings it.
 .PHONY: build
-build: install  ## Build every package's wheel and sdist into dist/, then check them as PyPI would (licence, URLs, README rendering, one version)
+build: install  ## Build every package's wheel and sdist, each server's server.json and .mcpb into dist/, then check them as PyPI would
 	rm -rf dist
 	$(UV) build --all-packages --no-sources -o dist
+	$(RUN) python packaging/registry.py dist
+	$(RUN) python packaging/bundles.py dist
 	$(RUN) --with 'readme-renderer[md]==46.0' python packaging/check_dists.py dist
+
+.PHONY: bundles
+bundles: install  ## Build each server's .mcpb bundle (Claude Desktop one-click install) into dist/
+	$(RUN) python packaging/bundles.py dist
 
 .PHONY: smoke
 smoke: build  ## Install each server's wheel alone into a fresh venv and start it
