@@ -130,6 +130,16 @@ build: install  ## Build every package's wheel and sdist, each server's server.j
 bundles: install  ## Build each server's .mcpb bundle (Claude Desktop one-click install) into dist/
 	$(RUN) python packaging/bundles.py dist
 
+DOCKER_SERVERS ?= $(notdir $(wildcard servers/*))
+
+.PHONY: docker
+docker:  ## Build an image per server (mcpkit-<name>: slim, non-root, stdio) where a Docker daemon runs
+	@docker info >/dev/null 2>&1 || { echo "docker: no Docker daemon here (tests/packaging/test_docker.py checks the Dockerfile's shape instead)" >&2; exit 1; }
+	for server in $(DOCKER_SERVERS); do \
+		DOCKER_BUILDKIT=1 docker build -f packaging/docker/Dockerfile --build-arg SERVER=$$server \
+			-t mcpkit-$$server . || exit 1; \
+	done
+
 .PHONY: smoke
 smoke: build  ## Install each server's wheel alone into a fresh venv and start it
 	UV=$(UV) $(RUN) python packaging/smoke.py dist
