@@ -187,3 +187,11 @@ def test_each_readme_section_is_what_the_table_generates(folder: str) -> None:
     text = host_docs.readme(folder).read_text()
     assert host_docs.rewritten(text, SERVERS[folder]) == text, "run: python packaging/host_docs.py"
     assert "## Use with your host" in text
+
+
+def test_every_server_has_a_row_or_is_still_being_written() -> None:
+    # A new server adds its row here, in packaging/registry.py and packaging/bundles.py, and
+    # the markers in its README; web and git are being written as this list is.
+    folders = {path.name for path in (ROOT / "servers").iterdir()}
+    assert folders - set(SERVERS) <= {"web", "git"}
+    assert set(SERVERS) == set(script("registry").ENTRIES) == set(script("bundles").BUNDLES)
