@@ -1,0 +1,147 @@
+"""Which repositories a request may use, and git bound to one of them for a request.
+
+The operator's `--repository` places (default: the working directory), narrowed by the
+client's roots through `mcpkit.places`, are the jail; `jail.open_repository` checks
+each `repo_path` against them. Every git command a request runs is logged to its
+client (argv, exit status, time) at the `debug` level, or `warning` when git failed.
+"""
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mcpkit import Context, ToolError
+from mcpkit.places import Place, Places, RootsMode, real_place
+from mcpkit.work import run
+
+from .jail import open_repository
+from .repo import Git
+from .runner import Command, Log, Runner, Settings, Tick
+
+SKIPPED_DIRECTORIES = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox"})
+MAX_DEPTH = 4
+MAX_FOUND = 200
+PROGRESS_EVERY = 0.2
+
+
+@dataclass(frozen=True)
+class Tiers:
+    """What the operator lets the model change."""
+
+    read_only: bool = False
+    history_rewrite: bool = False
+    remote: bool = False
+
+
+def resolve_root(path: str) -> Place:
+    """Return a client root as a place (raises ValueError if it does not exist)."""
+    return real_place(path, read_only=False, source="client roots")
+
+
+class Repositories:
+    """The jail, the git runner and the tiers: what the lifespan gives every handler."""
+
+    def __init__(
+        self,
+        places: Sequence[str],
+        settings: Settings,
+        tiers: Tiers,
+        roots: RootsMode = "narrow",
+    ) -> None:
+        """Raises ValueError if a place does not exist."""
+        operator = [
+            real_place(path, read_only=tiers.read_only, source="command line") for path in places
+        ]
+        self.places = Places(operator, roots, resolve_root)
+        self.runner = Runner(settings)
+        self.tiers = tiers
+
+    async def allowed(self, ctx: Context) -> list[tuple[str, bool]]:
+        """Return the places (real path, read-only) the request of `ctx` may use."""
+        return [(place.path, place.read_only) for place in await self.places.of(ctx)]
+
+    async def open(self, ctx: Context, repo_path: str) -> Git:
+        """Return git bound to the repository at `repo_path`, if the jail allows it.
+
+        Raises:
+            GitError: it does not (see `jail.open_repository`).
+        """
+        log = logger(ctx)
+        repo = await open_repository(self.runner, repo_path, await self.allowed(ctx), log=log)
+        return Git(self.runner, repo, log)
+
+    async def list(self, ctx: Context) -> list[str]:
+        """Return the repositories (work trees) found in the allowed places."""
+        places = [path for path, _ in await self.allowed(ctx)]
+        return await run(find_repositories, places)
+
+
+def logger(ctx: Context) -> Log:
+    """Return a `Log` that sends each git command to the client of `ctx`."""
+
+    async def log(command: Command) -> None:
+        level = "debug" if command.status == 0 else "warning"
+        await ctx.log(
+            level,
+            {
+                "argv": ["git", *command.argv],
+                "status": command.status,
+                "ms": round(command.seconds * 1000, 1),
+            },
+            logger="git",
+        )
+
+    return log
+
+
+def find_repositories(places: Sequence[str]) -> list[str]:
+    """Return work trees (a directory holding `.git`) in `places`, a few levels deep."""
+    found: list[str] = []
+    for place in places:
+        base_depth = place.rstrip("/").count("/")
+        for directory, subdirectories, files in os.walk(place):
+            if ".git" in subdirectories or ".git" in files:
+                found.append(directory)
+            if directory.count("/") - base_depth >= MAX_DEPTH or len(found) >= MAX_FOUND:
+                subdirectories.clear()
+            subdirectories[:] = sorted(
+                name
+                for name in subdirectories
+                if name not in SKIPPED_DIRECTORIES and name != ".git"
+            )
+    return sorted(dict.fromkeys(found))[:MAX_FOUND]
+
+
+async def confirm(ctx: Context, question: str) -> None:
+    """Ask the user to confirm a destructive change, when the client can show a form.
+
+    Ask first, then change: in the 2026-07-28 era the question ends the attempt and the
+    retry, carrying the answer, runs the handler again from the top.
+
+    Raises:
+        ToolError: the user declined or cancelled.
+    """
+    if not ctx.client_supports("elicitation"):
+        return
+    form = {
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean", "title": "Go ahead"}},
+        "required": ["confirm"],
+    }
+    answer = await ctx.elicit(question, form)
+    if answer.action != "accept" or not (answer.content or {}).get("confirm"):
+        raise ToolError(f"Nothing changed: the user did not confirm ({question})")
+
+
+def progress(ctx: Context) -> Tick:
+    """Return a `Tick` that reports git's output so far to the client, every so often."""
+    last = [0.0]
+
+    async def tick(count: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_EVERY:
+            last[0] = now
+            await ctx.progress(count, None, f"{count} bytes from git")
+
+    return tick

@@ -1,0 +1,261 @@
+"""mcp-git's tools that change a repository, by tier.
+
+The default tier changes the local repository (stage, commit, branch, switch, restore,
+stash, tag); `history_rewrite` adds hard resets and amending; `remote` adds fetch, pull
+and push. None is listed with `--read-only`. A destructive change asks the user first
+when the client can show a form (ask, then change: a retry never does the work twice).
+"""
+
+from typing import Annotated, Literal
+
+from mcpkit import Context, Param, Server, ToolAnnotations, ToolError
+
+from . import changing, render
+from .access import Repositories, Tiers, confirm, progress
+from .read_tools import Paths, RepoPath
+from .repo import Git
+
+Remote = Annotated[str, Param(description="Remote name")]
+
+
+def annotations(*, destructive: bool, idempotent: bool, remote: bool = False) -> ToolAnnotations:
+    """Return the hints of a changing tool."""
+    return ToolAnnotations(
+        read_only_hint=False,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=remote,
+    )
+
+
+async def writable(repos: Repositories, ctx: Context, repo_path: str) -> Git:
+    """Open the repository for a change (refused in a read-only place)."""
+    git = await repos.open(ctx, repo_path)
+    if git.repo.read_only:
+        raise ToolError(f"{git.repo.path} is read-only for this server")
+    return git
+
+
+def register_change_tools(app: Server, tiers: Tiers) -> None:
+    """Register the changing tools the tiers allow."""
+    text = render.done
+
+    @app.tool(
+        title="Commit", annotations=annotations(destructive=False, idempotent=False), text=text
+    )
+    async def git_commit(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        message: Annotated[str, Param(min_length=1)],
+        amend: Annotated[
+            bool, Param(description="Replace the last commit (needs --allow-history-rewrite)")
+        ] = False,
+        allow_empty: bool = False,
+    ) -> changing.Done:
+        """Record the staged changes as a new commit with the message."""
+        git = await writable(repos, ctx, repo_path)
+        if amend:
+            if not tiers.history_rewrite:
+                raise ToolError("amend rewrites history: the operator did not allow it")
+            await confirm(ctx, f"Replace the last commit of {git.repo.path}?")
+        return await changing.commit(git, message, amend=amend, allow_empty=allow_empty)
+
+    @app.tool(
+        title="Stage files", annotations=annotations(destructive=False, idempotent=True), text=text
+    )
+    async def git_add(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        files: Annotated[list[str], Param(description="Paths to stage; ['.'] for everything")],
+        update: Annotated[bool, Param(description="Only files git already tracks")] = False,
+    ) -> changing.Done:
+        """Add file contents to the staging area."""
+        return await changing.add(await writable(repos, ctx, repo_path), files, update=update)
+
+    @app.tool(
+        title="Unstage or reset",
+        annotations=annotations(destructive=True, idempotent=True),
+        text=text,
+    )
+    async def git_reset(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        mode: Annotated[
+            Literal["mixed", "soft", "hard"],
+            Param(description="mixed (default): unstage; soft/hard move HEAD (history rewrite)"),
+        ] = "mixed",
+        target: str = "HEAD",
+        paths: Paths = None,
+    ) -> changing.Done:
+        """Unstage all staged changes (or `paths`); with --allow-history-rewrite, soft or hard."""
+        git = await writable(repos, ctx, repo_path)
+        rewrites = mode != "mixed" or target != "HEAD"
+        if rewrites and not tiers.history_rewrite:
+            raise ToolError("Only unstaging is allowed; the operator did not allow history rewrite")
+        if mode == "hard":
+            await confirm(ctx, f"Discard every uncommitted change in {git.repo.path}?")
+        return await changing.reset(git, mode=mode, target=target, paths=paths)
+
+    @app.tool(
+        title="Create a branch",
+        annotations=annotations(destructive=False, idempotent=False),
+        text=text,
+    )
+    async def git_create_branch(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        branch_name: str,
+        base_branch: Annotated[str | None, Param(description="Start point (default: HEAD)")] = None,
+    ) -> changing.Done:
+        """Create a new branch from an optional base branch."""
+        git = await writable(repos, ctx, repo_path)
+        return await changing.create_branch(git, branch_name, base_branch)
+
+    @app.tool(
+        title="Switch branches",
+        annotations=annotations(destructive=False, idempotent=False),
+        text=text,
+    )
+    async def git_checkout(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        branch_name: str,
+        create: bool = False,
+        start_point: str | None = None,
+    ) -> changing.Done:
+        """Switch to a branch (or a commit, detached); `create` makes the branch first."""
+        git = await writable(repos, ctx, repo_path)
+        return await changing.checkout(git, branch_name, create=create, start_point=start_point)
+
+    register_more_tools(app)
+    if tiers.remote:
+        register_remote_tools(app)
+
+
+def register_more_tools(app: Server) -> None:
+    """Register git_restore, git_stash and git_tag (the default tier)."""
+    text = render.done
+
+    @app.tool(
+        title="Restore files", annotations=annotations(destructive=True, idempotent=True), text=text
+    )
+    async def git_restore(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        paths: list[str],
+        staged: Annotated[bool, Param(description="Unstage, keeping the work tree")] = False,
+        source: Annotated[str | None, Param(description="Restore from this revision")] = None,
+    ) -> changing.Done:
+        """Discard changes to files in the work tree (or unstage them, `staged`)."""
+        git = await writable(repos, ctx, repo_path)
+        checked = git.paths(paths)  # refuse bad paths before asking anyone
+        if not staged:
+            await confirm(ctx, f"Discard changes to {', '.join(checked[1:])} in {git.repo.path}?")
+        return await changing.restore(git, paths, staged=staged, source=source)
+
+    @app.tool(
+        title="Stash changes",
+        annotations=annotations(destructive=True, idempotent=False),
+        text=text,
+    )
+    async def git_stash(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        action: Literal["push", "pop", "apply", "list", "show", "drop"] = "push",
+        message: str | None = None,
+        include_untracked: bool = False,
+        ref: Annotated[str | None, Param(description="A stash entry, e.g. stash@{0}")] = None,
+    ) -> changing.Done:
+        """Set changes aside (push), bring them back (pop, apply), drop, list or show them."""
+        git = await writable(repos, ctx, repo_path)
+        if action == "drop":
+            await confirm(ctx, f"Drop {ref or 'the latest stash'} in {git.repo.path}?")
+        return await changing.stash(
+            git, action, message=message, include_untracked=include_untracked, ref=ref
+        )
+
+    @app.tool(title="Tags", annotations=annotations(destructive=True, idempotent=False), text=text)
+    async def git_tag(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        action: Literal["list", "create", "delete"] = "list",
+        name: str | None = None,
+        message: Annotated[str | None, Param(description="Makes an annotated tag")] = None,
+        target: str | None = None,
+    ) -> changing.Done:
+        """List tags, create one at a commit, or delete one."""
+        git = await writable(repos, ctx, repo_path)
+        if action == "delete":
+            await confirm(ctx, f"Delete tag {name!r} in {git.repo.path}?")
+        return await changing.tag(git, action, name=name, message=message, target=target)
+
+
+def register_remote_tools(app: Server) -> None:
+    """Register git_fetch, git_pull and git_push (--allow-remote)."""
+    remote_text = render.done
+
+    @app.tool(
+        title="Fetch",
+        annotations=annotations(destructive=False, idempotent=True, remote=True),
+        text=remote_text,
+    )
+    async def git_fetch(
+        ctx: Context, repos: Repositories, repo_path: RepoPath, remote: Remote = "origin"
+    ) -> changing.Done:
+        """Download objects and refs from a remote (no credential prompt ever waits)."""
+        git = await writable(repos, ctx, repo_path)
+        return await changing.sync(git, "fetch", remote, tick=progress(ctx))
+
+    @app.tool(
+        title="Pull",
+        annotations=annotations(destructive=False, idempotent=False, remote=True),
+        text=remote_text,
+    )
+    async def git_pull(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        remote: Remote = "origin",
+        branch: str | None = None,
+    ) -> changing.Done:
+        """Fetch and fast-forward the current branch (never a merge commit)."""
+        git = await writable(repos, ctx, repo_path)
+        return await changing.sync(git, "pull", remote, branch, tick=progress(ctx))
+
+    @app.tool(
+        title="Push",
+        annotations=annotations(destructive=True, idempotent=False, remote=True),
+        text=remote_text,
+    )
+    async def git_push(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        remote: Remote = "origin",
+        branch: str | None = None,
+        force_with_lease: Annotated[
+            bool, Param(description="Overwrite the remote only if it is as last fetched")
+        ] = False,
+        set_upstream: bool = False,
+    ) -> changing.Done:
+        """Send commits to a remote; a forced push only with a lease, never a plain force."""
+        git = await writable(repos, ctx, repo_path)
+        if force_with_lease:
+            await confirm(ctx, f"Force-push (with lease) {branch or 'the branch'} to {remote}?")
+        return await changing.sync(
+            git,
+            "push",
+            remote,
+            branch,
+            force_with_lease=force_with_lease,
+            set_upstream=set_upstream,
+            tick=progress(ctx),
+        )

@@ -1,0 +1,182 @@
+"""The repository jail: which repository a `repo_path` names, and whether it may be used.
+
+A repository may be used when its work tree, its git directory, its common directory and
+every object store it borrows from (alternates) are all inside one allowed place (the
+operator's repositories, as the client's roots narrow them). Git is asked where those
+are, with discovery stopped above the place, so a `.git` file, `core.worktree`, a
+symbolic link or a worktree pointing elsewhere is seen and refused. Bare repositories
+and configuration that includes other files are refused too; filter, diff and merge
+drivers and remote pack programs the repository names are neutralised by overrides.
+"""
+
+import os
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from .errors import GitError
+from .runner import GitFailed, Log, Runner
+
+DRIVER_KEY = re.compile(
+    r"^(filter\.(?P<filter>.+)\.(clean|smudge|process)"
+    r"|diff\..+\.(command|textconv)"
+    r"|merge\..+\.driver"
+    r"|remote\..+\.(uploadpack|receivepack))$"
+)
+INCLUDE_KEY = re.compile(r"^include(if\..*)?\.path$")
+MAX_ALTERNATE_DEPTH = 5
+
+
+class Repository(NamedTuple):
+    """A repository that passed the jail: where it is and how git must be run in it."""
+
+    path: str  # the work tree's real path
+    git_dir: str
+    place: str  # the allowed place that holds it
+    read_only: bool
+    overrides: tuple[tuple[str, str], ...]  # neutralise the repository's own drivers
+
+
+def is_below(path: str, directory: str) -> bool:
+    """Return whether `path` is `directory` or inside it, comparing whole components."""
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def holder(path: str, places: Sequence[tuple[str, bool]]) -> tuple[str, bool] | None:
+    """Return the innermost allowed place (path, read-only) holding the real `path`."""
+    holding = [place for place in places if is_below(path, place[0])]
+    return max(holding, key=lambda place: len(place[0])) if holding else None
+
+
+def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """Return the `-c` settings that disarm each driver among configuration `keys`.
+
+    Raises:
+        GitError: the configuration includes another file (it cannot be switched off
+            per command, and could arm git from outside the repository).
+    """
+    overrides: list[tuple[str, str]] = []
+    for key in keys:
+        lowered = key.lower()
+        if INCLUDE_KEY.match(lowered):
+            raise GitError(
+                f"This repository's configuration includes another file ({key}); mcp-git"
+                " refuses such repositories, as an included file could arm git. Remove the"
+                " include from .git/config to use it."
+            )
+        match = DRIVER_KEY.match(lowered)
+        if match is None:
+            continue
+        if lowered.startswith("remote."):
+            overrides.append((key, "git-" + lowered.rsplit(".", 1)[1].replace("pack", "-pack")))
+        else:
+            overrides.append((key, ""))
+        if match.group("filter") is not None:
+            overrides.append((f"filter.{match.group('filter')}.required", "false"))
+    return tuple(dict.fromkeys(overrides))
+
+
+def alternates_outside(objects: str, place: str, depth: int = 0) -> str | None:
+    """Return an alternate object store (recursively) outside `place`, or None."""
+    try:
+        with open(os.path.join(objects, "info", "alternates"), encoding="utf-8") as file:
+            lines = file.read().splitlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return f"{objects} (unreadable alternates: {exc.strerror})"
+    for line in lines:
+        entry = line.strip()
+        if not entry or entry.startswith("#"):
+            continue
+        real = os.path.realpath(os.path.join(objects, entry.strip('"')))
+        if not is_below(real, place) or depth >= MAX_ALTERNATE_DEPTH:
+            return real
+        deeper = alternates_outside(real, place, depth + 1)
+        if deeper is not None:
+            return deeper
+    return None
+
+
+def locate(repo_path: str, places: Sequence[tuple[str, bool]]) -> tuple[str, str, bool]:
+    """Return the real path of `repo_path`, its place and whether that is read-only.
+
+    Raises:
+        GitError: no place holds it, or it is no directory.
+    """
+    if not places:
+        raise GitError("No repository is allowed to this client (see git_list_repositories).")
+    if "\x00" in repo_path or not repo_path.strip():
+        raise GitError("repo_path must be a path to a repository")
+    real = os.path.realpath(os.path.join(places[0][0], os.path.expanduser(repo_path)))
+    found = holder(real, places)
+    if found is None:
+        raise GitError(
+            f"{repo_path} is outside the repositories this server may use; see"
+            " git_list_repositories."
+        )
+    if not os.path.isdir(real):
+        raise GitError(f"{repo_path} is not a directory")
+    return real, *found
+
+
+def check_parts(repo_path: str, shown: str, place: str) -> tuple[str, str]:
+    """Return the work tree and git directory `rev-parse` showed, if all are in `place`.
+
+    Raises:
+        GitError: it is bare, or a part of it (or an object store it borrows) is outside.
+    """
+    lines = shown.splitlines()
+    if lines[:1] == ["true"] or len(lines) != 4:
+        raise GitError(f"{repo_path} is a bare repository; mcp-git works on work trees only")
+    top, git_dir, common = (os.path.realpath(line) for line in lines[1:])
+    for what, path in (("work tree", top), ("git directory", git_dir), ("common dir", common)):
+        if not is_below(path, place):
+            raise GitError(
+                f"{repo_path}: its {what} is {path}, outside {place}; mcp-git refuses"
+                " repositories that reach outside their place (.git file, core.worktree)."
+            )
+    outside = alternates_outside(os.path.join(common, "objects"), place)
+    if outside is not None:
+        raise GitError(f"{repo_path} borrows objects from {outside}, outside {place}")
+    return top, git_dir
+
+
+SHOW_PARTS = (
+    "rev-parse",
+    "--path-format=absolute",
+    "--is-bare-repository",
+    "--show-toplevel",
+    "--absolute-git-dir",
+    "--git-common-dir",
+)
+
+
+async def open_repository(
+    runner: Runner,
+    repo_path: str,
+    places: Sequence[tuple[str, bool]],
+    *,
+    log: Log | None = None,
+) -> Repository:
+    """Return the repository at `repo_path` if the jail allows it.
+
+    `places` are the allowed places (real path, read-only). A relative `repo_path` is
+    taken from the first place. Git looks for the repository no higher than the place.
+
+    Raises:
+        GitError: no place allows it, it is no repository (or a bare one), a part of it
+            lies outside its place, or its configuration includes files.
+    """
+    real, place, read_only = locate(repo_path, places)
+    ceiling = {"GIT_CEILING_DIRECTORIES": os.path.dirname(place) or "/"}
+    try:
+        shown = await runner.run(real, SHOW_PARTS, env=ceiling, log=log)
+    except GitFailed as exc:
+        raise GitError(f"{repo_path} is not a git repository usable here: {exc}") from None
+    top, git_dir = check_parts(repo_path, shown.text, place)
+    listed = await runner.run(
+        top, ["config", "--no-includes", "--null", "--name-only", "--list"], env=ceiling, log=log
+    )
+    keys = [key for key in listed.text.split("\x00") if key]
+    return Repository(top, git_dir, place, read_only, driver_overrides(keys))

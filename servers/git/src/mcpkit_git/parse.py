@@ -1,0 +1,139 @@
+"""Git's machine formats turned into typed values: status (porcelain v2 -z) and log records."""
+
+from typing_extensions import TypedDict
+
+LOG_FORMAT = "%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%cI%x1f%D%x1f%s%x1f%b%x1e"
+"""One commit per record (0x1e), fields split by 0x1f; never a %G (signature) format."""
+
+STATES = {
+    "M": "modified",
+    "T": "type changed",
+    "A": "added",
+    "D": "deleted",
+    "R": "renamed",
+    "C": "copied",
+    "U": "unmerged",
+}
+
+
+class Change(TypedDict):
+    """One changed path in the index or the work tree."""
+
+    path: str
+    state: str
+    original_path: str | None
+
+
+class Status(TypedDict):
+    """The state of a work tree, as `git status` knows it."""
+
+    branch: str | None  # None: detached HEAD
+    commit: str | None  # None: no commit yet
+    upstream: str | None
+    ahead: int
+    behind: int
+    staged: list[Change]
+    unstaged: list[Change]
+    untracked: list[str]
+    conflicted: list[str]
+    clean: bool
+
+
+class Commit(TypedDict):
+    """One commit of a log."""
+
+    hash: str
+    parents: list[str]
+    author_name: str
+    author_email: str
+    author_date: str
+    committer_name: str
+    committer_date: str
+    refs: list[str]
+    subject: str
+    body: str
+
+
+def status(output: bytes) -> Status:
+    """Parse `git status --porcelain=v2 -z --branch` output."""
+    result = Status(
+        branch=None,
+        commit=None,
+        upstream=None,
+        ahead=0,
+        behind=0,
+        staged=[],
+        unstaged=[],
+        untracked=[],
+        conflicted=[],
+        clean=True,
+    )
+    records = output.decode("utf-8", "replace").split("\x00")
+    index = 0
+    while index < len(records):
+        record = records[index]
+        index += 1
+        if record.startswith("# "):
+            _header(result, record[2:])
+        elif record.startswith(("1 ", "2 ")):
+            fields = record.split(" ", 9 if record[0] == "2" else 8)
+            original = None
+            if record[0] == "2":  # the original path is the next record
+                original = records[index]
+                index += 1
+            _entry(result, fields[1], fields[-1], original)
+        elif record.startswith("u "):
+            result["conflicted"].append(record.split(" ", 10)[-1])
+        elif record.startswith("? "):
+            result["untracked"].append(record[2:])
+    result["clean"] = not (
+        result["staged"] or result["unstaged"] or result["untracked"] or result["conflicted"]
+    )
+    return result
+
+
+def _header(result: Status, header: str) -> None:
+    key, _, value = header.partition(" ")
+    if key == "branch.oid":
+        result["commit"] = None if value == "(initial)" else value
+    elif key == "branch.head":
+        result["branch"] = None if value == "(detached)" else value
+    elif key == "branch.upstream":
+        result["upstream"] = value
+    elif key == "branch.ab":
+        ahead, behind = value.split(" ")
+        result["ahead"], result["behind"] = int(ahead), -int(behind)
+
+
+def _entry(result: Status, xy: str, path: str, original: str | None) -> None:
+    if xy[0] != ".":
+        result["staged"].append(Change(path=path, state=STATES[xy[0]], original_path=original))
+    if xy[1] != ".":
+        result["unstaged"].append(Change(path=path, state=STATES[xy[1]], original_path=original))
+
+
+def commits(output: bytes) -> list[Commit]:
+    """Parse `git log --format=LOG_FORMAT` output."""
+    found: list[Commit] = []
+    for record in output.decode("utf-8", "replace").split("\x1e"):
+        record = record.lstrip("\n")
+        if not record:
+            continue
+        fields = record.split("\x1f")
+        if len(fields) != 10:
+            continue  # a record cut by the output cap
+        found.append(
+            Commit(
+                hash=fields[0],
+                parents=fields[1].split(),
+                author_name=fields[2],
+                author_email=fields[3],
+                author_date=fields[4],
+                committer_name=fields[5],
+                committer_date=fields[6],
+                refs=[ref for ref in fields[7].split(", ") if ref],
+                subject=fields[8],
+                body=fields[9].strip(),
+            )
+        )
+    return found

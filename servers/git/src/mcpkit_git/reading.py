@@ -1,0 +1,342 @@
+"""What the read-only tools do: status, diffs, log, show, branches, blame, grep, files.
+
+Each takes a `Git` (one jailed repository) and checked arguments, and returns a typed
+value. Diffs never run an external diff nor a textconv (`--no-ext-diff --no-textconv`);
+logs never show signatures. Long text comes a page at a time: `offset` and `max_bytes`
+choose the page, `next_offset` says where the next one starts.
+"""
+
+from collections.abc import Sequence
+
+from typing_extensions import TypedDict
+
+from . import parse
+from .errors import GitError
+from .repo import Git, plain
+from .runner import Tick
+
+DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--no-color")
+
+
+class Page(TypedDict):
+    """A page of git's text output."""
+
+    text: str
+    truncated: bool
+    next_offset: int | None
+
+
+class Log(TypedDict):
+    """Commits, newest first, and where the next page starts."""
+
+    commits: list[parse.Commit]
+    next_skip: int | None
+
+
+class Branches(TypedDict):
+    """Branch names, and the one checked out (None: detached or none)."""
+
+    branches: list[str]
+    current: str | None
+
+
+class Match(TypedDict):
+    """A line that matched a grep."""
+
+    path: str
+    line: int
+    text: str
+
+
+class Matches(TypedDict):
+    """Lines that matched, and whether there were more than asked for."""
+
+    matches: list[Match]
+    truncated: bool
+
+
+class BlameLine(TypedDict):
+    """One line of a file and the commit that last changed it."""
+
+    line: int
+    commit: str
+    author: str
+    author_time: int
+    summary: str
+    text: str
+
+
+class Blame(TypedDict):
+    """The lines of a file with their commits."""
+
+    path: str
+    lines: list[BlameLine]
+
+
+async def page(
+    git: Git, args: Sequence[str], offset: int, max_bytes: int, tick: Tick | None = None
+) -> Page:
+    """Return the page of `git args`'s output from byte `offset`, at most `max_bytes` long."""
+    result = await git.run(args, max_bytes=offset + max_bytes, on_output=tick)
+    body = result.stdout[offset:]
+    truncated = result.truncated
+    return Page(
+        text=body.decode("utf-8", "replace"),
+        truncated=truncated,
+        next_offset=offset + len(body) if truncated else None,
+    )
+
+
+async def status(git: Git) -> parse.Status:
+    """Return the work tree's status (branch, upstream, staged, unstaged, ...)."""
+    result = await git.run(["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"])
+    return parse.status(result.stdout)
+
+
+async def diff(
+    git: Git,
+    *,
+    target: str | None = None,
+    source: str | None = None,
+    staged: bool = False,
+    context_lines: int = 3,
+    paths: Sequence[str] | None = None,
+    name_only: bool = False,
+    stat: bool = False,
+    offset: int = 0,
+    max_bytes: int = 100_000,
+) -> Page:
+    """Return a diff: the work tree (or the index, `staged`) against `target`, or two revisions."""
+    args = ["diff", *DIFF_OPTIONS, f"--unified={context_lines}"]
+    if staged:
+        args.append("--cached")
+    if name_only:
+        args.append("--name-only")
+    if stat:
+        args.append("--stat")
+    revisions: list[str] = []
+    if source is not None:
+        revisions.append(await git.revision(source, what="source"))
+    if target is not None:
+        revisions.append(await git.revision(target, what="target"))
+    if source is not None and target is None:
+        raise GitError("source needs a target to compare with")
+    args += ["--end-of-options", *revisions, "--", *git.paths(paths)[1:]]
+    return await page(git, args, offset, max_bytes)
+
+
+async def log(
+    git: Git,
+    *,
+    max_count: int = 10,
+    skip: int = 0,
+    start_timestamp: str | None = None,
+    end_timestamp: str | None = None,
+    author: str | None = None,
+    grep: str | None = None,
+    revision_range: str | None = None,
+    paths: Sequence[str] | None = None,
+    tick: Tick | None = None,
+) -> Log:
+    """Return commits, newest first (one more is read to know whether a next page exists)."""
+    args = [
+        "log",
+        "--no-show-signature",
+        "--no-color",
+        f"--format={parse.LOG_FORMAT}",
+        f"--max-count={max_count + 1}",
+        f"--skip={skip}",
+    ]
+    if start_timestamp is not None:
+        args.append(f"--since={plain(start_timestamp, 'start_timestamp')}")
+    if end_timestamp is not None:
+        args.append(f"--until={plain(end_timestamp, 'end_timestamp')}")
+    if author is not None:
+        args.append(f"--author={plain(author, 'author')}")
+    if grep is not None:
+        args += ["--fixed-strings", f"--grep={plain(grep, 'grep')}"]
+    revisions = await _range(git, revision_range)
+    args += ["--end-of-options", *revisions, "--", *git.paths(paths)[1:]]
+    result = await git.run(args, on_output=tick)
+    found = parse.commits(result.stdout)
+    more = len(found) > max_count
+    return Log(commits=found[:max_count], next_skip=skip + max_count if more else None)
+
+
+async def _range(git: Git, revision_range: str | None) -> list[str]:
+    """Return the revisions of `A..B`, `A...B` or `A`, each checked (default: HEAD)."""
+    if revision_range is None:
+        return []
+    for dots in ("...", ".."):
+        if dots in revision_range:
+            left, right = revision_range.split(dots, 1)
+            checked = [
+                await git.revision(side or "HEAD", what="revision") for side in (left, right)
+            ]
+            return [f"{checked[0]}{dots}{checked[1]}"]
+    return [await git.revision(revision_range)]
+
+
+async def show(
+    git: Git,
+    revision: str,
+    *,
+    path: str | None = None,
+    stat_only: bool = False,
+    offset: int = 0,
+    max_bytes: int = 100_000,
+) -> Page:
+    """Return a commit (header and patch), or a file's content at `revision` if `path` is given."""
+    commit = await git.revision(revision)
+    if path is not None:
+        spec = f"{commit}:{git.tree_path(path)}"
+        blob = await git.revision(spec, what="file at revision", peel="blob")
+        return await page(git, ["cat-file", "blob", blob], offset, max_bytes)
+    args = ["show", *DIFF_OPTIONS, "--no-show-signature", "--format=fuller"]
+    if stat_only:
+        args.append("--stat")
+    return await page(git, [*args, "--end-of-options", commit], offset, max_bytes)
+
+
+async def branches(
+    git: Git,
+    branch_type: str = "local",
+    contains: str | None = None,
+    not_contains: str | None = None,
+) -> Branches:
+    """Return branch names (local, remote or all), filtered by the commits they contain."""
+    args = ["for-each-ref", "--format=%(refname:short)%00%(HEAD)"]
+    if contains is not None:
+        args.append(f"--contains={await git.revision(contains, what='contains')}")
+    if not_contains is not None:
+        args.append(f"--no-contains={await git.revision(not_contains, what='not_contains')}")
+    prefixes = {"local": ["refs/heads"], "remote": ["refs/remotes"]}
+    args += prefixes.get(branch_type, ["refs/heads", "refs/remotes"])
+    result = await git.run(args)
+    names: list[str] = []
+    current = None
+    for line in result.text.splitlines():
+        name, _, head = line.partition("\x00")
+        names.append(name)
+        if head == "*":
+            current = name
+    return Branches(branches=names, current=current)
+
+
+async def blame(
+    git: Git,
+    path: str,
+    *,
+    revision: str | None = None,
+    start_line: int | None = None,
+    end_line: int | None = None,
+    tick: Tick | None = None,
+) -> Blame:
+    """Return each line of `path` with the commit that last changed it."""
+    relative = git.path(path)
+    args = ["blame", "--porcelain", "--no-textconv"]
+    if start_line is not None or end_line is not None:
+        args.append(f"-L{start_line or 1},{end_line or ''}")
+    args.append("--end-of-options")
+    if revision is not None:
+        args.append(await git.revision(revision))
+    result = await git.run([*args, "--", relative], on_output=tick)
+    return Blame(path=relative, lines=_blame_lines(result.text))
+
+
+def _blame_lines(text: str) -> list[BlameLine]:
+    lines: list[BlameLine] = []
+    seen: dict[str, tuple[str, int, str]] = {}
+    current: dict[str, str] = {}
+    commit, number = "", 0
+    for row in text.split("\n"):
+        if row.startswith("\t"):
+            author, when, summary = seen.setdefault(
+                commit,
+                (
+                    current.get("author", ""),
+                    int(current.get("author-time", "0")),
+                    current.get("summary", ""),
+                ),
+            )
+            lines.append(
+                BlameLine(
+                    line=number,
+                    commit=commit,
+                    author=author,
+                    author_time=when,
+                    summary=summary,
+                    text=row[1:],
+                )
+            )
+            current = {}
+        elif len(row) >= 40 and " " in row and all(c in "0123456789abcdef" for c in row[:40]):
+            parts = row.split(" ")
+            commit, number = parts[0], int(parts[2])
+        elif row:
+            key, _, value = row.partition(" ")
+            current[key] = value
+    return lines
+
+
+async def grep(
+    git: Git,
+    pattern: str,
+    *,
+    revision: str | None = None,
+    paths: Sequence[str] | None = None,
+    is_regex: bool = False,
+    ignore_case: bool = False,
+    max_results: int = 200,
+    tick: Tick | None = None,
+) -> Matches:
+    """Return lines matching `pattern` in the work tree's tracked files or at `revision`."""
+    args = ["grep", "--no-color", "--no-textconv", "-n", "-z", "-I", "--full-name"]
+    args.append("--extended-regexp" if is_regex else "--fixed-strings")
+    if ignore_case:
+        args.append("--ignore-case")
+    args += ["-e", pattern]
+    rev = [await git.revision(revision)] if revision is not None else []
+    result = await git.run(
+        [*args, "--end-of-options", *rev, "--", *git.paths(paths)[1:]],
+        on_output=tick,
+        check=False,
+    )
+    if result.status not in (0, 1):
+        raise GitError(result.error or "git grep failed")
+    prefix = f"{rev[0]}:" if rev else ""
+    matches: list[Match] = []
+    for row in result.text.splitlines():
+        fields = row.split("\x00", 2)
+        if len(fields) == 3:
+            name = fields[0][len(prefix) :] if prefix else fields[0]
+            matches.append(Match(path=name, line=int(fields[1]), text=fields[2]))
+    truncated = len(matches) > max_results or result.truncated
+    return Matches(matches=matches[:max_results], truncated=truncated)
+
+
+async def ls_files(
+    git: Git, *, revision: str | None = None, paths: Sequence[str] | None = None
+) -> list[str]:
+    """Return tracked files (in the index, or in the tree of `revision`)."""
+    if revision is not None:
+        args = [
+            "ls-tree",
+            "-r",
+            "-z",
+            "--name-only",
+            "--end-of-options",
+            await git.revision(revision),
+        ]
+    else:
+        args = ["ls-files", "-z", "--cached"]
+    result = await git.run([*args, "--", *git.paths(paths)[1:]])
+    return [name for name in result.text.split("\x00") if name]
+
+
+async def merge_base(git: Git, a: str, b: str) -> str | None:
+    """Return the best common ancestor of `a` and `b`, or None if they have none."""
+    left = await git.revision(a, what="a")
+    right = await git.revision(b, what="b")
+    result = await git.run(["merge-base", "--end-of-options", left, right], check=False)
+    return result.text.strip() or None

@@ -1,0 +1,89 @@
+"""Readable text for the tools' structured results (the text block beside them)."""
+
+from typing import Any
+
+
+def status(value: Any) -> str:
+    """Render a status like a short `git status`."""
+    lines = ["Repository status:"]
+    branch = value["branch"] or f"(detached at {(value['commit'] or '')[:12]})"
+    lines.append(f"On branch {branch}")
+    if value["upstream"]:
+        lines.append(
+            f"Upstream {value['upstream']}: ahead {value['ahead']}, behind {value['behind']}"
+        )
+    for title, key in (("Staged", "staged"), ("Not staged", "unstaged")):
+        if value[key]:
+            lines.append(f"{title}:")
+            lines += [f"  {change['state']}: {change['path']}" for change in value[key]]
+    for title, key in (("Untracked", "untracked"), ("Conflicted", "conflicted")):
+        if value[key]:
+            lines.append(f"{title}:")
+            lines += [f"  {path}" for path in value[key]]
+    if value["clean"]:
+        lines.append("nothing to commit, working tree clean")
+    return "\n".join(lines)
+
+
+def page(value: Any) -> str:
+    """Render a page of text, with where the next page starts when cut."""
+    text: str = value["text"]
+    if value["truncated"]:
+        text += f"\n[cut: continue with offset={value['next_offset']}]"
+    return text or "(no output)"
+
+
+def log(value: Any) -> str:
+    """Render commits as short blocks."""
+    blocks = [
+        f"Commit: {c['hash']}\nAuthor: {c['author_name']} <{c['author_email']}>\n"
+        f"Date: {c['author_date']}\nMessage: {c['subject']}"
+        + (f"\n\n{c['body']}" if c["body"] else "")
+        for c in value["commits"]
+    ]
+    if value["next_skip"] is not None:
+        blocks.append(f"[more: continue with skip={value['next_skip']}]")
+    return "\n\n".join(blocks) or "(no commits)"
+
+
+def branches(value: Any) -> str:
+    """Render branch names, marking the current one."""
+    return "\n".join(
+        f"{'*' if name == value['current'] else ' '} {name}" for name in value["branches"]
+    )
+
+
+def blame(value: Any) -> str:
+    """Render blame lines as `commit (author) line: text`."""
+    return "\n".join(
+        f"{line['commit'][:8]} ({line['author']}) {line['line']}: {line['text']}"
+        for line in value["lines"]
+    )
+
+
+def matches(value: Any) -> str:
+    """Render grep matches as `path:line: text`."""
+    lines = [f"{m['path']}:{m['line']}: {m['text']}" for m in value["matches"]]
+    if value["truncated"]:
+        lines.append("[more matches: raise max_results or narrow paths]")
+    return "\n".join(lines) or "(no match)"
+
+
+def files(value: Any) -> str:
+    """Render file paths, one per line."""
+    return "\n".join(value["files"]) or "(no files)"
+
+
+def merge_base(value: Any) -> str:
+    """Render a merge base."""
+    return value["merge_base"] or "(no common ancestor)"
+
+
+def repositories(value: Any) -> str:
+    """Render repository paths, one per line."""
+    return "\n".join(value["repositories"]) or "(no repository allowed)"
+
+
+def done(value: Any) -> str:
+    """Render what a change did."""
+    return str(value["message"])
