@@ -10,6 +10,7 @@ to the same configuration. Each README's section is what the table generates now
 import argparse
 import base64
 import json
+import re
 import shlex
 import tomllib
 from collections.abc import Callable
@@ -176,10 +177,14 @@ def test_one_click_links_decode_to_the_same_configuration(launch: Launch) -> Non
     assert handler.startswith("vscode:mcp/install?")
     assert json.loads(unquote(handler.split("?", 1)[1])) == {"name": launch.key, **entry}
     (cursor,) = next(h for h in HOSTS if h.name == "Cursor").stdio(launch)  # type: ignore[misc]
-    (_, link), *_ = cursor.links
-    assert link.startswith("cursor://anysphere.cursor-deeplink/mcp/install?")
-    config = parse_qs(urlsplit(link).query)["config"][0]
-    assert json.loads(base64.b64decode(config)) == json.loads(cursor.text)["mcpServers"][launch.key]
+    (_, web), (_, app) = cursor.links
+    assert web.startswith("https://cursor.com/en/install-mcp?")
+    assert app.startswith("cursor://anysphere.cursor-deeplink/mcp/install?")
+    for link in (web, app):
+        query = parse_qs(urlsplit(link).query)
+        assert query["name"] == [launch.key]
+        server = json.loads(base64.b64decode(query["config"][0]))
+        assert server == json.loads(cursor.text)["mcpServers"][launch.key]
 
 
 @pytest.mark.parametrize("folder", SERVERS)
@@ -187,6 +192,14 @@ def test_each_readme_section_is_what_the_table_generates(folder: str) -> None:
     text = host_docs.readme(folder).read_text()
     assert host_docs.rewritten(text, SERVERS[folder]) == text, "run: python packaging/host_docs.py"
     assert "## Use with your host" in text
+
+
+@pytest.mark.parametrize("folder", SERVERS)
+def test_every_link_in_a_section_survives_github_and_pypi(folder: str) -> None:
+    section = host_docs.section(SERVERS[folder])
+    targets = re.findall(r"\]\(([^)]+)\)", section)
+    assert targets
+    assert all(target.startswith("https://") for target in targets), targets
 
 
 def test_every_server_has_a_row_or_is_still_being_written() -> None:

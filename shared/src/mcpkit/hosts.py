@@ -168,9 +168,15 @@ def _cursor(launch: Launch) -> list[Snippet]:
     entry = {"command": "uvx", "args": launch.argv(launch.workspace_args)}
     encoded = base64.b64encode(json.dumps(entry, separators=(",", ":")).encode()).decode()
     query = urlencode({"name": launch.key, "config": encoded})
-    link = f"cursor://anysphere.cursor-deeplink/mcp/install?{query}"
+    links = [
+        ("Install in Cursor", f"https://cursor.com/en/install-mcp?{query}"),
+        (
+            "Install in Cursor (cursor: link)",
+            f"cursor://anysphere.cursor-deeplink/mcp/install?{query}",
+        ),
+    ]
     text = dump_json({"mcpServers": {launch.key: entry}})
-    return [Snippet("json", text, ".cursor/mcp.json", links=[("Install in Cursor", link)])]
+    return [Snippet("json", text, ".cursor/mcp.json", links=links)]
 
 
 def _cursor_http(remote: Remote) -> list[Snippet]:
