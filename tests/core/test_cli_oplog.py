@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from mcpkit import Server, oplog
-from mcpkit.http.asgi import Event, Receive, Scope, Send
+from mcpkit.http.asgi import ASGIApp, Event, Receive, Scope, Send
 from mcpkit.http.oplog import OperatorLog
 from mcpkit.places import Place
 
@@ -98,3 +98,59 @@ async def test_an_http_request_is_timed_from_its_arrival(caplog: pytest.LogCaptu
     match = re.fullmatch(r"tools/call slow \{\} -> tool error in ([\d.]+) ms", line)
     assert match is not None, line
     assert float(match[1]) >= 50
+
+
+def answering(status: int, body: bytes) -> ASGIApp:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+async def nothing() -> Event:
+    return {"type": "http.request", "body": b""}
+
+
+async def ignore(event: Event) -> None:
+    pass
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "headers", "hint"),
+    [
+        (421, b"Misdirected", [(b"host", b"evil:1")], "--allowed-host evil:1"),
+        (403, b"origin", [(b"origin", b"https://a.example")], "--allowed-origin https://a.example"),
+        (403, b"insufficient_scope", [], "--oauth-scope"),
+        (401, b"Unauthorized", [], "--auth-token"),
+        (413, b"Payload Too Large", [], "--max-body"),
+        (503, b"too many sessions, try again later", [], "--max-sessions"),
+    ],
+)
+async def test_every_refusal_is_logged_with_the_option_that_allows_it(
+    caplog: pytest.LogCaptureFixture,
+    status: int,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]],
+    hint: str,
+) -> None:
+    scope: Scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+    with caplog.at_level(logging.WARNING):
+        await OperatorLog(answering(status, body))(scope, nothing, ignore)
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "mcpkit.http"]
+    assert f": {status}; " in line
+    assert hint in line
+
+
+async def test_an_answer_that_goes_on_a_stream_is_not_called_missing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+    async def receive() -> Event:
+        return {"type": "http.request", "body": json.dumps(call).encode()}
+
+    scope: Scope = {"type": "http", "method": "POST", "path": "/messages", "headers": []}
+    with caplog.at_level(logging.DEBUG):
+        await OperatorLog(answering(202, b"Accepted"))(scope, receive, ignore)
+    assert [r for r in caplog.records if r.name.startswith("mcpkit")] == []
