@@ -75,7 +75,7 @@ async def reset(
         await git.run(["rm", "--cached", "-r", "--quiet", "--ignore-unmatch", "--", "."])
         return await done(git, "Unstaged everything")
     commit_name = await git.revision(target, what="target")
-    await git.run(["reset", "--quiet", f"--{mode}", "--end-of-options", commit_name])
+    await git.run(["reset", "--quiet", f"--{mode}", commit_name])  # an object name
     return await done(git, f"Reset ({mode}) to {commit_name[:12]}")
 
 
@@ -149,7 +149,8 @@ async def stash(
         args = ["stash", "show", "--stat", "--no-ext-diff", "--no-textconv", *entry]
     else:
         args = ["stash", action, *entry]
-    result = await git.run(args)
+    # No literal pathspecs: stash cleans with a pathspec of its own (and takes none of ours).
+    result = await git.run(args, literal=False)
     return await done(git, result.text or f"stash {action}: done")
 
 
@@ -206,7 +207,13 @@ async def sync(
     """Fetch, pull (fast-forward only) or push; a push forces only with a lease."""
     name = await remote_name(git, remote)
     refs = [plain(branch, "branch")] if branch is not None else []
-    args = [action, "--no-recurse-submodules"]
+    args = [action]
+    # remote.<name>.uploadpack/receivepack take their first value, so a repository's own
+    # beats `-c`: only these options name the programs for certain.
+    if action == "push":
+        args.append("--receive-pack=git-receive-pack")
+    else:
+        args += ["--upload-pack=git-upload-pack", "--no-recurse-submodules"]
     if action == "pull":
         args.append("--ff-only")
     if action == "push":

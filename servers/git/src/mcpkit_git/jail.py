@@ -6,7 +6,8 @@ operator's repositories, as the client's roots narrow them). Git is asked where 
 are, with discovery stopped above the place, so a `.git` file, `core.worktree`, a
 symbolic link or a worktree pointing elsewhere is seen and refused. Bare repositories
 and configuration that includes other files are refused too; filter, diff and merge
-drivers and remote pack programs the repository names are neutralised by overrides.
+drivers the repository names are neutralised by overrides (remote pack programs, which
+`-c` cannot override, by `changing.sync`'s own options).
 """
 
 import os
@@ -20,8 +21,7 @@ from .runner import GitFailed, Log, Runner
 DRIVER_KEY = re.compile(
     r"^(filter\.(?P<filter>.+)\.(clean|smudge|process)"
     r"|diff\..+\.(command|textconv)"
-    r"|merge\..+\.driver"
-    r"|remote\..+\.(uploadpack|receivepack))$"
+    r"|merge\..+\.driver)$"
 )
 INCLUDE_KEY = re.compile(r"^include(if\..*)?\.path$")
 MAX_ALTERNATE_DEPTH = 5
@@ -67,10 +67,7 @@ def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
         match = DRIVER_KEY.match(lowered)
         if match is None:
             continue
-        if lowered.startswith("remote."):
-            overrides.append((key, "git-" + lowered.rsplit(".", 1)[1].replace("pack", "-pack")))
-        else:
-            overrides.append((key, ""))
+        overrides.append((key, ""))
         if match.group("filter") is not None:
             overrides.append((f"filter.{match.group('filter')}.required", "false"))
     return tuple(dict.fromkeys(overrides))

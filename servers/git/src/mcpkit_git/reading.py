@@ -190,7 +190,7 @@ async def show(
     commit = await git.revision(revision)
     if path is not None:
         spec = f"{commit}:{git.tree_path(path)}"
-        blob = await git.revision(spec, what="file at revision", peel="blob")
+        blob = await git.revision(spec, what="file at revision", peel="")
         return await page(git, ["cat-file", "blob", blob], offset, max_bytes)
     args = ["show", *DIFF_OPTIONS, "--no-show-signature", "--format=fuller"]
     if stat_only:
@@ -237,8 +237,7 @@ async def blame(
     args = ["blame", "--porcelain", "--no-textconv"]
     if start_line is not None or end_line is not None:
         args.append(f"-L{start_line or 1},{end_line or ''}")
-    args.append("--end-of-options")
-    if revision is not None:
+    if revision is not None:  # an object name: git blame 2.39 mistakes --end-of-options
         args.append(await git.revision(revision))
     result = await git.run([*args, "--", relative], on_output=tick)
     return Blame(path=relative, lines=_blame_lines(result.text))
@@ -297,8 +296,8 @@ async def grep(
         args.append("--ignore-case")
     args += ["-e", pattern]
     rev = [await git.revision(revision)] if revision is not None else []
-    result = await git.run(
-        [*args, "--end-of-options", *rev, "--", *git.paths(paths)[1:]],
+    result = await git.run(  # the pattern follows -e; a revision is an object name
+        [*args, *rev, "--", *git.paths(paths)[1:]],
         on_output=tick,
         check=False,
     )

@@ -42,16 +42,16 @@ class Git:
         check: bool = True,
         max_bytes: int | None = None,
         on_output: Tick | None = None,
+        literal: bool = True,
     ) -> Result:
-        """Run `git args` in the repository.
+        """Run `git args` in the repository (`literal`: pathspecs have no magic).
 
         Raises:
             GitError: git failed (its message), or ran out of time.
         """
-        env = {
-            "GIT_LITERAL_PATHSPECS": "1",
-            "GIT_CEILING_DIRECTORIES": os.path.dirname(self.repo.place) or "/",
-        }
+        env = {"GIT_CEILING_DIRECTORIES": os.path.dirname(self.repo.place) or "/"}
+        if literal:
+            env["GIT_LITERAL_PATHSPECS"] = "1"
         try:
             return await self.runner.run(
                 self.repo.path,

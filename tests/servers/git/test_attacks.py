@@ -1,0 +1,240 @@
+"""A hostile repository's configuration runs nothing, whatever tool the model calls.
+
+The repository is armed with every vector of research/security.md section 2.1.5: each
+would create the marker file outside the jail. Every tool is called on it; the marker
+never appears and nothing outside changes.
+"""
+
+import stat
+from pathlib import Path
+from typing import Any
+
+from mcpkit_git.access import Tiers
+from servers.git.conftest import Repos, git, make_repo, text_of
+
+VECTORS = (
+    "core.fsmonitor",
+    "core.pager",
+    "pager.log",
+    "pager.diff",
+    "core.editor",
+    "sequence.editor",
+    "core.sshCommand",
+    "core.gitProxy",
+    "core.askPass",
+    "credential.helper",
+    "diff.external",
+    "diff.evil.command",
+    "diff.evil.textconv",
+    "filter.evil.clean",
+    "filter.evil.smudge",
+    "filter.evil.process",
+    "merge.evil.driver",
+    "gpg.program",
+    "remote.origin.uploadpack",
+    "remote.origin.receivepack",
+)
+HOOKS = (
+    "pre-commit",
+    "commit-msg",
+    "post-commit",
+    "post-checkout",
+    "pre-push",
+    "post-merge",
+    "prepare-commit-msg",
+    "reference-transaction",
+    "post-index-change",
+    "pre-auto-gc",
+)
+
+
+def arm(repo: Path, marker: Path, remote: Path) -> None:
+    """Arm `repo` with every vector; each one, run, appends its name to `marker`."""
+    (repo / ".gitattributes").write_text("*.txt diff=evil filter=evil merge=evil\n")
+    git(repo, "remote", "add", "origin", str(remote))
+    for key in VECTORS:
+        git(repo, "config", key, f"echo {key} >> {marker}; cat")
+    git(repo, "config", "filter.evil.required", "true")
+    git(repo, "config", "log.showSignature", "true")
+    hooks = repo / ".git" / "hooks"
+    for name in HOOKS:
+        hook = hooks / name
+        hook.write_text(f"#!/bin/sh\necho hook {name} >> {marker}\n")
+        hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    git(repo, "config", "core.hooksPath", str(hooks))
+    (repo / "a.txt").write_text("alpha\nchanged\n")
+    (repo / "c.txt").write_text("new\n")
+
+
+async def call_everything(client: Any, repo: str) -> dict[str, dict[str, Any]]:
+    """Call every tool on `repo`; return the results by step."""
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("git_status", {}),
+        ("git_diff_unstaged", {}),
+        ("git_diff", {"target": "HEAD~1"}),
+        ("git_log", {"max_count": 5}),
+        ("git_show", {"revision": "HEAD"}),
+        ("git_show", {"revision": "HEAD", "path": "a.txt"}),
+        ("git_blame", {"path": "a.txt"}),
+        ("git_grep", {"pattern": "alpha"}),
+        ("git_grep", {"pattern": "alpha", "revision": "HEAD"}),
+        ("git_ls_files", {}),
+        ("git_branch", {"branch_type": "all"}),
+        ("git_add", {"files": ["a.txt", "c.txt"]}),
+        ("git_diff_staged", {}),
+        ("git_commit", {"message": "hostile"}),
+        ("git_commit", {"message": "amended", "amend": True}),
+        ("git_create_branch", {"branch_name": "side"}),
+        ("git_checkout", {"branch_name": "side"}),
+        ("git_checkout", {"branch_name": "main"}),
+        ("git_tag", {"action": "create", "name": "v1", "message": "tagged"}),
+        ("git_stash", {"action": "list"}),
+        ("git_restore", {"paths": ["a.txt"], "source": "HEAD~1"}),
+        ("git_stash", {"action": "push", "include_untracked": True}),
+        ("git_stash", {"action": "pop"}),
+        ("git_reset", {"mode": "hard", "target": "HEAD~1"}),
+        ("git_fetch", {}),
+        ("git_pull", {"branch": "main"}),
+        ("git_push", {"branch": "main", "force_with_lease": True}),
+    ]
+    results: dict[str, dict[str, Any]] = {}
+    for index, (tool, arguments) in enumerate(calls):
+        result = await client.call_tool(tool, {"repo_path": repo, **arguments})
+        results[f"{index} {tool}"] = result
+    return results
+
+
+async def test_every_tool_on_an_armed_repository_runs_nothing(repos: Repos, tmp_path: Path) -> None:
+    remote = tmp_path / "jail" / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repos.repo), str(remote))
+    arm(repos.repo, repos.marker, remote)
+    before = repos.outside_listing()
+    tiers = Tiers(history_rewrite=True, remote=True)
+    async with repos.serve(tiers=tiers) as client:
+        results = await call_everything(client, str(repos.repo))
+    assert not repos.marker.exists(), repos.marker.read_text()
+    assert repos.outside_listing() == before
+    failed = {step: text_of(result) for step, result in results.items() if result.get("isError")}
+    assert failed == {}, "\n".join(
+        f"{k}: {v}" for k, v in failed.items()
+    )  # the tools work: the vectors are disarmed, not merely refused
+    assert "hostile" not in git(repos.repo, "log", "--format=%s", "-1")  # reset --hard ran
+
+
+async def test_a_signed_commit_with_signature_display_runs_no_gpg(repos: Repos) -> None:
+    tree = git(repos.repo, "rev-parse", "HEAD^{tree}").strip()
+    parent = git(repos.repo, "rev-parse", "HEAD").strip()
+    body = (
+        f"tree {tree}\nparent {parent}\nauthor T <t@e> 1700000000 +0000\n"
+        "committer T <t@e> 1700000000 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n"
+        " fake\n -----END PGP SIGNATURE-----\n\nsigned\n"
+    )
+    signed = _hash_commit(repos.repo, body)
+    git(repos.repo, "update-ref", "refs/heads/main", signed)
+    for program in ("gpg.program", "gpg.openpgp.program"):
+        git(repos.repo, "config", program, f"sh -c 'echo gpg >> {repos.marker}'")
+    git(repos.repo, "config", "log.showSignature", "true")
+    async with repos.serve() as client:
+        logged = await client.call_tool("git_log", {"repo_path": str(repos.repo)})
+        shown = await client.call_tool(
+            "git_show", {"repo_path": str(repos.repo), "revision": "HEAD"}
+        )
+    assert not logged.get("isError")
+    assert not shown.get("isError")
+    assert logged["structuredContent"]["commits"][0]["subject"] == "signed"
+    assert not repos.marker.exists()
+
+
+def _hash_commit(repo: Path, body: str) -> str:
+    import subprocess
+
+    from servers.git.conftest import ENV
+
+    done = subprocess.run(
+        ["git", "hash-object", "-t", "commit", "-w", "--stdin"],
+        cwd=repo,
+        env=ENV,
+        input=body,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+async def test_hooks_run_only_when_the_operator_allows_them(repos: Repos) -> None:
+    from mcpkit_git.runner import Settings
+
+    hook = repos.repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\necho hook >> {repos.marker}\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    args = {"repo_path": str(repos.repo), "message": "m", "allow_empty": True}
+    async with repos.serve() as client:
+        assert not (await client.call_tool("git_commit", args)).get("isError")
+    assert not repos.marker.exists()
+    async with repos.serve(settings=Settings(allow_hooks=True)) as client:
+        assert not (await client.call_tool("git_commit", args)).get("isError")
+    assert repos.marker.read_text() == "hook\n"
+
+
+async def test_included_configuration_is_refused(repos: Repos) -> None:
+    evil = repos.outside / "evil.cfg"
+    evil.write_text(f"[core]\n\tfsmonitor = echo include >> {repos.marker}\n")
+    for key in ("include.path", "includeIf.gitdir:/.path"):
+        repo = make_repo(repos.folder / key.replace(":", "").replace("/", ""))
+        git(repo, "config", key, str(evil))
+        (repo / "a.txt").write_text("changed\n")
+        async with repos.serve() as client:
+            result = await client.call_tool("git_status", {"repo_path": str(repo)})
+        assert result["isError"] is True
+        assert "includes another file" in text_of(result)
+    assert not repos.marker.exists()
+
+
+async def test_repositories_reaching_outside_are_refused(repos: Repos) -> None:
+    outside_repo = make_repo(repos.outside / "real")
+    gitfile = repos.folder / "gitfile"
+    gitfile.mkdir()
+    (gitfile / ".git").write_text(f"gitdir: {outside_repo / '.git'}\n")
+    worktree = make_repo(repos.folder / "worktree")
+    git(worktree, "config", "core.worktree", str(repos.outside))
+    borrowing = make_repo(repos.folder / "borrowing")
+    (borrowing / ".git" / "objects" / "info" / "alternates").write_text(
+        f"{outside_repo / '.git' / 'objects'}\n"
+    )
+    linked = repos.folder / "linked"
+    linked.symlink_to(outside_repo)
+    bare = repos.folder / "bare.git"
+    git(repos.folder, "init", "-q", "--bare", str(bare))
+    cases = {
+        str(gitfile): "git directory",
+        str(worktree): "work tree",
+        str(borrowing): "borrows objects",
+        str(linked): "outside the repositories",
+        str(outside_repo): "outside the repositories",
+        "../outside/real": "outside the repositories",
+        str(repos.folder / "repo" / ".." / ".." / "outside" / "real"): "outside the repositories",
+        str(bare): "bare",
+        str(repos.folder / "missing"): "not a directory",
+    }
+    before = repos.outside_listing()
+    async with repos.serve() as client:
+        for repo_path, reason in cases.items():
+            for tool, extra in (("git_status", {}), ("git_add", {"files": ["."]})):
+                result = await client.call_tool(tool, {"repo_path": repo_path, **extra})
+                assert result["isError"] is True, (repo_path, tool)
+                assert reason in text_of(result), (repo_path, text_of(result))
+    assert repos.outside_listing() == before
+    assert git(outside_repo, "status", "--porcelain") == ""
+
+
+async def test_a_folder_inside_the_jail_does_not_reach_a_repository_above_it(
+    repos: Repos, tmp_path: Path
+) -> None:
+    above = make_repo(tmp_path / "above")
+    place = above / "sub"
+    place.mkdir()
+    async with repos.serve(place) as client:
+        result = await client.call_tool("git_status", {"repo_path": str(place)})
+    assert result["isError"] is True
+    assert "not a git repository" in text_of(result)

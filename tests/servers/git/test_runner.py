@@ -1,0 +1,160 @@
+"""The git runner directly: its environment, its overrides, the cap, the kill, the log."""
+
+import os
+import stat
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcpkit_git.runner import Command, GitFailed, Runner, Settings, TimedOut
+from servers.git.conftest import git, make_repo
+
+
+def test_environment_is_built_not_inherited() -> None:
+    inherited = {
+        "PATH": "/usr/bin",
+        "HOME": "/home/me",
+        "GIT_DIR": "/elsewhere/.git",
+        "GIT_WORK_TREE": "/elsewhere",
+        "GIT_CONFIG_PARAMETERS": "'core.fsmonitor=touch /tmp/x'",
+        "GIT_SSH_COMMAND": "touch /tmp/x",
+        "GIT_EXEC_PATH": "/evil",
+        "PAGER": "touch /tmp/x",
+        "EDITOR": "touch /tmp/x",
+        "SOMETHING": "kept",
+    }
+    env = Runner().environment(inherited)
+    assert not {"GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_PARAMETERS", "GIT_SSH_COMMAND"} & set(env)
+    assert "GIT_EXEC_PATH" not in env
+    assert env["PAGER"] == "cat"
+    assert "EDITOR" not in env
+    assert env["GIT_CONFIG_NOSYSTEM"] == "1"
+    assert env["GIT_CONFIG_GLOBAL"] == "/dev/null"
+    assert env["GIT_TERMINAL_PROMPT"] == "0"
+    assert env["GIT_ASKPASS"] == ""
+    assert env["SSH_ASKPASS"] == ""
+    assert env["HOME"] != "/home/me"
+    assert env["LC_ALL"] == "C"
+    assert env["SOMETHING"] == "kept"
+
+
+def test_operator_may_keep_their_git_configuration() -> None:
+    env = Runner(Settings(inherit_config=True)).environment(
+        {"PATH": "/usr/bin", "HOME": "/home/me", "GIT_AUTHOR_NAME": "Me"}
+    )
+    assert env["HOME"] == "/home/me"
+    assert env["GIT_AUTHOR_NAME"] == "Me"
+    assert "GIT_CONFIG_GLOBAL" not in env
+    assert env["GIT_TERMINAL_PROMPT"] == "0"  # never a prompt, whatever the operator asks
+
+
+def test_overrides_come_before_the_command_and_hooks_are_off_unless_allowed() -> None:
+    argv = Runner().argv(["status"], [("filter.x.clean", "")])
+    config = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-c"]
+    for setting in (
+        "core.fsmonitor=false",
+        "core.hooksPath=/dev/null",
+        "core.pager=cat",
+        "core.editor=true",
+        "diff.external=",
+        "log.showSignature=false",
+        "credential.helper=",
+        "core.sshCommand=ssh",
+        "protocol.allow=never",
+        "filter.x.clean=",
+    ):
+        assert setting in config
+    assert argv[-1] == "status"
+    assert argv[1] == "--no-pager"
+    hooks = Runner(Settings(allow_hooks=True)).argv(["status"])
+    assert not any(arg.startswith("core.hooksPath") for arg in hooks)
+
+
+async def test_output_is_capped_and_says_so(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    (repo / "big.txt").write_text("x" * 200_000)
+    git(repo, "add", "big.txt")
+    result = await Runner().run(str(repo), ["show", ":big.txt"], max_bytes=1000)
+    assert result.truncated
+    assert len(result.stdout) == 1000
+    assert result.status == 0
+
+
+async def test_failure_raises_with_gits_message_and_is_logged(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    heard: list[Command] = []
+
+    async def log(command: Command) -> None:
+        heard.append(command)
+
+    with pytest.raises(GitFailed, match="unknown revision"):
+        await Runner().run(str(repo), ["log", "nope"], log=log)
+    await Runner().run(str(repo), ["status"], log=log)
+    assert [c.argv for c in heard] == [("log", "nope"), ("status",)]
+    assert heard[0].status == 128
+    assert heard[1].status == 0
+    assert all(0 <= c.seconds < 10 for c in heard)
+
+
+def fake_git(tmp_path: Path) -> tuple[Path, Path]:
+    """A 'git' that starts a child which outlives it unless its group is killed."""
+    pidfile = tmp_path / "child.pid"
+    script = tmp_path / "fake-git"
+    script.write_text(f"#!/bin/sh\nsleep 30 &\necho $! > {pidfile}\nwait\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script, pidfile
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as file:  # a zombie is dead
+        return file.read().split(") ")[1][0] != "Z"
+
+
+def wait_for(path: Path) -> int:
+    """Return the pid written to `path`, waiting up to 5 s for it."""
+    deadline = time.monotonic() + 5
+    while not path.exists() or not path.read_text().strip():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return int(path.read_text())
+
+
+def wait_dead(pid: int) -> bool:
+    """Return whether `pid` ended within 5 s."""
+    deadline = time.monotonic() + 5
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not alive(pid)
+
+
+async def test_cancelling_kills_git_and_its_children(tmp_path: Path) -> None:
+    script, pidfile = fake_git(tmp_path)
+    runner = Runner(Settings(git=str(script)))
+    heard: list[Command] = []
+
+    async def log(command: Command) -> None:
+        heard.append(command)
+
+    child = 0
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(lambda: runner.run(str(tmp_path), ["status"], log=log))
+        child = await anyio.to_thread.run_sync(wait_for, pidfile)
+        assert alive(child)
+        tasks.cancel_scope.cancel()
+    assert await anyio.to_thread.run_sync(wait_dead, child)
+    assert heard
+    assert heard[0].status is None
+
+
+async def test_timeout_kills_the_group(tmp_path: Path) -> None:
+    script, pidfile = fake_git(tmp_path)
+    runner = Runner(Settings(git=str(script), timeout=0.5))
+    with pytest.raises(TimedOut):
+        await runner.run(str(tmp_path), ["status"])
+    assert await anyio.to_thread.run_sync(lambda: wait_dead(wait_for(pidfile)))
