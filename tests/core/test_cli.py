@@ -66,6 +66,7 @@ def test_flags_take_any_case_too() -> None:
         ("MCPKIT_JSON_RESPONSE", "2", "1, true, yes, on"),
         ("MCPKIT_PORT", "http", "0 to 65535"),
         ("MCPKIT_MAX_BODY", "-1", "positive"),
+        ("MCPKIT_STATE_KEY", "short", "at least 32 bytes"),
     ],
 )
 def test_a_bad_environment_value_exits_2_naming_the_valid_ones(

@@ -30,6 +30,7 @@ from .transports.stdio import StdioTransport
 
 _LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 _TRANSPORTS = ("stdio", "http", "sse", "http+sse")
+_STATE_KEY_BYTES = 32
 
 
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
@@ -142,5 +143,12 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
     add_http_arguments(parser)
     args = parser.parse_args(argv)
     check_flags(parser, args)
+    state_key = os.environ.get("MCPKIT_STATE_KEY")
+    if state_key is not None and len(state_key.encode()) < _STATE_KEY_BYTES:
+        # It seals the answers a 2026-07-28 retry carries: a short one can be guessed.
+        parser.error(
+            f"MCPKIT_STATE_KEY must be at least {_STATE_KEY_BYTES} bytes"
+            " (for example: openssl rand -hex 32)"
+        )
     args.http_config = http_config(parser, args) if args.transport != "stdio" else None
     return args
