@@ -112,14 +112,17 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    with open(f"/proc/{pid}/stat") as file:  # a zombie is dead
-        return file.read().split(") ")[1][0] != "Z"
+    try:
+        with open(f"/proc/{pid}/stat") as file:  # a zombie is dead
+            return file.read().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def wait_for(path: Path) -> int:
     """Return the pid written to `path`, waiting up to 5 s for it."""
     deadline = time.monotonic() + 5
-    while not path.exists() or not path.read_text().strip():
+    while not path.exists() or not path.read_text().endswith("\n"):
         assert time.monotonic() < deadline
         time.sleep(0.02)
     return int(path.read_text())

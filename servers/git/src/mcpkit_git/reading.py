@@ -318,18 +318,13 @@ async def ls_files(
     git: Git, *, revision: str | None = None, paths: Sequence[str] | None = None
 ) -> list[str]:
     """Return tracked files (in the index, or in the tree of `revision`)."""
-    if revision is not None:
-        args = [
-            "ls-tree",
-            "-r",
-            "-z",
-            "--name-only",
-            "--end-of-options",
-            await git.revision(revision),
-        ]
+    checked = git.paths(paths)[1:]
+    if revision is not None:  # ls-tree takes no `--`: its paths follow --end-of-options
+        tree = await git.revision(revision)
+        args = ["ls-tree", "-r", "-z", "--name-only", "--end-of-options", tree, *checked]
     else:
-        args = ["ls-files", "-z", "--cached"]
-    result = await git.run([*args, "--", *git.paths(paths)[1:]])
+        args = ["ls-files", "-z", "--cached", "--", *checked]
+    result = await git.run(args)
     return [name for name in result.text.split("\x00") if name]
 
 

@@ -1,0 +1,131 @@
+"""Argument injection: a value that looks like an option is never read as one.
+
+Every string argument of every tool gets each hostile value; the call fails (or treats
+the value as a literal name), nothing is written outside, and no command runs.
+"""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpkit_git.access import Tiers
+from servers.git.conftest import Repos, git, text_of
+
+HOSTILE = (
+    "--output={out}/written",
+    "--upload-pack=touch {out}/MARKER",
+    "--exec=touch {out}/MARKER",
+    "-u{out}/MARKER",
+    "-c core.fsmonitor=touch {out}/MARKER",
+    "-cuser.name=x",
+    "--pathspec-from-file=/etc/passwd",
+    "-h",
+    "--",
+    "HEAD\n--output={out}/written",
+    "--end-of-options",
+)
+
+ARGUMENTS: list[tuple[str, str, dict[str, Any]]] = [
+    ("git_diff", "target", {}),
+    ("git_diff", "source", {"target": "HEAD"}),
+    ("git_show", "revision", {}),
+    ("git_show", "path", {"revision": "HEAD"}),
+    ("git_log", "start_timestamp", {}),
+    ("git_log", "end_timestamp", {}),
+    ("git_log", "author", {}),
+    ("git_log", "grep", {}),
+    ("git_log", "revision_range", {}),
+    ("git_branch", "contains", {}),
+    ("git_branch", "not_contains", {}),
+    ("git_blame", "path", {}),
+    ("git_blame", "revision", {"path": "a.txt"}),
+    ("git_grep", "revision", {"pattern": "alpha"}),
+    ("git_merge_base", "a", {"b": "HEAD"}),
+    ("git_merge_base", "b", {"a": "HEAD"}),
+    ("git_create_branch", "branch_name", {}),
+    ("git_create_branch", "base_branch", {"branch_name": "ok"}),
+    ("git_checkout", "branch_name", {}),
+    ("git_checkout", "start_point", {"branch_name": "ok2", "create": True}),
+    ("git_reset", "target", {"mode": "soft"}),
+    ("git_restore", "source", {"paths": ["a.txt"]}),
+    ("git_tag", "name", {"action": "create"}),
+    ("git_tag", "target", {"action": "create", "name": "t1"}),
+    ("git_stash", "ref", {"action": "show"}),
+    ("git_push", "remote", {}),
+    ("git_push", "branch", {}),
+    ("git_fetch", "remote", {}),
+    ("git_pull", "branch", {}),
+]
+
+
+@pytest.mark.parametrize(("tool", "argument", "others"), ARGUMENTS)
+async def test_option_like_values_are_refused(
+    repos: Repos, tool: str, argument: str, others: dict[str, Any]
+) -> None:
+    remote = repos.folder / "remote.git"
+    git(repos.folder, "clone", "-q", "--bare", str(repos.repo), str(remote))
+    git(repos.repo, "remote", "add", "origin", str(remote))
+    head = git(repos.repo, "rev-parse", "HEAD")
+    async with repos.serve(tiers=Tiers(history_rewrite=True, remote=True)) as client:
+        for value in HOSTILE:
+            arguments = {
+                "repo_path": str(repos.repo),
+                **others,
+                argument: value.format(out=repos.outside),
+            }
+            result = await client.call_tool(tool, arguments)
+            assert result.get("isError") is True, (tool, argument, value, text_of(result))
+    assert sorted(p.name for p in repos.outside.iterdir()) == ["secret.txt"]
+    assert git(repos.repo, "rev-parse", "HEAD") == head
+    assert git(repos.repo, "status", "--porcelain") == ""
+
+
+async def test_grep_pattern_and_commit_message_are_data(repos: Repos) -> None:
+    (repos.repo / "dash.txt").write_text("--output=x\n")
+    git(repos.repo, "add", "dash.txt")
+    async with repos.serve() as client:
+        found = await client.call_tool(
+            "git_grep", {"repo_path": str(repos.repo), "pattern": "--output=x"}
+        )
+        committed = await client.call_tool(
+            "git_commit", {"repo_path": str(repos.repo), "message": f"--output={repos.outside}/w"}
+        )
+    assert found["structuredContent"]["matches"][0]["path"] == "dash.txt"
+    assert not committed.get("isError")
+    assert git(repos.repo, "log", "-1", "--format=%s").strip() == f"--output={repos.outside}/w"
+    assert sorted(p.name for p in repos.outside.iterdir()) == ["secret.txt"]
+
+
+async def test_paths_are_literal_and_stay_inside(repos: Repos, tmp_path: Path) -> None:
+    (repos.repo / ":(top)b.txt").write_text("odd name\n")
+    (repos.repo / "link").symlink_to(repos.outside)
+    async with repos.serve() as client:
+        call = client.call_tool
+        magic = await call("git_add", {"repo_path": str(repos.repo), "files": [":(top)b.txt"]})
+        dashed = await call("git_add", {"repo_path": str(repos.repo), "files": ["--all"]})
+        escapes = [
+            await call("git_add", {"repo_path": str(repos.repo), "files": [path]})
+            for path in (
+                "../../outside/secret.txt",
+                str(repos.outside / "secret.txt"),
+                "link/secret.txt",
+                ".git/config",
+            )
+        ]
+        shown = await call(
+            "git_show", {"repo_path": str(repos.repo), "revision": "HEAD", "path": "../x"}
+        )
+    assert not magic.get("isError")
+    assert git(repos.repo, "diff", "--cached", "--name-only").split() == [":(top)b.txt"]
+    assert dashed["isError"] is True  # a file named --all does not exist: no option
+    for result in escapes:
+        assert result["isError"] is True
+        assert "outside the repository" in text_of(result) or "git directory" in text_of(result)
+    assert shown["isError"] is True
+
+
+async def test_there_is_no_tool_to_make_a_repository(repos: Repos) -> None:
+    async with repos.serve(tiers=Tiers(history_rewrite=True, remote=True)) as client:
+        names = {tool["name"] for tool in (await client.request("tools/list"))["tools"]}
+    assert not {"git_init", "git_clone"} & names

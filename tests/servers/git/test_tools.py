@@ -1,0 +1,328 @@
+"""mcp-git's tools through the in-memory client: what each returns, typed and as text."""
+
+from typing import Any
+
+from servers.git.conftest import Repos, git, text_of
+
+REFERENCE_TOOLS = {
+    "git_status": {"repo_path"},
+    "git_diff_unstaged": {"repo_path", "context_lines"},
+    "git_diff_staged": {"repo_path", "context_lines"},
+    "git_diff": {"repo_path", "target", "context_lines"},
+    "git_commit": {"repo_path", "message"},
+    "git_add": {"repo_path", "files"},
+    "git_reset": {"repo_path"},
+    "git_log": {"repo_path", "max_count", "start_timestamp", "end_timestamp"},
+    "git_create_branch": {"repo_path", "branch_name", "base_branch"},
+    "git_checkout": {"repo_path", "branch_name"},
+    "git_show": {"repo_path", "revision"},
+    "git_branch": {"repo_path", "branch_type", "contains", "not_contains"},
+}
+
+
+async def test_every_reference_tool_keeps_its_name_arguments_and_hints(repos: Repos) -> None:
+    async with repos.serve() as client:
+        tools = {tool["name"]: tool for tool in (await client.request("tools/list"))["tools"]}
+    for name, arguments in REFERENCE_TOOLS.items():
+        schema = tools[name]["inputSchema"]
+        assert arguments <= set(schema["properties"]), name
+        assert set(schema.get("required", [])) <= arguments, name
+        assert "outputSchema" in tools[name]
+    hints = {name: tools[name]["annotations"] for name in REFERENCE_TOOLS}
+    assert hints["git_status"]["readOnlyHint"] is True
+    assert hints["git_reset"]["destructiveHint"] is True
+    assert hints["git_commit"]["readOnlyHint"] is False
+    assert all(hint["openWorldHint"] is False for hint in hints.values())
+    assert tools["git_log"]["inputSchema"]["properties"]["max_count"]["default"] == 10
+
+
+async def test_status_is_typed(repos: Repos) -> None:
+    (repos.repo / "a.txt").write_text("changed\n")
+    (repos.repo / "new.txt").write_text("new\n")
+    git(repos.repo, "add", "new.txt")
+    (repos.repo / "loose.txt").write_text("loose\n")
+    git(repos.repo, "mv", "b.txt", "renamed.txt")
+    async with repos.serve() as client:
+        result = await client.call_tool("git_status", {"repo_path": str(repos.repo)})
+    status = result["structuredContent"]
+    assert status["branch"] == "main"
+    assert status["clean"] is False
+    assert {(c["path"], c["state"]) for c in status["staged"]} == {
+        ("new.txt", "added"),
+        ("renamed.txt", "renamed"),
+    }
+    assert [c["original_path"] for c in status["staged"] if c["state"] == "renamed"] == ["b.txt"]
+    assert status["unstaged"] == [{"path": "a.txt", "state": "modified", "original_path": None}]
+    assert status["untracked"] == ["loose.txt"]
+    assert text_of(result).startswith("Repository status:\nOn branch main")
+
+
+async def test_status_knows_upstream_ahead_behind_and_conflicts(repos: Repos) -> None:
+    clone = repos.folder / "clone"
+    git(repos.folder, "clone", "-q", str(repos.repo), str(clone))
+    git(clone, "commit", "-q", "--allow-empty", "-m", "mine")
+    git(repos.repo, "commit", "-q", "--allow-empty", "-m", "theirs")
+    git(clone, "fetch", "-q")
+    async with repos.serve() as client:
+        status = (await client.call_tool("git_status", {"repo_path": str(clone)}))[
+            "structuredContent"
+        ]
+    assert (status["upstream"], status["ahead"], status["behind"]) == ("origin/main", 1, 1)
+    (repos.repo / "a.txt").write_text("one\n")
+    git(repos.repo, "commit", "-qam", "one")
+    git(repos.repo, "switch", "-q", "-c", "other", "HEAD~1")
+    (repos.repo / "a.txt").write_text("two\n")
+    git(repos.repo, "commit", "-qam", "two")
+    subprocess_ok = git_status_conflict(repos)
+    assert subprocess_ok
+    async with repos.serve() as client:
+        status = (await client.call_tool("git_status", {"repo_path": str(repos.repo)}))[
+            "structuredContent"
+        ]
+    assert status["conflicted"] == ["a.txt"]
+
+
+def git_status_conflict(repos: Repos) -> bool:
+    import subprocess
+
+    from servers.git.conftest import ENV
+
+    done = subprocess.run(["git", "merge", "main"], cwd=repos.repo, env=ENV, capture_output=True)
+    return done.returncode == 1
+
+
+async def test_diffs_unstaged_staged_and_against_revisions(repos: Repos) -> None:
+    (repos.repo / "a.txt").write_text("alpha\nchanged\n")
+    (repos.repo / "b.txt").write_text("bravo\nstaged\n")
+    git(repos.repo, "add", "b.txt")
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        unstaged = text_of(await client.call_tool("git_diff_unstaged", {"repo_path": path}))
+        staged = text_of(await client.call_tool("git_diff_staged", {"repo_path": path}))
+        target = await client.call_tool("git_diff", {"repo_path": path, "target": "HEAD~1"})
+        two = await client.call_tool(
+            "git_diff",
+            {"repo_path": path, "source": "HEAD~1", "target": "HEAD", "name_only": True},
+        )
+        narrow = await client.call_tool(
+            "git_diff", {"repo_path": path, "target": "HEAD", "paths": ["b.txt"]}
+        )
+        bad = await client.call_tool("git_diff", {"repo_path": path, "target": "nope"})
+    assert "+changed" in unstaged
+    assert "staged" not in unstaged
+    assert "+staged" in staged
+    assert "changed" not in staged
+    assert "+bravo" in text_of(target)
+    assert "+changed" in text_of(target)
+    assert two["structuredContent"]["text"] == "b.txt\n"
+    assert "a.txt" not in text_of(narrow)
+    assert bad["isError"] is True
+    assert "names no commit" in text_of(bad)
+
+
+async def test_long_output_comes_in_pages(repos: Repos) -> None:
+    (repos.repo / "a.txt").write_text("".join(f"line {n}\n" for n in range(2000)))
+    args: dict[str, Any] = {"repo_path": str(repos.repo), "max_bytes": 5000}
+    pieces: list[str] = []
+    async with repos.serve() as client:
+        whole = (await client.call_tool("git_diff_unstaged", {"repo_path": str(repos.repo)}))[
+            "structuredContent"
+        ]["text"]
+        while True:
+            page = (await client.call_tool("git_diff_unstaged", args))["structuredContent"]
+            pieces.append(page["text"])
+            if page["next_offset"] is None:
+                break
+            assert page["truncated"] is True
+            args["offset"] = page["next_offset"]
+    assert len(pieces) > 3
+    assert "".join(pieces) == whole
+
+
+async def test_log_is_commits_in_pages_with_filters(repos: Repos) -> None:
+    for n in range(5):
+        git(repos.repo, "commit", "-q", "--allow-empty", "-m", f"extra {n}")
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        first = (await client.call_tool("git_log", {"repo_path": path, "max_count": 3}))[
+            "structuredContent"
+        ]
+        rest = (
+            await client.call_tool(
+                "git_log", {"repo_path": path, "max_count": 10, "skip": first["next_skip"]}
+            )
+        )["structuredContent"]
+        grepped = await client.call_tool("git_log", {"repo_path": path, "grep": "second"})
+        ranged = await client.call_tool(
+            "git_log", {"repo_path": path, "revision_range": "HEAD~2..HEAD"}
+        )
+        by_path = await client.call_tool("git_log", {"repo_path": path, "paths": ["b.txt"]})
+    assert [c["subject"] for c in first["commits"]] == ["extra 4", "extra 3", "extra 2"]
+    assert first["next_skip"] == 3
+    assert [c["subject"] for c in rest["commits"]] == ["extra 1", "extra 0", "second", "first"]
+    assert rest["next_skip"] is None
+    second = grepped["structuredContent"]["commits"]
+    assert [(c["subject"], c["body"]) for c in second] == [("second", "with a body")]
+    assert len(ranged["structuredContent"]["commits"]) == 2
+    assert [c["subject"] for c in by_path["structuredContent"]["commits"]] == ["second"]
+    assert first["commits"][0]["refs"] == ["HEAD -> main"]
+
+
+async def test_show_commit_and_file_at_revision(repos: Repos) -> None:
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        commit = text_of(
+            await client.call_tool("git_show", {"repo_path": path, "revision": "HEAD"})
+        )
+        old = await client.call_tool(
+            "git_show", {"repo_path": path, "revision": "HEAD~1", "path": "a.txt"}
+        )
+        missing = await client.call_tool(
+            "git_show", {"repo_path": path, "revision": "HEAD~1", "path": "b.txt"}
+        )
+    assert "second" in commit
+    assert "+bravo" in commit
+    assert old["structuredContent"]["text"] == "alpha\nbeta\n"
+    assert missing["isError"] is True
+
+
+async def test_branches_create_checkout_and_list(repos: Repos) -> None:
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        created = await client.call_tool(
+            "git_create_branch",
+            {"repo_path": path, "branch_name": "feature", "base_branch": "HEAD~1"},
+        )
+        switched = await client.call_tool(
+            "git_checkout", {"repo_path": path, "branch_name": "feature"}
+        )
+        listed = await client.call_tool("git_branch", {"repo_path": path})
+        containing = await client.call_tool("git_branch", {"repo_path": path, "contains": "main"})
+        made = await client.call_tool(
+            "git_checkout", {"repo_path": path, "branch_name": "fresh", "create": True}
+        )
+        invalid = await client.call_tool(
+            "git_create_branch", {"repo_path": path, "branch_name": "bad..name"}
+        )
+    assert not created.get("isError")
+    assert "feature" in text_of(switched)
+    assert listed["structuredContent"] == {"branches": ["feature", "main"], "current": "feature"}
+    assert containing["structuredContent"]["branches"] == ["main"]
+    assert git(repos.repo, "branch", "--show-current").strip() == "fresh"
+    assert not made.get("isError")
+    assert invalid["isError"] is True
+
+
+async def test_add_commit_reset(repos: Repos) -> None:
+    path = str(repos.repo)
+    (repos.repo / "n1.txt").write_text("1\n")
+    (repos.repo / "n2.txt").write_text("2\n")
+    async with repos.serve() as client:
+        await client.call_tool("git_add", {"repo_path": path, "files": ["n1.txt"]})
+        staged_one = git(repos.repo, "diff", "--cached", "--name-only").split()
+        await client.call_tool("git_reset", {"repo_path": path})
+        unstaged = git(repos.repo, "diff", "--cached", "--name-only").split()
+        await client.call_tool("git_add", {"repo_path": path, "files": ["."]})
+        committed = await client.call_tool("git_commit", {"repo_path": path, "message": "both"})
+        empty = await client.call_tool("git_commit", {"repo_path": path, "message": "nothing"})
+    assert staged_one == ["n1.txt"]
+    assert unstaged == []
+    assert committed["structuredContent"]["head"] == git(repos.repo, "rev-parse", "HEAD").strip()
+    assert git(repos.repo, "show", "--name-only", "--format=%s", "HEAD").split() == [
+        "both",
+        "n1.txt",
+        "n2.txt",
+    ]
+    assert empty["isError"] is True
+
+
+async def test_blame_grep_ls_files_merge_base(repos: Repos) -> None:
+    path = str(repos.repo)
+    first = git(repos.repo, "rev-parse", "HEAD~1").strip()
+    git(repos.repo, "switch", "-q", "-c", "side", "HEAD~1")
+    async with repos.serve() as client:
+        blame = (await client.call_tool("git_blame", {"repo_path": path, "path": "a.txt"}))[
+            "structuredContent"
+        ]
+        ranged = (
+            await client.call_tool(
+                "git_blame", {"repo_path": path, "path": "a.txt", "start_line": 2, "end_line": 2}
+            )
+        )["structuredContent"]
+        found = (
+            await client.call_tool(
+                "git_grep",
+                {"repo_path": path, "pattern": "b.t|b.a", "is_regex": True, "revision": "main"},
+            )
+        )["structuredContent"]
+        files = (await client.call_tool("git_ls_files", {"repo_path": path}))["structuredContent"]
+        at_main = (await client.call_tool("git_ls_files", {"repo_path": path, "revision": "main"}))[
+            "structuredContent"
+        ]
+        base = (
+            await client.call_tool("git_merge_base", {"repo_path": path, "a": "main", "b": "side"})
+        )["structuredContent"]
+    assert [(line["line"], line["text"], line["commit"]) for line in blame["lines"]] == [
+        (1, "alpha", first),
+        (2, "beta", first),
+    ]
+    assert blame["lines"][0]["summary"] == "first"
+    assert [line["text"] for line in ranged["lines"]] == ["beta"]
+    assert {(m["path"], m["line"]) for m in found["matches"]} == {("a.txt", 2), ("b.txt", 1)}
+    assert files == {"files": ["a.txt"]}
+    assert at_main == {"files": ["a.txt", "b.txt"]}
+    assert base == {"merge_base": first}
+
+
+async def test_restore_stash_tag(repos: Repos) -> None:
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        (repos.repo / "a.txt").write_text("scribble\n")
+        await client.call_tool("git_restore", {"repo_path": path, "paths": ["a.txt"]})
+        restored = (repos.repo / "a.txt").read_text()
+        (repos.repo / "a.txt").write_text("stashed\n")
+        await client.call_tool("git_stash", {"repo_path": path, "message": "wip"})
+        after_push = (repos.repo / "a.txt").read_text()
+        listed = text_of(await client.call_tool("git_stash", {"repo_path": path, "action": "list"}))
+        await client.call_tool("git_stash", {"repo_path": path, "action": "pop"})
+        await client.call_tool(
+            "git_tag", {"repo_path": path, "action": "create", "name": "v1", "message": "one"}
+        )
+        tags = text_of(await client.call_tool("git_tag", {"repo_path": path, "action": "list"}))
+        await client.call_tool("git_tag", {"repo_path": path, "action": "delete", "name": "v1"})
+    assert restored == "alpha\nbeta\n"
+    assert after_push == "alpha\nbeta\n"
+    assert "wip" in listed
+    assert (repos.repo / "a.txt").read_text() == "stashed\n"
+    assert tags == "v1"
+    assert git(repos.repo, "tag") == ""
+
+
+async def test_list_repositories_and_relative_paths(repos: Repos) -> None:
+    (repos.folder / "plain").mkdir()
+    nested = repos.folder / "deeper" / "inner"
+    git(repos.folder, "init", "-q", str(nested))
+    async with repos.serve() as client:
+        listed = await client.call_tool("git_list_repositories", {})
+        relative = await client.call_tool("git_status", {"repo_path": "repo"})
+    assert listed["structuredContent"]["repositories"] == [str(nested), str(repos.repo)]
+    assert relative["structuredContent"]["branch"] == "main"
+
+
+async def test_each_git_command_is_logged_to_the_client(repos: Repos) -> None:
+    async with repos.serve() as client:
+        await client.request("logging/setLevel", {"level": "debug"})
+        await client.call_tool("git_status", {"repo_path": str(repos.repo)})
+        await client.call_tool("git_diff", {"repo_path": str(repos.repo), "target": "nope"})
+    logs = [
+        n["params"]["data"]
+        for n in client.notifications
+        if n["method"] == "notifications/message" and n["params"].get("logger") == "git"
+    ]
+    assert ["git", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"] in [
+        entry["argv"] for entry in logs
+    ]
+    failed = [entry for entry in logs if entry["status"] not in (0, None)]
+    assert failed
+    assert failed[0]["argv"][:3] == ["git", "rev-parse", "--verify"]
+    assert all(isinstance(entry["ms"], float) for entry in logs)
