@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from e2e.harness import EVERYTHING, LATEST
-from e2e.http_wire import HttpServer
+from e2e.http_wire import READY, HttpServer
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -155,3 +155,38 @@ def test_a_wildcard_bind_serves_the_machines_addresses_and_says_how(
     finally:
         server.stop()
     assert server.problems() == []
+
+
+def test_over_http_at_debug_a_tool_call_is_traced_with_its_time() -> None:
+    with subprocess.Popen(
+        [EVERYTHING, "--transport", "http", "--port", "0", "--log-level", "debug"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stderr is not None
+        said = ""
+        while (ready := READY.search(said)) is None:
+            line = process.stderr.readline()
+            assert line, f"the server ended before it listened:\n{said}"
+            said += line
+        base = f"http://127.0.0.1:{ready[1]}"
+        with httpx.Client(base_url=base, timeout=10) as client:
+            opened = client.post("/mcp", json=INITIALIZE, headers=HEADERS)
+            session = {
+                **HEADERS,
+                "mcp-session-id": opened.headers["mcp-session-id"],
+                "mcp-protocol-version": LATEST,
+            }
+            arguments = {"duration": 0.2, "steps": 2}
+            called = client.post(
+                "/mcp", json=call(1, "long_running_operation", arguments), headers=session
+            )
+            assert called.status_code == 200
+        process.terminate()
+        said += process.stderr.read()
+    assert 'session opened by "first-contact" "9.8"' in said
+    traced = re.search(r"tools/call long_running_operation \{.*\} -> ok in ([\d.]+) ms", said)
+    assert traced is not None, said
+    assert float(traced[1]) >= 200
