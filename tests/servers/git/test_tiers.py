@@ -1,0 +1,152 @@
+"""Permission tiers, and destructive changes confirmed by the user (ask first, then change)."""
+
+from typing import Any
+
+from checked import stateless
+from mcpkit_git.access import Tiers
+from servers.git.conftest import Repos, git, text_of
+
+READ_TOOLS = {
+    "git_status",
+    "git_diff_unstaged",
+    "git_diff_staged",
+    "git_diff",
+    "git_log",
+    "git_show",
+    "git_branch",
+    "git_blame",
+    "git_grep",
+    "git_ls_files",
+    "git_merge_base",
+    "git_list_repositories",
+}
+LOCAL_TOOLS = {
+    "git_commit",
+    "git_add",
+    "git_reset",
+    "git_create_branch",
+    "git_checkout",
+    "git_restore",
+    "git_stash",
+    "git_tag",
+}
+REMOTE_TOOLS = {"git_fetch", "git_pull", "git_push"}
+ELICITATION: dict[str, Any] = {"elicitation": {"form": {}}}
+
+
+async def names(repos: Repos, tiers: Tiers) -> set[str]:
+    async with repos.serve(tiers=tiers) as client:
+        return {tool["name"] for tool in (await client.request("tools/list"))["tools"]}
+
+
+async def test_each_tier_lists_its_tools(repos: Repos) -> None:
+    assert await names(repos, Tiers(read_only=True, remote=True)) == READ_TOOLS
+    assert await names(repos, Tiers()) == READ_TOOLS | LOCAL_TOOLS
+    assert await names(repos, Tiers(remote=True)) == READ_TOOLS | LOCAL_TOOLS | REMOTE_TOOLS
+
+
+async def test_push_has_no_plain_force(repos: Repos) -> None:
+    async with repos.serve(tiers=Tiers(remote=True)) as client:
+        tools = {tool["name"]: tool for tool in (await client.request("tools/list"))["tools"]}
+    push = tools["git_push"]
+    assert "force" not in push["inputSchema"]["properties"]
+    assert "force_with_lease" in push["inputSchema"]["properties"]
+    assert push["annotations"]["openWorldHint"] is True
+
+
+async def test_history_rewrite_needs_its_flag(repos: Repos) -> None:
+    path = str(repos.repo)
+    head = git(repos.repo, "rev-parse", "HEAD")
+    (repos.repo / "a.txt").write_text("uncommitted\n")
+    async with repos.serve() as client:
+        hard = await client.call_tool("git_reset", {"repo_path": path, "mode": "hard"})
+        soft = await client.call_tool(
+            "git_reset", {"repo_path": path, "mode": "soft", "target": "HEAD~1"}
+        )
+        amend = await client.call_tool(
+            "git_commit", {"repo_path": path, "message": "x", "amend": True}
+        )
+    for result in (hard, soft, amend):
+        assert result["isError"] is True
+        assert "operator did not allow" in text_of(result)
+    assert git(repos.repo, "rev-parse", "HEAD") == head
+    assert (repos.repo / "a.txt").read_text() == "uncommitted\n"
+    async with repos.serve(tiers=Tiers(history_rewrite=True)) as client:
+        soft = await client.call_tool(
+            "git_reset", {"repo_path": path, "mode": "soft", "target": "HEAD~1"}
+        )
+    assert not soft.get("isError")
+    assert git(repos.repo, "log", "-1", "--format=%s").strip() == "first"
+
+
+async def test_a_declined_confirmation_changes_nothing(repos: Repos) -> None:
+    asked: list[str] = []
+
+    async def decline(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params["message"])
+        return {"action": "decline"}
+
+    (repos.repo / "a.txt").write_text("precious\n")
+    git(repos.repo, "tag", "keep")
+    path = str(repos.repo)
+    tiers = Tiers(history_rewrite=True)
+    async with repos.serve(tiers=tiers, handlers={"elicitation/create": decline}) as client:
+        results = [
+            await client.call_tool("git_reset", {"repo_path": path, "mode": "hard"}),
+            await client.call_tool("git_restore", {"repo_path": path, "paths": ["a.txt"]}),
+            await client.call_tool(
+                "git_tag", {"repo_path": path, "action": "delete", "name": "keep"}
+            ),
+        ]
+    assert all(result["isError"] is True for result in results)
+    assert len(asked) == 3
+    assert (repos.repo / "a.txt").read_text() == "precious\n"
+    assert git(repos.repo, "tag").split() == ["keep"]
+
+
+async def test_an_accepted_confirmation_changes_once(repos: Repos) -> None:
+    async def accept(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"confirm": True}}
+
+    (repos.repo / "a.txt").write_text("scratch\n")
+    async with repos.serve(handlers={"elicitation/create": accept}) as client:
+        result = await client.call_tool(
+            "git_restore", {"repo_path": str(repos.repo), "paths": ["a.txt"]}
+        )
+    assert not result.get("isError")
+    assert (repos.repo / "a.txt").read_text() == "alpha\nbeta\n"
+
+
+async def test_the_stateless_retry_resets_once(repos: Repos) -> None:
+    git(repos.repo, "commit", "-q", "--allow-empty", "-m", "third")
+    call: dict[str, Any] = {
+        "name": "git_reset",
+        "arguments": {"repo_path": str(repos.repo), "mode": "hard", "target": "HEAD~1"},
+    }
+    tiers = Tiers(history_rewrite=True)
+    async with repos.serve(tiers=tiers, initialize=False, wire_version="2026-07-28") as client:
+        first = await stateless(client, "tools/call", call, ELICITATION)
+        assert first["resultType"] == "input_required"
+        assert git(repos.repo, "log", "-1", "--format=%s").strip() == "third"  # asked only
+        [key] = first["inputRequests"]
+        answer = {"action": "accept", "content": {"confirm": True}}
+        retry = {**call, "inputResponses": {key: answer}, "requestState": first["requestState"]}
+        done = await stateless(client, "tools/call", retry, ELICITATION)
+    assert done["resultType"] == "complete"
+    assert not done.get("isError")
+    assert git(repos.repo, "log", "-1", "--format=%s").strip() == "second"  # once, not twice
+
+
+async def test_client_roots_narrow_the_jail(repos: Repos) -> None:
+    other = repos.folder / "other"
+    git(repos.folder, "init", "-q", str(other))
+    async with repos.serve(client_roots=[other]) as client:
+        inside = await client.call_tool("git_status", {"repo_path": str(other)})
+        narrowed = await client.call_tool("git_status", {"repo_path": str(repos.repo)})
+        listed = await client.call_tool("git_list_repositories", {})
+    assert not inside.get("isError")
+    assert narrowed["isError"] is True
+    assert listed["structuredContent"]["repositories"] == [str(other)]
+    async with repos.serve(client_roots=[repos.outside]) as client:
+        widened = await client.call_tool("git_status", {"repo_path": str(repos.outside)})
+    assert widened["isError"] is True  # roots narrow, never widen
