@@ -154,3 +154,23 @@ async def test_an_answer_that_goes_on_a_stream_is_not_called_missing(
     with caplog.at_level(logging.DEBUG):
         await OperatorLog(answering(202, b"Accepted"))(scope, receive, ignore)
     assert [r for r in caplog.records if r.name.startswith("mcpkit")] == []
+
+
+async def test_a_huge_answer_is_not_kept_whole(caplog: pytest.LogCaptureFixture) -> None:
+    call = {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "file:///x"}}
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        for _ in range(40):  # 40 MiB in all
+            await send({"type": "http.response.body", "body": b"x" * (1 << 20), "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def receive() -> Event:
+        return {"type": "http.request", "body": json.dumps(call).encode()}
+
+    scope: Scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+    with caplog.at_level(logging.DEBUG):
+        await OperatorLog(app)(scope, receive, ignore)
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "mcpkit.requests"]
+    assert 'resources/read "file:///x" -> answered (HTTP 200), too large to trace' in line

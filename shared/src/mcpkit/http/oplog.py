@@ -9,14 +9,14 @@ and only keeps a copy of bodies when info or debug is on.
 
 import logging
 import time
-from typing import Any
 
 from .. import oplog
-from .asgi import Event, Receive, Scope, Send
+from .asgi import ASGIApp, Event, Receive, Scope, Send
 
 logger = logging.getLogger("mcpkit.http")
 
-_ASGIApp = Any  # any ASGI application (HttpApp, or an app it is mounted in)
+_KEPT = 1 << 20
+"""Bytes of a response the trace keeps: a larger answer is logged as too large to trace."""
 
 
 def refusal_hint(status: int, headers: dict[str, str], body: bytes) -> str | None:
@@ -42,7 +42,7 @@ def refusal_hint(status: int, headers: dict[str, str], body: bytes) -> str | Non
 class OperatorLog:
     """An ASGI middleware that logs refusals, sessions and requests for the operator."""
 
-    def __init__(self, app: _ASGIApp) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -50,7 +50,7 @@ class OperatorLog:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        exchange = _Exchange(scope, tracing=logger.isEnabledFor(logging.INFO))
+        exchange = _Exchange(scope, tracing=oplog.logger.isEnabledFor(logging.INFO))
 
         async def receive_noting() -> Event:
             event = await receive()
@@ -77,10 +77,10 @@ class _Exchange:
         self.path = str(scope.get("path"))
         client = scope.get("client")
         self.client = f"{client[0]}" if client else "?"
-        self.tracing = tracing
+        # Only POSTs carry requests; a GET stream lasts the session and is never kept.
+        self.tracing = tracing and self.method == "POST"
         self.status = 0
         self.started = time.perf_counter()
-        self.session = False
         self.body = bytearray()
         self.answer = bytearray()
 
@@ -91,9 +91,9 @@ class _Exchange:
     def response(self, event: Event) -> None:
         if event["type"] == "http.response.start":
             self.status = int(event["status"])
-            names = {bytes(name).lower() for name, _ in event.get("headers", [])}
-            self.session = b"mcp-session-id" in names
-        elif event["type"] == "http.response.body" and (self.tracing or self.status >= 400):
+            return
+        keep = self.tracing or self.status >= 400
+        if keep and event["type"] == "http.response.body" and len(self.answer) <= _KEPT:
             self.answer += event.get("body", b"")
 
     def finish(self) -> None:
@@ -104,10 +104,13 @@ class _Exchange:
                 "refused %s %s from %s: %d; %s", self.method, self.path, self.client,
                 self.status, hint,
             )  # fmt: skip
-        if not self.tracing or self.method != "POST":
+        if not self.tracing:
             return
         trace = oplog.Trace()
         trace.received(bytes(self.body), self.started)
+        if len(self.answer) > _KEPT:
+            trace.dropped(trace.unanswered(), f"answered (HTTP {self.status}), too large to trace")
+            return
         for message in _answers(bytes(self.answer)):
             trace.sent(message)
         if self.status != 202:  # 202: answers go on a stream (legacy /messages), not here
