@@ -116,6 +116,14 @@ def test_a_tool_error_and_an_unknown_tool_are_traced_as_such() -> None:
     assert re.search(r"tools/call no_such_tool \{\} -> error -32602: ", stderr)
 
 
+def said(server: HttpServer, text: str) -> str:
+    """Return the server's stderr once it holds `text` (5 s at most: then as it is)."""
+    deadline = time.monotonic() + 5
+    while text not in server.stderr() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return server.stderr()
+
+
 def test_a_wildcard_bind_serves_the_machines_addresses_and_says_how(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,7 +131,7 @@ def test_a_wildcard_bind_serves_the_machines_addresses_and_says_how(
     monkeypatch.setenv("MCPKIT_AUTH_TOKEN", token)  # as the README advises: not in argv
     server = HttpServer(tmp_path, "json-response", program=(str(EVERYTHING), "--host", "0.0.0.0"))
     try:
-        banner = server.stderr()
+        banner = said(server, "Clients must authenticate")  # the banner's last line
         urls = re.findall(r"Streamable HTTP at (http://\S+)", banner)
         network = [url for url in urls if "127.0.0.1" not in url and "[::1]" not in url]
         assert network, banner
@@ -142,10 +150,7 @@ def test_a_wildcard_bind_serves_the_machines_addresses_and_says_how(
             assert client.post("/mcp", json=INITIALIZE, headers=wrong).status_code == 401
             page = {**own, "origin": "https://page.example"}
             assert client.post("/mcp", json=INITIALIZE, headers=page).status_code == 403
-        deadline = time.monotonic() + 5  # each line is written once its answer has gone
-        while "403; allow the page" not in server.stderr() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        logged = server.stderr()
+        logged = said(server, "403; allow the page")  # written once its answer has gone
         assert f"421; allow the name with --allowed-host evil.example:{server.port}" in logged
         assert "401; the client must send a valid 'Authorization: Bearer' token" in logged
         assert "403; allow the page with --allowed-origin https://page.example" in logged
