@@ -159,11 +159,13 @@ def test_the_banner_lists_only_hosts_that_read_http() -> None:
     lines = http_hints(Remote("fs", "http://10.0.0.5:8000/mcp", "MCPKIT_AUTH_TOKEN"))
     assert [line.split(" (")[0].strip() for line in lines] == [
         "Claude Code",
+        "Claude Code",
         "VS Code",
         "Cursor",
         "MCP Inspector",
     ]
     assert '--header "Authorization: Bearer $MCPKIT_AUTH_TOKEN"' in lines[0]
+    assert '"Authorization": "Bearer ${MCPKIT_AUTH_TOKEN}"' in lines[1]  # .mcp.json expands it
 
 
 @pytest.mark.parametrize("launch", SERVERS.values(), ids=lambda launch: launch.key)

@@ -133,9 +133,14 @@ def _claude_code(launch: Launch) -> list[Snippet]:
 
 def _claude_code_http(remote: Remote) -> list[Snippet]:
     argv = ["claude", "mcp", "add", "--transport", "http", remote.key, remote.url]
+    entry: dict[str, Any] = {"type": "http", "url": remote.url}
     if remote.token_variable:
         argv += ["--header", f"Authorization: Bearer ${remote.token_variable}"]
-    return [Snippet("shell", _shell(argv), "terminal")]
+        entry["headers"] = _bearer(remote, f"${{{remote.token_variable}}}")
+    return [
+        Snippet("shell", _shell(argv), "terminal"),
+        Snippet("json", dump_json({"mcpServers": {remote.key: entry}}), ".mcp.json"),
+    ]
 
 
 def _vscode(launch: Launch) -> list[Snippet]:
