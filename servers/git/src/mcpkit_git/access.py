@@ -71,6 +71,17 @@ class Repositories:
         repo = await open_repository(self.runner, repo_path, await self.allowed(ctx), log=log)
         return Git(self.runner, repo, log)
 
+    async def open_unbound(self, repo_path: str) -> Git:
+        """Return git bound to `repo_path` within the operator's places (for watches).
+
+        A watch serves every subscriber; each was admitted with its own roots first.
+
+        Raises:
+            GitError: the jail refuses it.
+        """
+        places = [(place.path, place.read_only) for place in self.places.operator]
+        return Git(self.runner, await open_repository(self.runner, repo_path, places))
+
     async def list(self, ctx: Context) -> list[str]:
         """Return the repositories (work trees) found in the allowed places."""
         places = [path for path, _ in await self.allowed(ctx)]

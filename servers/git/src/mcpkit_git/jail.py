@@ -32,6 +32,7 @@ class Repository(NamedTuple):
 
     path: str  # the work tree's real path
     git_dir: str
+    common_dir: str  # where refs and objects live (the git directory, but in a worktree)
     place: str  # the allowed place that holds it
     read_only: bool
     overrides: tuple[tuple[str, str], ...]  # neutralise the repository's own drivers
@@ -117,8 +118,8 @@ def locate(repo_path: str, places: Sequence[tuple[str, bool]]) -> tuple[str, str
     return real, *found
 
 
-def check_parts(repo_path: str, shown: str, place: str) -> tuple[str, str]:
-    """Return the work tree and git directory `rev-parse` showed, if all are in `place`.
+def check_parts(repo_path: str, shown: str, place: str) -> tuple[str, str, str]:
+    """Return the work tree, git and common directories `rev-parse` showed, if in `place`.
 
     Raises:
         GitError: it is bare, or a part of it (or an object store it borrows) is outside.
@@ -136,7 +137,7 @@ def check_parts(repo_path: str, shown: str, place: str) -> tuple[str, str]:
     outside = alternates_outside(os.path.join(common, "objects"), place)
     if outside is not None:
         raise GitError(f"{repo_path} borrows objects from {outside}, outside {place}")
-    return top, git_dir
+    return top, git_dir, common
 
 
 SHOW_PARTS = (
@@ -171,9 +172,9 @@ async def open_repository(
         shown = await runner.run(real, SHOW_PARTS, env=ceiling, log=log)
     except GitFailed as exc:
         raise GitError(f"{repo_path} is not a git repository usable here: {exc}") from None
-    top, git_dir = check_parts(repo_path, shown.text, place)
+    top, git_dir, common = check_parts(repo_path, shown.text, place)
     listed = await runner.run(
         top, ["config", "--no-includes", "--null", "--name-only", "--list"], env=ceiling, log=log
     )
     keys = [key for key in listed.text.split("\x00") if key]
-    return Repository(top, git_dir, place, read_only, driver_overrides(keys))
+    return Repository(top, git_dir, common, place, read_only, driver_overrides(keys))

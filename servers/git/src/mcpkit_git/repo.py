@@ -49,7 +49,10 @@ class Git:
         Raises:
             GitError: git failed (its message), or ran out of time.
         """
-        env = {"GIT_CEILING_DIRECTORIES": os.path.dirname(self.repo.place) or "/"}
+        env = {
+            "GIT_CEILING_DIRECTORIES": os.path.dirname(self.repo.place) or "/",
+            "GIT_OPTIONAL_LOCKS": "0",  # a read writes nothing (status refreshes no index)
+        }
         if literal:
             env["GIT_LITERAL_PATHSPECS"] = "1"
         try:

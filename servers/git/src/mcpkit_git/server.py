@@ -17,7 +17,9 @@ from . import __version__
 from .access import Repositories, Tiers
 from .change_tools import register_change_tools
 from .errors import GitError
+from .prompts import register_prompts
 from .read_tools import register_read_tools
+from .resources import register_resources
 from .runner import Settings
 
 INSTRUCTIONS = (
@@ -58,4 +60,6 @@ def build_server(
     register_read_tools(app)
     if not chosen.read_only:
         register_change_tools(app, chosen)
+    register_resources(app)
+    register_prompts(app)
     return app

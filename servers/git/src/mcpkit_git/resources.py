@@ -1,0 +1,229 @@
+"""mcp-git's resources, their subscriptions, and completion of repositories, refs and paths.
+
+A repository is named in a URI by its path, percent-encoded into one segment
+(`git://%2Fsrc%2Fapp/status`). Subscriptions notify only when what git reports differs:
+a commit, checkout, stage or branch made by another process, or (status) an edit to a
+tracked or untracked file; an edit to an ignored file changes no status, so it tells
+nobody. The work tree is followed by file events; the git directory (HEAD, the index,
+refs, packed-refs) by a cheap poll of its files' stat, as the core's file watching
+leaves `.git` out; git is asked again only when those change.
+"""
+
+import os
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from functools import partial
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import anyio
+
+from mcpkit import Changed, Context, Resource, Server
+from mcpkit.jsonrpc import encode
+from mcpkit.work import run
+
+from . import reading
+from .access import Repositories
+from .errors import GitError
+from .repo import Git
+
+STATUS = "git://{repo}/status"
+LOG = "git://{repo}/log"
+BRANCHES = "git://{repo}/branches"
+DIFF = "git://{repo}/diff/{target}"
+FILE = "git://{repo}/file/{ref}/{+path}"
+LOG_LENGTH = 50
+MAX_COMPLETIONS = 100
+POLL_INTERVAL = 0.5
+"""Seconds between two looks at a subscribed repository's git files."""
+
+Reader = Callable[[Git], Awaitable[str]]
+
+
+def uri(template: str, repo: str) -> str:
+    """Return the URI of `template` for the repository at `repo`."""
+    return template.replace("{repo}", quote(repo, safe=""))
+
+
+async def status_text(git: Git) -> str:
+    """The status resource: the structured status as JSON."""
+    return encode(dict(await reading.status(git))).decode()
+
+
+async def log_text(git: Git) -> str:
+    """The log resource: the last commits as JSON."""
+    return encode(dict(await reading.log(git, max_count=LOG_LENGTH))).decode()
+
+
+async def branches_text(git: Git) -> str:
+    """The branches resource: local and remote branches, and the current one, as JSON."""
+    return encode(dict(await reading.branches(git, "all"))).decode()
+
+
+async def diff_text(git: Git, target: str) -> str:
+    """A diff: `unstaged`, `staged`, or the work tree against a revision."""
+    if target == "unstaged":
+        return (await reading.diff(git))["text"]
+    if target == "staged":
+        return (await reading.diff(git, staged=True))["text"]
+    return (await reading.diff(git, target=target))["text"]
+
+
+def register_resources(app: Server) -> None:
+    """Register the templates, the per-repository listing, the watches and completions."""
+
+    @app.resource(STATUS, name="status", title="Status", mime_type="application/json")
+    async def status(ctx: Context, repos: Repositories, repo: str) -> str:
+        """The work tree's status, as git_status returns it."""
+        return await status_text(await repos.open(ctx, repo))
+
+    @app.resource(LOG, name="log", title="Log", mime_type="application/json")
+    async def log(ctx: Context, repos: Repositories, repo: str) -> str:
+        """The last 50 commits of HEAD."""
+        return await log_text(await repos.open(ctx, repo))
+
+    @app.resource(BRANCHES, name="branches", title="Branches", mime_type="application/json")
+    async def branches(ctx: Context, repos: Repositories, repo: str) -> str:
+        """Local and remote branches, and the current one."""
+        return await branches_text(await repos.open(ctx, repo))
+
+    @app.resource(DIFF, name="diff", title="Diff", mime_type="text/x-diff")
+    async def diff(ctx: Context, repos: Repositories, repo: str, target: str) -> str:
+        """Changes: `unstaged`, `staged`, or the work tree against a revision."""
+        return await diff_text(await repos.open(ctx, repo), target)
+
+    @app.resource(FILE, name="file", title="File at a revision")
+    async def file(ctx: Context, repos: Repositories, repo: str, ref: str, path: str) -> bytes:
+        """A file's content at a revision (bytes as git stores them)."""
+        git = await repos.open(ctx, repo)
+        commit = await git.revision(ref)
+        blob = await git.revision(f"{commit}:{git.tree_path(path)}", what="file", peel="")
+        return (await git.run(["cat-file", "blob", blob])).stdout
+
+    @app.list_resources
+    async def each_repository(ctx: Context, repos: Repositories) -> list[Resource]:
+        """Status, log, branches and the unstaged diff of each repository allowed."""
+        listed: list[Resource] = []
+        for path in await repos.list(ctx):
+            name = Path(path).name
+            for template, what in ((STATUS, "status"), (LOG, "log"), (BRANCHES, "branches")):
+                listed.append(Resource(uri=uri(template, path), name=f"{name} {what}"))
+            unstaged = uri(DIFF, path).replace("{target}", "unstaged")
+            listed.append(Resource(uri=unstaged, name=f"{name} unstaged diff"))
+        return listed
+
+    register_watches(app)
+    register_completions(app)
+
+
+def register_watches(app: Server) -> None:
+    """Subscriptions: each follows its repository's files while someone is subscribed."""
+
+    async def admit(ctx: Context, repos: Repositories, repo: str) -> None:
+        """Refuse a subscriber a repository outside its jail."""
+        await repos.open(ctx, repo)
+
+    def watcher(read: Reader, *, work_tree: bool) -> Callable[..., Coroutine[Any, Any, None]]:
+        async def watch(repos: Repositories, repo: str, changed: Changed) -> None:
+            git = await repos.open_unbound(repo)
+            seen: list[Any] = [await run(git_files, git), await read(git), 0]
+
+            async def differs() -> bool:
+                try:
+                    now = await read(git)
+                except GitError:
+                    return False  # a moment mid-commit (a lock), say: the next look tells
+                if now == seen[1]:
+                    return False
+                seen[1] = now
+                return True
+
+            async def changes() -> int:
+                """A count of the changes seen through the git files (each told once)."""
+                files = await run(git_files, git)
+                if files != seen[0]:
+                    seen[0] = files
+                    if await differs():
+                        seen[2] += 1
+                return seen[2]
+
+            async with anyio.create_task_group() as tasks:
+                if work_tree:
+                    tasks.start_soon(
+                        partial(changed.follow_files, recursive=True, when=differs),
+                        [Path(git.repo.path)],
+                    )
+                tasks.start_soon(partial(changed.poll, changes, interval=POLL_INTERVAL))
+
+        return watch
+
+    app.watch(STATUS, admit=admit)(watcher(status_text, work_tree=True))
+    app.watch(LOG, admit=admit)(watcher(log_text, work_tree=False))
+    app.watch(BRANCHES, admit=admit)(watcher(branches_text, work_tree=False))
+
+
+def git_files(git: Git) -> list[tuple[str, int, int]]:
+    """The stat of what a commit, checkout, stage or branch changes in the git directory."""
+    found: list[tuple[str, int, int]] = []
+    paths = [os.path.join(git.repo.git_dir, name) for name in ("HEAD", "index")]
+    paths.append(os.path.join(git.repo.common_dir, "packed-refs"))
+    for directory, _, files in os.walk(os.path.join(git.repo.common_dir, "refs")):
+        paths += [os.path.join(directory, name) for name in files]
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        found.append((path, info.st_mtime_ns, info.st_size))
+    return found
+
+
+def register_completions(app: Server) -> None:
+    """Complete repositories in every template, refs and paths in the file template."""
+    for template in (STATUS, LOG, BRANCHES, DIFF, FILE):
+        app.complete(resource=template, argument="repo")(complete_repository)
+    app.complete(resource=FILE, argument="ref")(complete_ref)
+    app.complete(resource=DIFF, argument="target")(complete_ref)
+    app.complete(resource=FILE, argument="path")(complete_path)
+
+
+async def complete_repository(ctx: Context, repos: Repositories, value: str) -> list[str]:
+    """The repositories the client may use whose path starts with `value`."""
+    return [path for path in await repos.list(ctx) if path.startswith(value)]
+
+
+async def complete_ref(
+    ctx: Context, repos: Repositories, value: str, arguments: Mapping[str, str]
+) -> list[str]:
+    """Branch and tag names of the chosen repository that start with `value`."""
+    git = await _chosen(ctx, repos, arguments)
+    if git is None:
+        return []
+    listed = await git.run(["for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/tags"])
+    names = ["HEAD", *listed.text.split()]
+    return [name for name in names if name.startswith(value)][:MAX_COMPLETIONS]
+
+
+async def complete_path(
+    ctx: Context, repos: Repositories, value: str, arguments: Mapping[str, str]
+) -> list[str]:
+    """Paths tracked at the chosen ref (default HEAD) that start with `value`."""
+    git = await _chosen(ctx, repos, arguments)
+    if git is None:
+        return []
+    try:
+        files = await reading.ls_files(git, revision=arguments.get("ref") or "HEAD")
+    except GitError:
+        return []
+    return [name for name in files if name.startswith(value)][:MAX_COMPLETIONS]
+
+
+async def _chosen(ctx: Context, repos: Repositories, arguments: Mapping[str, str]) -> Git | None:
+    """The repository chosen so far, or None if none (or one not allowed) is."""
+    repo = arguments.get("repo") or arguments.get("repo_path")  # a template's, a prompt's
+    if not repo:
+        return None
+    try:
+        return await repos.open(ctx, repo)
+    except GitError:
+        return None
