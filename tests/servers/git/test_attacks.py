@@ -238,3 +238,25 @@ async def test_a_folder_inside_the_jail_does_not_reach_a_repository_above_it(
         result = await client.call_tool("git_status", {"repo_path": str(place)})
     assert result["isError"] is True
     assert "not a git repository" in text_of(result)
+
+
+async def test_a_repository_changed_after_a_first_call_is_checked_again(repos: Repos) -> None:
+    outside_repo = make_repo(repos.outside / "real")
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        assert not (await client.call_tool("git_status", {"repo_path": path})).get("isError")
+        (repos.repo / ".gitattributes").write_text("*.txt diff=late filter=late\n")
+        git(repos.repo, "config", "filter.late.clean", f"echo late >> {repos.marker}; cat")
+        git(repos.repo, "config", "diff.late.command", f"echo late >> {repos.marker}")
+        (repos.repo / "a.txt").write_text("changed\n")
+        diffed = await client.call_tool("git_diff_unstaged", {"repo_path": path})
+        git(repos.repo, "config", "include.path", str(repos.outside / "x.cfg"))
+        included = await client.call_tool("git_status", {"repo_path": path})
+        git(repos.repo, "config", "--unset", "include.path")
+        (repos.repo / ".git").rename(repos.folder / "moved.git")
+        (repos.repo / ".git").write_text(f"gitdir: {outside_repo / '.git'}\n")
+        redirected = await client.call_tool("git_status", {"repo_path": path})
+    assert not diffed.get("isError")
+    assert "includes another file" in text_of(included)
+    assert "outside" in text_of(redirected)
+    assert not repos.marker.exists()

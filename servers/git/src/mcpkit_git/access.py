@@ -15,7 +15,7 @@ from mcpkit import Context, ToolError
 from mcpkit.places import Place, Places, RootsMode, real_place
 from mcpkit.work import run
 
-from .jail import open_repository
+from .jail import Cache, open_repository
 from .repo import Git
 from .runner import Command, Log, Runner, Settings, Tick
 
@@ -56,6 +56,7 @@ class Repositories:
         self.places = Places(operator, roots, resolve_root)
         self.runner = Runner(settings)
         self.tiers = tiers
+        self.checked: Cache = {}
 
     async def allowed(self, ctx: Context) -> list[tuple[str, bool]]:
         """Return the places (real path, read-only) the request of `ctx` may use."""
@@ -68,7 +69,8 @@ class Repositories:
             GitError: it does not (see `jail.open_repository`).
         """
         log = logger(ctx)
-        repo = await open_repository(self.runner, repo_path, await self.allowed(ctx), log=log)
+        allowed = await self.allowed(ctx)
+        repo = await open_repository(self.runner, repo_path, allowed, log=log, cache=self.checked)
         return Git(self.runner, repo, log)
 
     async def open_unbound(self, repo_path: str) -> Git:

@@ -25,6 +25,7 @@ DRIVER_KEY = re.compile(
 )
 INCLUDE_KEY = re.compile(r"^include(if\..*)?\.path$")
 MAX_ALTERNATE_DEPTH = 5
+MAX_CACHED = 256
 
 
 class Repository(NamedTuple):
@@ -150,23 +151,59 @@ SHOW_PARTS = (
 )
 
 
+Cache = dict[tuple[str, str], tuple[tuple[object, ...], Repository]]
+"""Repositories checked before, by (real path, place), with the stat they were checked at."""
+
+
+def fingerprint(real: str, repo: Repository | None) -> tuple[object, ...]:
+    """The stat of every file that decides where a repository is and how it is configured.
+
+    Unchanged, the checks of `open_repository` would find what they found before.
+    """
+    paths = [os.path.join(real, ".git")]
+    if repo is not None:
+        paths += [
+            os.path.join(repo.path, ".git"),
+            os.path.join(repo.git_dir, "config"),
+            os.path.join(repo.git_dir, "config.worktree"),
+            os.path.join(repo.git_dir, "commondir"),
+            os.path.join(repo.common_dir, "config"),
+            os.path.join(repo.common_dir, "objects", "info", "alternates"),
+        ]
+    found: list[object] = []
+    for path in paths:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            found.append(None)
+            continue
+        found.append((info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size))
+    return tuple(found)
+
+
 async def open_repository(
     runner: Runner,
     repo_path: str,
     places: Sequence[tuple[str, bool]],
     *,
     log: Log | None = None,
+    cache: Cache | None = None,
 ) -> Repository:
     """Return the repository at `repo_path` if the jail allows it.
 
     `places` are the allowed places (real path, read-only). A relative `repo_path` is
     taken from the first place. Git looks for the repository no higher than the place.
+    With a `cache`, a repository whose files are as they were when it was last checked
+    is not asked again (the place is checked every time).
 
     Raises:
         GitError: no place allows it, it is no repository (or a bare one), a part of it
             lies outside its place, or its configuration includes files.
     """
     real, place, read_only = locate(repo_path, places)
+    known = cache.get((real, place)) if cache is not None else None
+    if known is not None and known[0] == fingerprint(real, known[1]):
+        return known[1]._replace(read_only=read_only)
     ceiling = {"GIT_CEILING_DIRECTORIES": os.path.dirname(place) or "/"}
     try:
         shown = await runner.run(real, SHOW_PARTS, env=ceiling, log=log)
@@ -177,4 +214,9 @@ async def open_repository(
         top, ["config", "--no-includes", "--null", "--name-only", "--list"], env=ceiling, log=log
     )
     keys = [key for key in listed.text.split("\x00") if key]
-    return Repository(top, git_dir, common, place, read_only, driver_overrides(keys))
+    repo = Repository(top, git_dir, common, place, read_only, driver_overrides(keys))
+    if cache is not None:
+        if len(cache) >= MAX_CACHED:
+            cache.clear()
+        cache[real, place] = fingerprint(real, repo), repo
+    return repo
