@@ -326,3 +326,30 @@ async def test_each_git_command_is_logged_to_the_client(repos: Repos) -> None:
     assert failed
     assert failed[0]["argv"][:3] == ["git", "rev-parse", "--verify"]
     assert all(isinstance(entry["ms"], float) for entry in logs)
+
+
+async def test_long_reads_report_progress(repos: Repos) -> None:
+    (repos.repo / "big.txt").write_text("".join(f"needle {n}\n" for n in range(200_000)))
+    git(repos.repo, "add", "big.txt")
+    git(repos.repo, "commit", "-q", "-m", "big")
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        grep = await client.call_tool(
+            "git_grep",
+            {"repo_path": path, "pattern": "needle", "max_results": 10},
+            progress_token="grep",
+        )
+        blame = await client.call_tool(
+            "git_blame", {"repo_path": path, "path": "big.txt"}, progress_token="blame"
+        )
+    tokens = {
+        n["params"]["progressToken"]
+        for n in client.notifications
+        if n["method"] == "notifications/progress"
+    }
+    assert grep["structuredContent"]["truncated"] is True
+    lines = blame["structuredContent"]["lines"]
+    assert blame["structuredContent"]["truncated"] is True  # over the 8 MiB cap
+    assert [line["line"] for line in lines] == list(range(1, len(lines) + 1))
+    assert lines[-1]["text"] == f"needle {len(lines) - 1}"
+    assert tokens == {"grep", "blame"}

@@ -67,10 +67,11 @@ class BlameLine(TypedDict):
 
 
 class Blame(TypedDict):
-    """The lines of a file with their commits."""
+    """The lines of a file with their commits (`truncated`: the output cap cut them short)."""
 
     path: str
     lines: list[BlameLine]
+    truncated: bool
 
 
 async def page(
@@ -158,9 +159,9 @@ async def log(
     revisions = await _range(git, revision_range)
     args += ["--end-of-options", *revisions, "--", *git.paths(paths)[1:]]
     result = await git.run(args, on_output=tick)
-    found = parse.commits(result.stdout)
-    more = len(found) > max_count
-    return Log(commits=found[:max_count], next_skip=skip + max_count if more else None)
+    found = parse.commits(result.stdout)[:max_count]  # a record cut by the cap is left out
+    more = result.truncated or len(parse.commits(result.stdout)) > max_count
+    return Log(commits=found, next_skip=skip + len(found) if more else None)
 
 
 async def _range(git: Git, revision_range: str | None) -> list[str]:
@@ -240,7 +241,10 @@ async def blame(
     if revision is not None:  # an object name: git blame 2.39 mistakes --end-of-options
         args.append(await git.revision(revision))
     result = await git.run([*args, "--", relative], on_output=tick)
-    return Blame(path=relative, lines=_blame_lines(result.text))
+    lines = _blame_lines(result.text)
+    if result.truncated and lines:
+        lines.pop()  # perhaps cut in the middle
+    return Blame(path=relative, lines=lines, truncated=result.truncated)
 
 
 def _blame_lines(text: str) -> list[BlameLine]:

@@ -55,10 +55,13 @@ def branches(value: Any) -> str:
 
 def blame(value: Any) -> str:
     """Render blame lines as `commit (author) line: text`."""
-    return "\n".join(
+    lines = [
         f"{line['commit'][:8]} ({line['author']}) {line['line']}: {line['text']}"
         for line in value["lines"]
-    )
+    ]
+    if value["truncated"]:
+        lines.append("[cut: ask for fewer lines with start_line and end_line]")
+    return "\n".join(lines)
 
 
 def matches(value: Any) -> str:
