@@ -30,6 +30,7 @@ from mcpkit import (
     TextResourceContents,
     ToolAnnotations,
     ToolError,
+    oplog,
 )
 from mcpkit.watch import Changed
 
@@ -83,6 +84,7 @@ def build_server(watched_path: Path | None = None) -> Server:
         icons=[ICON],
         lifespan=partial(held_while_running, watched_path),
     )
+    oplog.describe(app, ["a scratch directory of its own (read-write)"], roots="narrow")
     _register_content_tools(app)
     _register_interaction_tools(app)
     _register_client_request_tools(app)

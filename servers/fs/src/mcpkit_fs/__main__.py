@@ -5,7 +5,7 @@ import os
 from collections.abc import Sequence
 from typing import get_args
 
-from mcpkit import Server, cli
+from mcpkit import Server, cli, envargs, oplog
 
 from . import __version__
 from .globs import BadGlob, deny_rules
@@ -50,7 +50,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--read-only",
         action="store_true",
-        default=os.environ.get("MCP_FS_READ_ONLY", "") not in ("", "0", "false"),
+        default=envargs.flag_default(parser, "read_only", "MCP_FS_READ_ONLY"),
         help="offer no write tools; every directory is read-only (env MCP_FS_READ_ONLY=1)",
     )
     parser.add_argument(
@@ -63,7 +63,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--roots",
-        choices=get_args(RootsMode),
+        type=envargs.choice("MCP_FS_ROOTS", get_args(RootsMode)),
         default=os.environ.get("MCP_FS_ROOTS", "narrow"),
         help="how the client's roots count (default narrow; env MCP_FS_ROOTS)",
     )
@@ -76,10 +76,6 @@ def configured_server(args: argparse.Namespace) -> Server:
     Raises:
         ValueError: a directory, glob or roots mode the server cannot use.
     """
-    if args.roots not in get_args(RootsMode):  # argparse checks choices given, not defaults
-        raise ValueError(
-            f"MCP_FS_ROOTS={args.roots!r} is not one of {', '.join(get_args(RootsMode))}"
-        )
     directories = tuple(parse_directory(d, read_only=args.read_only) for d in args.directories)
     try:
         deny = deny_rules(args.deny)
@@ -87,7 +83,11 @@ def configured_server(args: argparse.Namespace) -> Server:
         raise ValueError(str(exc)) from None
     if args.roots == "intersect" and not directories:
         raise ValueError("--roots intersect needs at least one directory")
-    return build_server(Policy(directories, deny, args.roots), read_only=args.read_only)
+    return oplog.describe(
+        build_server(Policy(directories, deny, args.roots), read_only=args.read_only),
+        directories,
+        roots=args.roots,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -5,7 +5,7 @@ import os
 from collections.abc import Sequence
 from typing import get_args
 
-from mcpkit import Server, cli
+from mcpkit import Server, cli, envargs, oplog
 
 from . import __version__
 from .catalog import Limits, RootsMode
@@ -45,25 +45,25 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--write",
         action="store_true",
-        default=_flag("MCP_SQLITE_WRITE"),
+        default=envargs.flag_default(parser, "write", "MCP_SQLITE_WRITE"),
         help="allow writes (write_query, create_table, execute_transaction); env"
         " MCP_SQLITE_WRITE=1",
     )
     parser.add_argument(
         "--create",
         action="store_true",
-        default=_flag("MCP_SQLITE_CREATE"),
-        help="make a database that does not exist (else it is an error)",
+        default=envargs.flag_default(parser, "create", "MCP_SQLITE_CREATE"),
+        help="make a database that does not exist (else it is an error); env MCP_SQLITE_CREATE=1",
     )
     parser.add_argument(
         "--timeout",
         type=float,
-        default=float(os.environ.get("MCP_SQLITE_TIMEOUT", "30")),
+        default=os.environ.get("MCP_SQLITE_TIMEOUT", "30"),
         help="seconds a query may run before SQLite stops it (default 30; env MCP_SQLITE_TIMEOUT)",
     )
     parser.add_argument(
         "--roots",
-        choices=get_args(RootsMode),
+        type=envargs.choice("MCP_SQLITE_ROOTS", get_args(RootsMode)),
         default=os.environ.get("MCP_SQLITE_ROOTS", "narrow"),
         help="how the client's roots count: narrow (default: a client with roots may use the"
         " databases inside them), intersect (a client without roots gets none), ignore; env"
@@ -78,21 +78,19 @@ def configured_server(args: argparse.Namespace) -> Server:
     Raises:
         ValueError: no database, a database that cannot be used, or a bad timeout.
     """
-    if args.roots not in get_args(RootsMode):  # argparse checks choices given, not defaults
-        raise ValueError(f"MCP_SQLITE_ROOTS={args.roots!r} is not one of {get_args(RootsMode)}")
     if not args.timeout > 0:
         raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     databases = parse_databases(args.databases, write=args.write, create=args.create)
-    return build_server(databases, Limits(seconds=args.timeout), args.roots)
+    return oplog.describe(
+        build_server(databases, Limits(seconds=args.timeout), args.roots),
+        [f"{d.name}={d.path} ({'read-write' if d.writable else 'read-only'})" for d in databases],
+        roots=args.roots,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run mcp-sqlite until the client disconnects; exit with status 2 on a bad configuration."""
     cli.main(configured_server, make_parser(), argv=argv, config_hint=CONFIG_HINT)
-
-
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "") not in ("", "0", "false")
 
 
 if __name__ == "__main__":
