@@ -1,7 +1,8 @@
 """Fixtures of mcp-git's end-to-end tests: a repository, and the server over each transport.
 
-A test that takes `gits` runs over stdio and over Streamable HTTP; one that also takes
-`era` runs in the handshake era (2025-11-25) and in the stateless one (2026-07-28).
+A test that takes `gits` runs over stdio and over Streamable HTTP (mcp-sqlite's `transport`
+fixture); one that also takes `era` runs in the handshake era (2025-11-25) and in the
+stateless one (2026-07-28).
 """
 
 from collections.abc import Generator
@@ -10,21 +11,9 @@ from pathlib import Path
 import pytest
 
 from e2e.git.helpers import GitServers, make_repo
-from e2e.sqlite.helpers import ERAS, Era
+from e2e.sqlite.conftest import era, transport
 
-
-@pytest.fixture(params=["stdio", "http"])
-def transport(request: pytest.FixtureRequest) -> str:
-    """The transport mcp-git is driven over."""
-    name: str = request.param
-    return name
-
-
-@pytest.fixture(params=ERAS)
-def era(request: pytest.FixtureRequest) -> Era:
-    """The protocol era of the test's connections."""
-    name: Era = request.param
-    return name
+__all__ = ["era", "gits", "jail", "transport"]  # pytest finds the fixtures imported here
 
 
 @pytest.fixture

@@ -7,32 +7,9 @@ import anyio
 
 from e2e.git.helpers import GitServers, git
 from e2e.sqlite.helpers import Era, conforms, error_text, structured, text_of, tools_of
+from servers.git.test_tiers import LOCAL_TOOLS, READ_TOOLS, REMOTE_TOOLS
 
-READ = {
-    "git_status",
-    "git_diff_unstaged",
-    "git_diff_staged",
-    "git_diff",
-    "git_log",
-    "git_show",
-    "git_branch",
-    "git_blame",
-    "git_grep",
-    "git_ls_files",
-    "git_merge_base",
-    "git_list_repositories",
-}
-LOCAL = {
-    "git_commit",
-    "git_add",
-    "git_reset",
-    "git_create_branch",
-    "git_checkout",
-    "git_restore",
-    "git_stash",
-    "git_tag",
-}
-REMOTE = {"git_fetch", "git_pull", "git_push"}
+READ, LOCAL, REMOTE = READ_TOOLS, LOCAL_TOOLS, REMOTE_TOOLS
 
 
 async def test_each_tier_lists_its_tools(gits: GitServers, era: Era, jail: Path) -> None:

@@ -55,42 +55,8 @@ def register_read_tools(app: Server) -> None:
         """
         return await reading.status(await repos.open(ctx, repo_path))
 
-    @app.tool(title="Unstaged changes", annotations=READ, text=render.page)
-    async def git_diff_unstaged(
-        ctx: Context,
-        repos: Repositories,
-        repo_path: RepoPath,
-        context_lines: ContextLines = 3,
-        paths: Paths = None,
-        offset: Offset = 0,
-        max_bytes: MaxBytes = 100_000,
-    ) -> reading.Page:
-        """Show changes in the working directory that are not yet staged."""
-        git = await repos.open(ctx, repo_path)
-        return await reading.diff(
-            git, context_lines=context_lines, paths=paths, offset=offset, max_bytes=max_bytes
-        )
-
-    @app.tool(title="Staged changes", annotations=READ, text=render.page)
-    async def git_diff_staged(
-        ctx: Context,
-        repos: Repositories,
-        repo_path: RepoPath,
-        context_lines: ContextLines = 3,
-        paths: Paths = None,
-        offset: Offset = 0,
-        max_bytes: MaxBytes = 100_000,
-    ) -> reading.Page:
-        """Show changes that are staged for commit."""
-        git = await repos.open(ctx, repo_path)
-        return await reading.diff(
-            git,
-            staged=True,
-            context_lines=context_lines,
-            paths=paths,
-            offset=offset,
-            max_bytes=max_bytes,
-        )
+    for staged in (False, True):
+        register_worktree_diff(app, staged=staged)
 
     @app.tool(title="Diff against a revision", annotations=READ, text=render.page)
     async def git_diff(
@@ -188,6 +154,39 @@ def register_read_tools(app: Server) -> None:
         return await reading.branches(git, branch_type, contains, not_contains)
 
     register_more_read_tools(app)
+
+
+def register_worktree_diff(app: Server, *, staged: bool) -> None:
+    """Register git_diff_unstaged (the work tree against the index) or git_diff_staged."""
+    name, title, what = (
+        ("git_diff_staged", "Staged changes", "Show changes that are staged for commit.")
+        if staged
+        else (
+            "git_diff_unstaged",
+            "Unstaged changes",
+            "Show changes in the working directory that are not yet staged.",
+        )
+    )
+
+    @app.tool(name=name, title=title, description=what, annotations=READ, text=render.page)
+    async def worktree_diff(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        context_lines: ContextLines = 3,
+        paths: Paths = None,
+        offset: Offset = 0,
+        max_bytes: MaxBytes = 100_000,
+    ) -> reading.Page:
+        git = await repos.open(ctx, repo_path)
+        return await reading.diff(
+            git,
+            staged=staged,
+            context_lines=context_lines,
+            paths=paths,
+            offset=offset,
+            max_bytes=max_bytes,
+        )
 
 
 def register_more_read_tools(app: Server) -> None:
