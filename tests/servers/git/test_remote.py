@@ -1,0 +1,87 @@
+"""The remote tier: fetch, fast-forward pull, push with a lease only, safe transports only."""
+
+from pathlib import Path
+
+from mcpkit_git.access import Tiers
+from servers.git.conftest import Repos, git, text_of
+
+REMOTE = Tiers(remote=True)
+
+
+def with_remote(repos: Repos) -> tuple[Path, Path]:
+    """A bare remote of `repo` (its origin) and a second clone that pushes to it."""
+    remote = repos.folder / "remote.git"
+    git(repos.folder, "clone", "-q", "--bare", str(repos.repo), str(remote))
+    git(repos.repo, "remote", "add", "origin", str(remote))
+    git(repos.repo, "fetch", "-q", "origin")
+    git(repos.repo, "branch", "-q", "--set-upstream-to=origin/main")
+    other = repos.folder / "other"
+    git(repos.folder, "clone", "-q", str(remote), str(other))
+    return remote, other
+
+
+async def test_fetch_and_pull_fast_forward(repos: Repos) -> None:
+    _, other = with_remote(repos)
+    git(other, "commit", "-q", "--allow-empty", "-m", "from other")
+    git(other, "push", "-q", "origin", "main")
+    path = str(repos.repo)
+    async with repos.serve(tiers=REMOTE) as client:
+        fetched = await client.call_tool("git_fetch", {"repo_path": path})
+        status = (await client.call_tool("git_status", {"repo_path": path}))["structuredContent"]
+        pulled = await client.call_tool("git_pull", {"repo_path": path})
+    assert not fetched.get("isError")
+    assert status["behind"] == 1
+    assert not pulled.get("isError")
+    assert git(repos.repo, "log", "-1", "--format=%s").strip() == "from other"
+
+
+async def test_pull_never_merges_and_push_never_plainly_forces(repos: Repos) -> None:
+    remote, other = with_remote(repos)
+    git(other, "commit", "-q", "--allow-empty", "-m", "theirs")
+    git(other, "push", "-q", "origin", "main")
+    git(repos.repo, "commit", "-q", "--allow-empty", "-m", "mine")
+    path = str(repos.repo)
+    async with repos.serve(tiers=REMOTE) as client:
+        pushed = await client.call_tool("git_push", {"repo_path": path, "branch": "main"})
+        forced = await client.call_tool(
+            "git_push", {"repo_path": path, "branch": "main", "force": True}
+        )
+        stale = await client.call_tool(  # before any fetch: origin/main is out of date
+            "git_push", {"repo_path": path, "branch": "main", "force_with_lease": True}
+        )
+        pulled = await client.call_tool("git_pull", {"repo_path": path})
+    assert pulled["isError"] is True  # diverged: fast-forward only
+    assert pushed["isError"] is True  # rejected: not a fast-forward
+    assert forced["isError"] is True  # no such argument
+    assert stale["isError"] is True  # the lease: origin/main is not what the remote has
+    assert git(remote, "log", "-1", "--format=%s", "main").strip() == "theirs"
+
+
+async def test_a_lease_that_holds_pushes(repos: Repos) -> None:
+    remote, _ = with_remote(repos)
+    git(repos.repo, "commit", "-q", "--amend", "-m", "rewritten")
+    async with repos.serve(tiers=REMOTE) as client:
+        pushed = await client.call_tool(
+            "git_push", {"repo_path": str(repos.repo), "branch": "main", "force_with_lease": True}
+        )
+    assert not pushed.get("isError"), text_of(pushed)
+    assert git(remote, "log", "-1", "--format=%s", "main").strip() == "rewritten"
+
+
+async def test_plain_http_and_unknown_remotes_are_refused(repos: Repos) -> None:
+    git(repos.repo, "remote", "add", "origin", "http://127.0.0.1:9/private.git")
+    async with repos.serve(tiers=REMOTE) as client:
+        fetched = await client.call_tool("git_fetch", {"repo_path": str(repos.repo)})
+        unknown = await client.call_tool(
+            "git_fetch", {"repo_path": str(repos.repo), "remote": "nowhere"}
+        )
+    assert "transport 'http' not allowed" in text_of(fetched)  # https, ssh, file only
+    assert "No remote named 'nowhere'" in text_of(unknown)
+
+
+async def test_unsafe_transports_are_refused(repos: Repos) -> None:
+    git(repos.repo, "remote", "add", "origin", f"ext::sh -c touch% {repos.marker}")
+    async with repos.serve(tiers=REMOTE) as client:
+        fetched = await client.call_tool("git_fetch", {"repo_path": str(repos.repo)})
+    assert fetched["isError"] is True
+    assert not repos.marker.exists()
