@@ -35,9 +35,10 @@ ENV = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """mcp-git runs on either (git is a subprocess, waited for through anyio)."""
+    return request.param
 
 
 def git(cwd: Path, *args: str) -> str:
