@@ -5,9 +5,12 @@ would create the marker file outside the jail. Every tool is called on it; the m
 never appears and nothing outside changes.
 """
 
+import os
 import stat
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from mcpkit_git.access import Tiers
 from servers.git.conftest import Repos, git, make_repo, text_of
@@ -204,10 +207,14 @@ async def test_repositories_reaching_outside_are_refused(repos: Repos) -> None:
     )
     linked = repos.folder / "linked"
     linked.symlink_to(outside_repo)
+    dotlink = repos.folder / "dotlink"
+    dotlink.mkdir()
+    (dotlink / ".git").symlink_to(outside_repo / ".git")
     bare = repos.folder / "bare.git"
     git(repos.folder, "init", "-q", "--bare", str(bare))
     cases = {
         str(gitfile): "git directory",
+        str(dotlink): "git directory",
         str(worktree): "work tree",
         str(borrowing): "borrows objects",
         str(linked): "outside the repositories",
@@ -260,3 +267,14 @@ async def test_a_repository_changed_after_a_first_call_is_checked_again(repos: R
     assert "includes another file" in text_of(included)
     assert "outside" in text_of(redirected)
     assert not repos.marker.exists()
+
+
+async def test_a_repository_owned_by_another_user_is_refused(repos: Repos) -> None:
+    if os.geteuid() != 0:
+        pytest.fail("this test changes a repository's owner: run it as root (as the CI does)")
+    for path in [repos.repo, *repos.repo.rglob("*")]:
+        os.lchown(path, 65534, 65534)
+    async with repos.serve() as client:
+        result = await client.call_tool("git_status", {"repo_path": str(repos.repo)})
+    assert result["isError"] is True
+    assert "dubious ownership" in text_of(result)  # safe.directory is never granted
