@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from mcpkit_git.runner import Command, GitFailed, Runner, Settings, TimedOut
-from servers.git.conftest import git, make_repo
+from servers.git.conftest import Repos, git, make_repo
 
 
 def test_environment_is_built_not_inherited() -> None:
@@ -161,3 +161,40 @@ async def test_timeout_kills_the_group(tmp_path: Path) -> None:
     with pytest.raises(TimedOut):
         await runner.run(str(tmp_path), ["status"])
     assert await anyio.to_thread.run_sync(lambda: wait_dead(wait_for(pidfile)))
+
+
+async def test_a_cancelled_call_kills_git_and_what_it_started(repos: Repos) -> None:
+    pidfile = repos.outside / "hook.pid"
+    hook = repos.repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\nsleep 30 &\necho $! > {pidfile}\nwait\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    arguments = {"repo_path": str(repos.repo), "message": "never", "allow_empty": True}
+    async with repos.serve(settings=Settings(allow_hooks=True)) as client:
+        params = {"name": "git_commit", "arguments": arguments}
+        client.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": params})
+        child = await anyio.to_thread.run_sync(wait_for, pidfile)
+        await client.notify("notifications/cancelled", {"requestId": "slow"})
+        assert await anyio.to_thread.run_sync(wait_dead, child)
+        with anyio.fail_after(5):
+            await client.request("ping")
+    assert all(message.get("id") != "slow" for message in client.messages)
+    assert git(repos.repo, "log", "-1", "--format=%s").strip() == "second"
+    assert not (repos.repo / ".git" / "index.lock").exists()  # git was let to clean up
+
+
+async def test_a_cancelled_git_removes_its_lock_files(repos: Repos) -> None:
+    pidfile = repos.outside / "hook.pid"
+    hook = repos.repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\nsleep 30 &\necho $! > {pidfile}\nwait\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    (repos.repo / "a.txt").write_text("changed\n")
+    runner = Runner(Settings(allow_hooks=True))
+    locks: list[str] = []
+    async with anyio.create_task_group() as tasks:
+        # A commit of named paths holds index.lock (and a next-index lock) while its hook runs.
+        tasks.start_soon(lambda: runner.run(str(repos.repo), ["commit", "-m", "x", "--", "a.txt"]))
+        await anyio.to_thread.run_sync(wait_for, pidfile)
+        locks = sorted(path.name for path in (repos.repo / ".git").glob("*.lock"))
+        tasks.cancel_scope.cancel()
+    assert "index.lock" in locks
+    assert list((repos.repo / ".git").glob("*.lock")) == []

@@ -22,9 +22,12 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import anyio
+import anyio.abc
 
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 NEUTRAL_HOME = "/nonexistent"
+STOP_GRACE = 2.0
+"""Seconds git has, once told to stop, to remove its lock files before it is killed."""
 
 INERT_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
@@ -260,7 +263,8 @@ class Runner:
                         if len(out) > cap:
                             truncated = True
                             del out[cap:]
-                            _kill_group(process.pid)
+                            with anyio.CancelScope(shield=True):
+                                await _stop(process)
                             break
                     status = await process.wait()
         except TimeoutError:
@@ -268,16 +272,26 @@ class Runner:
                 f"git ran longer than {self.settings.timeout:g} s and was stopped"
             ) from None
         finally:
-            if process.returncode is None:
-                _kill_group(process.pid)
-                with anyio.CancelScope(shield=True):
-                    await process.wait()
             with anyio.CancelScope(shield=True):
+                if process.returncode is None:
+                    await _stop(process)
                 await process.aclose()
         return Result(0 if truncated else status, bytes(out), bytes(err), truncated)
 
 
-def _kill_group(pid: int) -> None:
-    """Kill git and everything it started (hooks it was allowed, helpers, pagers)."""
+async def _stop(process: anyio.abc.Process) -> None:
+    """Stop git and everything it started (hooks it was allowed, helpers).
+
+    SIGTERM first, which git answers by removing its lock files (`index.lock`) before it
+    exits; SIGKILL after `STOP_GRACE` seconds, to the whole group, for what ignored it.
+    """
+    _signal_group(process.pid, signal.SIGTERM)
+    with anyio.move_on_after(STOP_GRACE):
+        await process.wait()
+    _signal_group(process.pid, signal.SIGKILL)
+    await process.wait()
+
+
+def _signal_group(pid: int, number: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, number)
