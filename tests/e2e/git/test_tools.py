@@ -89,3 +89,46 @@ async def test_a_hostile_repository_runs_nothing(
     assert not marker.exists()
     assert not (tmp_path / "written").exists()
     assert "not allowed" in error_text(injected)
+
+
+async def test_every_tool_once(gits: GitServers, era: Era, jail: Path) -> None:
+    repo = jail / "repo"
+    git(jail, "clone", "-q", "--bare", str(repo), str(jail / "remote.git"))
+    git(repo, "remote", "add", "origin", str(jail / "remote.git"))
+    (repo / "a.txt").write_text("alpha\nmore\n")
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("git_list_repositories", {}),
+        ("git_status", {}),
+        ("git_diff_unstaged", {}),
+        ("git_diff_staged", {}),
+        ("git_diff", {"target": "HEAD~1"}),
+        ("git_log", {}),
+        ("git_show", {"revision": "HEAD", "path": "b.txt"}),
+        ("git_branch", {"branch_type": "all"}),
+        ("git_blame", {"path": "a.txt"}),
+        ("git_grep", {"pattern": "alpha"}),
+        ("git_ls_files", {}),
+        ("git_merge_base", {"a": "HEAD", "b": "HEAD~1"}),
+        ("git_add", {"files": ["a.txt"]}),
+        ("git_commit", {"message": "more"}),
+        ("git_create_branch", {"branch_name": "side"}),
+        ("git_checkout", {"branch_name": "side"}),
+        ("git_tag", {"action": "create", "name": "v1"}),
+        ("git_restore", {"paths": ["a.txt"], "staged": True}),
+        ("git_stash", {"action": "list"}),
+        ("git_reset", {"mode": "soft", "target": "HEAD~1"}),
+        ("git_fetch", {}),
+        ("git_push", {"branch": "side", "set_upstream": True}),
+        ("git_pull", {}),
+    ]
+    flags = ("--allow-remote", "--allow-history-rewrite")
+    async with gits.open(era, "-r", str(jail), *flags) as link:
+        with anyio.fail_after(30):
+            tools = await tools_of(link.peer)
+            assert set(tools) == {name for name, _ in calls}
+            for name, arguments in calls:
+                given = arguments if name == "git_list_repositories" else {"repo_path": str(repo)}
+                result = await link.peer.call_tool(name, {**given, **arguments})
+                assert not result.is_error, (name, text_of(result))
+                conforms(result, tools[name])
+    assert git(jail / "remote.git", "branch", "--list", "side").strip() == "side"
