@@ -1,0 +1,203 @@
+"""The safe fetcher: one GET, redirects followed by hand, every connection to a checked address.
+
+Each new connection resolves its host once through the operator's `Policy` and dials an
+address that passed the check (`PinnedBackend`), while the request keeps the name for
+`Host`, TLS SNI and certificate checks; a rebinding DNS answer on a second lookup never
+matters because there is none. Redirects are followed here, at most `max_redirects`,
+each hop's URL checked again (scheme, credentials, host rules, no https to http). The
+body is read raw and decoded here with a cap on the decoded size, so a gzip bomb stops at
+the cap, and one deadline covers the whole fetch (a server trickling bytes cannot hold a
+call). httpx and httpcore are imported on first use: start-up stays fast.
+"""
+
+import time
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
+
+import anyio
+
+from .addresses import BlockedAddress, Policy, literal_address
+from .errors import WebError
+
+if TYPE_CHECKING:
+    import httpx
+
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How fetches are made: user agent, caps, deadline and proxy.
+
+    `proxy`: None connects directly; "env" uses the environment's proxy variables; any
+    other value is a proxy URL.
+    """
+
+    user_agent: str = "mcp-web/0.1 (+https://github.com/mcpkit/mcpkit)"
+    max_bytes: int = 10_000_000
+    timeout: float = 30.0
+    max_redirects: int = 5
+    proxy: str | None = None
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A response: final URL, status, headers (lower-case names), decoded body, timing."""
+
+    url: str
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    seconds: float
+    hops: tuple[str, ...] = field(default=())
+
+    @property
+    def content_type(self) -> str:
+        """The media type without parameters, lower case ("" when absent)."""
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def check_url(url: str, policy: Policy) -> tuple[str, int]:
+    """Return the host and port of `url` if mcp-web may ask for it.
+
+    Raises:
+        WebError: not http(s), credentials in the URL, no host, or a host the rules exclude.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise WebError(f"not a valid URL: {url!r}") from exc
+    if parts.scheme not in ("http", "https"):
+        raise WebError(f"only http and https URLs can be fetched, not {parts.scheme or 'none'!r}")
+    if parts.username is not None or parts.password is not None:
+        raise WebError("URLs with credentials (user:password@) are refused")
+    if not parts.hostname:
+        raise WebError(f"URL has no host: {url!r}")
+    try:
+        policy.check_host(parts.hostname)
+        literal = literal_address(parts.hostname)
+        if literal is not None and not policy.allowed(literal):
+            # Said here, before httpx, which refuses some legacy spellings less clearly.
+            raise BlockedAddress(
+                f"{parts.hostname!r} is a non-public address; mcp-web reaches only public"
+                " addresses (the operator may pass --allow-private-network)"
+            )
+    except BlockedAddress as exc:
+        raise WebError(str(exc)) from exc
+    return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+def make_client(policy: Policy, settings: Settings) -> "httpx.AsyncClient":
+    """Return the shared client: connections pinned to checked addresses, no environment."""
+    import httpx
+
+    if settings.proxy is not None:
+        # Through a proxy the proxy resolves and dials; `fetch` checks the name beforehand.
+        proxy = None if settings.proxy == "env" else settings.proxy
+        return httpx.AsyncClient(proxy=proxy, trust_env=settings.proxy == "env")
+    import httpcore
+
+    from .pinned import PinnedBackend
+
+    transport = httpx.AsyncHTTPTransport(trust_env=False)
+    # httpx takes no network backend, so its pool is replaced by one dialling through ours.
+    transport._pool = httpcore.AsyncConnectionPool(  # pyright: ignore[reportPrivateUsage]
+        ssl_context=httpx.create_ssl_context(trust_env=False),
+        network_backend=PinnedBackend(policy),
+        max_connections=20,
+        keepalive_expiry=30.0,
+    )
+    return httpx.AsyncClient(transport=transport, trust_env=False)
+
+
+async def fetch(
+    client: "httpx.AsyncClient",
+    policy: Policy,
+    settings: Settings,
+    url: str,
+    *,
+    timeout: float | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Fetched:
+    """GET `url` safely (see the module): follow redirects by hand, cap the body, one deadline.
+
+    Raises:
+        WebError: the URL or a hop is refused, the body is too large, the deadline passed,
+            or the request failed; the message says which.
+    """
+    import httpx
+
+    deadline = timeout if timeout is not None else settings.timeout
+    started = time.perf_counter()
+    hops: list[str] = []
+    current = url
+    try:
+        with anyio.fail_after(deadline):
+            for _ in range(settings.max_redirects + 1):
+                host, port = check_url(current, policy)
+                if settings.proxy is not None:
+                    await policy.resolve(host, port)
+                sent = {
+                    "user-agent": settings.user_agent,
+                    "accept-encoding": "gzip, deflate",
+                    **(headers or {}),
+                }
+                async with client.stream("GET", current, headers=sent) as response:
+                    location = response.headers.get("location")
+                    if response.status_code in REDIRECTS and location:
+                        following = urljoin(current, location)
+                        if current.startswith("https:") and following.startswith("http:"):
+                            raise WebError("refused a redirect from https to plain http")
+                        hops.append(current)
+                        current = following
+                        continue
+                    body = await read_capped(response, settings.max_bytes)
+                    return Fetched(
+                        url=current,
+                        status=response.status_code,
+                        headers={k.lower(): v for k, v in response.headers.items()},
+                        body=body,
+                        seconds=time.perf_counter() - started,
+                        hops=tuple(hops),
+                    )
+            raise WebError(f"more than {settings.max_redirects} redirects from {url}")
+    except TimeoutError as exc:
+        raise WebError(f"fetching {url} took longer than {deadline:g} s") from exc
+    except BlockedAddress as exc:
+        raise WebError(str(exc)) from exc
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise WebError(f"could not fetch {current}: {type(exc).__name__}: {exc}") from exc
+
+
+async def read_capped(response: "httpx.Response", cap: int) -> bytes:
+    """Return the decoded body, at most `cap` bytes however much it inflates.
+
+    Raises:
+        WebError: the declared or decoded size passes the cap, or the encoding is unknown.
+    """
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise WebError(f"the response is {declared} bytes, over the {cap}-byte download cap")
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        decoder: Any = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
+    elif encoding in ("identity", ""):
+        decoder = None
+    else:
+        raise WebError(f"unsupported content-encoding {encoding!r}")
+    parts: list[bytes] = []
+    size = 0
+    async for raw in response.aiter_raw():
+        try:
+            chunk = raw if decoder is None else decoder.decompress(raw, cap - size + 1)
+        except zlib.error as exc:
+            raise WebError(f"the response's {encoding} body is corrupt") from exc
+        size += len(chunk)
+        if size > cap:
+            raise WebError(f"the response passed the {cap}-byte download cap (decoded)")
+        parts.append(chunk)
+    return b"".join(parts)

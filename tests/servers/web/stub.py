@@ -1,0 +1,93 @@
+"""A stub web site on 127.0.0.1 for mcp-web's tests: routes of status, headers and body.
+
+It runs in a thread, so it answers while the test's event loop waits on the fetch. A
+route may trickle its body (a byte per `trickle` seconds) to test the deadline, and every
+request is recorded (path and headers) so tests can see what reached the site.
+"""
+
+import threading
+import time
+from collections.abc import Generator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Route:
+    """One answer: status, headers and body; `trickle` seconds between body bytes."""
+
+    body: bytes = b""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict[str, str])
+    trickle: float = 0.0
+
+
+@dataclass
+class Site:
+    """The stub site: its routes (mutable while it runs) and the requests it saw."""
+
+    port: int = 0
+    routes: dict[str, Route] = field(default_factory=dict[str, Route])
+    seen: list[tuple[str, dict[str, str]]] = field(default_factory=list[tuple[str, dict[str, str]]])
+
+    def url(self, path: str = "/", host: str = "127.0.0.1") -> str:
+        """The URL of `path` on this site, through `host`."""
+        return f"http://{host}:{self.port}{path}"
+
+    def page(self, path: str, html: str, **headers: str) -> None:
+        """Serve `html` as text/html at `path`."""
+        self.routes[path] = Route(html.encode(), headers={"content-type": "text/html", **headers})
+
+    def hits(self, path: str) -> int:
+        """How many requests asked for `path`."""
+        return sum(1 for seen, _ in self.seen if seen == path)
+
+
+def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            site.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+            route = site.routes.get(self.path.split("?", 1)[0]) or Route(b"not found", 404)
+            self.send_response(route.status)
+            for name, value in route.headers.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(route.body)))
+            self.end_headers()
+            if not route.trickle:
+                self.wfile.write(route.body)
+                return
+            for index in range(len(route.body)):
+                self.wfile.write(route.body[index : index + 1])
+                self.wfile.flush()
+                time.sleep(route.trickle)
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Stay quiet: pytest shows failures, not access logs."""
+
+    return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Stay quiet when a client hangs up early: the fetcher does so at its caps."""
+
+
+@contextmanager
+def serving() -> Generator[Site]:
+    """Run a stub site on 127.0.0.1 (a free port) until the block ends."""
+    site = Site()
+    server = _Server(("127.0.0.1", 0), _handler(site))
+    site.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield site
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

@@ -1,0 +1,87 @@
+"""The egress policy directly: every non-public address class and spelling is refused."""
+
+import ipaddress
+
+import pytest
+
+from mcpkit_web.addresses import BlockedAddress, Policy, host_rules, is_public, literal_address
+
+NOT_PUBLIC = [
+    "127.0.0.1",
+    "127.255.255.254",
+    "10.0.0.1",
+    "172.16.5.4",
+    "192.168.1.1",
+    "169.254.169.254",
+    "169.254.170.2",
+    "100.64.0.1",
+    "100.100.100.200",
+    "0.0.0.0",
+    "224.0.0.1",
+    "255.255.255.255",
+    "198.18.0.1",
+    "192.0.0.192",
+    "::1",
+    "::",
+    "fe80::1",
+    "fc00::1",
+    "fd00:ec2::254",
+    "ff02::1",
+    "::ffff:127.0.0.1",
+    "::ffff:169.254.169.254",
+    "64:ff9b::a9fe:a9fe",
+    "64:ff9b::7f00:1",
+    "2002:a9fe:a9fe::",
+    "2002:7f00:1::",
+    "2001:0:4136:e378:8000:63bf:80ff:fffe",  # Teredo hiding 127.0.0.1
+]
+
+SPELLINGS = ["2130706433", "0x7f000001", "0177.0.0.1", "0x7f.1", "127.1", "017700000001"]
+
+
+@pytest.mark.parametrize("address", NOT_PUBLIC)
+def test_non_public_addresses_are_refused(address: str) -> None:
+    assert not is_public(ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize("address", ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])
+def test_public_addresses_pass(address: str) -> None:
+    assert is_public(ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_numeric_spellings_are_read_as_the_address_they_reach(spelling: str) -> None:
+    assert literal_address(spelling) == ipaddress.IPv4Address("127.0.0.1")
+
+
+@pytest.mark.parametrize("spelling", [*SPELLINGS, "[::ffff:7f00:1]", "[::1]", "localhost"])
+async def test_resolving_a_loopback_spelling_is_refused(spelling: str) -> None:
+    with pytest.raises(BlockedAddress, match="non-public"):
+        await Policy().resolve(spelling, 80)
+
+
+async def test_one_private_answer_refuses_the_name() -> None:
+    async def mixed(host: str, port: int) -> list[str]:
+        return ["93.184.215.14", "10.1.2.3"]
+
+    with pytest.raises(BlockedAddress):
+        await Policy(resolver=mixed).resolve("example.com", 443)
+
+
+async def test_private_network_allowed_only_by_the_operator() -> None:
+    assert await Policy(allow_private=True).resolve("127.0.0.1", 80) == ["127.0.0.1"]
+    assert await Policy(test_public=("127.0.0.1",)).resolve("127.0.0.1", 80) == ["127.0.0.1"]
+    with pytest.raises(BlockedAddress):
+        await Policy(test_public=("127.0.0.1",)).resolve("127.0.0.2", 80)
+
+
+def test_host_lists() -> None:
+    policy = Policy(
+        allow_hosts=host_rules([".example.com, docs.python.org"]), deny_hosts=("bad.example.com",)
+    )
+    policy.check_host("example.com")
+    policy.check_host("www.EXAMPLE.com.")
+    policy.check_host("docs.python.org")
+    for host in ("bad.example.com", "python.org", "example.com.evil.net"):
+        with pytest.raises(BlockedAddress):
+            policy.check_host(host)

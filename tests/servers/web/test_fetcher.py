@@ -1,0 +1,145 @@
+"""The safe fetcher against a stub site on 127.0.0.1: pinning, redirects, caps, deadline."""
+
+import gzip
+import time
+
+import pytest
+
+from mcpkit_web.addresses import Policy
+from mcpkit_web.errors import WebError
+from mcpkit_web.fetcher import Fetched, Settings, fetch, make_client
+from servers.web.stub import Route, Site
+
+PUBLIC = Policy(test_public=("127.0.0.1",))
+DEFAULTS = Settings()
+
+
+async def fetch_with(
+    url: str, policy: Policy = PUBLIC, settings: Settings = DEFAULTS, timeout: float | None = None
+) -> Fetched:
+    async with make_client(policy, settings) as client:
+        return await fetch(client, policy, settings, url, timeout=timeout)
+
+
+async def test_a_page_is_fetched_through_a_name_pinned_to_the_checked_address(site: Site) -> None:
+    lookups: list[str] = []
+
+    async def rebinding(host: str, port: int) -> list[str]:
+        # The first answer passes the check; every later one would point inside.
+        lookups.append(host)
+        return ["127.0.0.1"] if len(lookups) == 1 else ["10.0.0.1"]
+
+    site.page("/", "<p>hello</p>")
+    policy = Policy(test_public=("127.0.0.1",), resolver=rebinding)
+    settings = Settings()
+    async with make_client(policy, settings) as client:
+        page = await fetch(client, policy, settings, site.url("/", "rebind.test"))
+    assert page.body == b"<p>hello</p>"
+    assert page.status == 200
+    assert lookups == ["rebind.test"]  # resolved once; that answer was dialled
+    assert site.seen[-1][1]["host"] == f"rebind.test:{site.port}"  # Host keeps the name
+
+
+async def test_a_rebinding_name_answering_private_first_is_refused(site: Site) -> None:
+    async def private(host: str, port: int) -> list[str]:
+        return ["127.0.0.2"]
+
+    policy = Policy(test_public=("127.0.0.1",), resolver=private)
+    with pytest.raises(WebError, match="non-public"):
+        await fetch_with(site.url("/", "rebind.test"), policy)
+    assert site.seen == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:{port}/",
+        "http://localhost:{port}/",
+        "http://2130706433:{port}/",
+        "http://0x7f.1:{port}/",
+        "http://0177.0.0.1:{port}/",
+        "http://[::ffff:127.0.0.1]:{port}/",
+        "http://127.1:{port}/",
+    ],
+)
+async def test_loopback_is_refused_by_default(site: Site, url: str) -> None:
+    with pytest.raises(WebError, match="non-public"):
+        await fetch_with(url.format(port=site.port), Policy())
+    assert site.seen == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "ftp://example.com/",
+        "gopher://x/",
+        "http://user:pw@example.com/",
+        "http:///nohost",
+        "javascript:alert(1)",
+    ],
+)
+async def test_other_schemes_and_credentials_are_refused(url: str) -> None:
+    with pytest.raises(WebError):
+        await fetch_with(url)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://127.0.0.2:{port}/",
+        "http://0x7f000002:{port}/",
+        "http://[::1]:{port}/",
+        "http://[::ffff:7f00:2]:{port}/",
+        "http://[64:ff9b::7f00:2]:{port}/",
+        "http://169.254.169.254/latest/meta-data/",
+        "file:///etc/passwd",
+    ],
+)
+async def test_each_redirect_hop_is_checked_again(site: Site, target: str) -> None:
+    site.routes["/go"] = Route(status=302, headers={"location": target.format(port=site.port)})
+    with pytest.raises(WebError):
+        await fetch_with(site.url("/go"))
+    assert [path for path, _ in site.seen] == ["/go"]
+
+
+async def test_redirects_are_followed_and_capped(site: Site) -> None:
+    site.page("/end", "done")
+    site.routes["/a"] = Route(status=301, headers={"location": "/b"})
+    site.routes["/b"] = Route(status=307, headers={"location": site.url("/end")})
+    page = await fetch_with(site.url("/a"))
+    assert page.url == site.url("/end")
+    assert page.hops == (site.url("/a"), site.url("/b"))
+    site.routes["/loop"] = Route(status=302, headers={"location": "/loop"})
+    with pytest.raises(WebError, match="more than 5 redirects"):
+        await fetch_with(site.url("/loop"))
+    assert site.hits("/loop") == 6
+
+
+async def test_a_gzip_bomb_stops_at_the_decoded_cap(site: Site) -> None:
+    bomb = gzip.compress(b"\0" * 50_000_000)
+    site.routes["/bomb"] = Route(bomb, headers={"content-encoding": "gzip"})
+    with pytest.raises(WebError, match="1000000-byte download cap"):
+        await fetch_with(site.url("/bomb"), settings=Settings(max_bytes=1_000_000))
+    site.routes["/small"] = Route(gzip.compress(b"x" * 1000), headers={"content-encoding": "gzip"})
+    assert (await fetch_with(site.url("/small"))).body == b"x" * 1000
+
+
+async def test_an_oversized_body_is_refused(site: Site) -> None:
+    site.routes["/big"] = Route(b"a" * 2000)
+    with pytest.raises(WebError, match="over the 1000-byte download cap"):
+        await fetch_with(site.url("/big"), settings=Settings(max_bytes=1000))
+
+
+async def test_an_unknown_encoding_is_refused(site: Site) -> None:
+    site.routes["/br"] = Route(b"zz", headers={"content-encoding": "br"})
+    with pytest.raises(WebError, match="unsupported content-encoding"):
+        await fetch_with(site.url("/br"))
+
+
+async def test_a_trickling_server_cannot_hold_the_call(site: Site) -> None:
+    site.routes["/slow"] = Route(b"x" * 100, trickle=0.05)
+    started = time.monotonic()
+    with pytest.raises(WebError, match=r"longer than 0\.5 s"):
+        await fetch_with(site.url("/slow"), timeout=0.5)
+    assert time.monotonic() - started < 2
