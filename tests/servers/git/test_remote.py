@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from mcpkit_git.access import Tiers
-from servers.git.conftest import Repos, git, text_of
+from servers.git.conftest import Repos, git, make_repo, text_of
 
 REMOTE = Tiers(remote=True)
 
@@ -85,3 +85,31 @@ async def test_unsafe_transports_are_refused(repos: Repos) -> None:
         fetched = await client.call_tool("git_fetch", {"repo_path": str(repos.repo)})
     assert fetched["isError"] is True
     assert not repos.marker.exists()
+
+
+async def test_a_remote_on_this_machine_outside_the_jail_is_refused(repos: Repos) -> None:
+    outside = make_repo(repos.outside / "private")
+    (outside / "secret.txt").write_text("CANARY\n")
+    git(outside, "add", "secret.txt")
+    git(outside, "commit", "-q", "-m", "secret")
+    path = str(repos.repo)
+    urls = {
+        "plain": str(outside),
+        "file": f"file://{outside}",
+        "relative": "../../outside/private",
+        "linked": str(repos.folder / "link"),
+    }
+    (repos.folder / "link").symlink_to(outside)
+    for name, url in urls.items():
+        git(repos.repo, "remote", "add", name, url)
+    git(repos.repo, "remote", "add", "pushy", str(repos.folder))
+    git(repos.repo, "remote", "set-url", "--push", "pushy", str(outside))
+    async with repos.serve(tiers=REMOTE) as client:
+        results = [
+            await client.call_tool("git_fetch", {"repo_path": path, "remote": name})
+            for name in [*urls, "pushy"]
+        ]
+    for result in results:
+        assert result["isError"] is True
+        assert "a path outside" in text_of(result)
+    assert "secret" not in git(repos.repo, "log", "--all", "--format=%s")

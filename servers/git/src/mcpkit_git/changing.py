@@ -5,11 +5,14 @@ through porcelain `git commit` (never an index API), so the repository's hooks r
 when the operator allowed them. Pushing never forces except with a lease.
 """
 
+import os
 from collections.abc import Sequence
+from urllib.parse import unquote
 
 from typing_extensions import TypedDict
 
 from .errors import GitError
+from .jail import is_below
 from .repo import Git, plain
 from .runner import Tick
 
@@ -182,16 +185,48 @@ async def tag(
 
 
 async def remote_name(git: Git, remote: str) -> str:
-    """Return `remote` if the repository has a remote of that name.
+    """Return `remote` if the repository has a remote of that name that stays in the jail.
+
+    A remote on this machine (a path, or a `file://` URL) must be inside the repository's
+    place: fetching from a repository elsewhere would bring its content in.
 
     Raises:
-        GitError: it has not.
+        GitError: it has not, or its URLs name a local path outside the place.
     """
     plain(remote, "remote")
     result = await git.run(["remote"])
     if remote not in result.text.split():
         raise GitError(f"No remote named {remote!r}; remotes: {result.text.split() or 'none'}")
+    for push in (False, True):
+        args = ["remote", "get-url", "--all", *(["--push"] if push else []), remote]
+        for url in (await git.run(args)).text.splitlines():
+            if escapes(url, git.repo.path, git.repo.place):
+                raise GitError(
+                    f"Remote {remote!r} is {url}, a path outside {git.repo.place}: refused"
+                )
     return remote
+
+
+def escapes(url: str, top: str, place: str) -> bool:
+    """Whether remote `url` (as git in `top` reads it) is a local path outside `place`."""
+    path = local_path(url)
+    return path is not None and not is_below(os.path.realpath(os.path.join(top, path)), place)
+
+
+def local_path(url: str) -> str | None:
+    """Return the local path a remote URL names, or None if it names another machine.
+
+    As git reads URLs: `file://PATH`, or a path (no `:` before the first `/`);
+    `host:path` and `scheme://...` are remote.
+    """
+    if url.startswith("file://"):
+        return unquote(url.removeprefix("file://")) or "/"
+    if "://" in url:
+        return None
+    colon, slash = url.find(":"), url.find("/")
+    if colon != -1 and (slash == -1 or colon < slash):
+        return None
+    return url
 
 
 async def sync(
