@@ -1,0 +1,188 @@
+"""A fetched body made readable: text in the right charset, by what the body is.
+
+HTML becomes markdown, plain text or cleaned HTML (`markdown`); JSON and XML are
+pretty-printed; other text stays as it is; an image stays bytes for an image block; a
+PDF becomes its text through pypdf (the `pdf` extra) or a clear error; other binary types
+are refused rather than shown as mojibake.
+"""
+
+import codecs
+import io
+import json
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import WebError
+from .markdown import Renderer, main_content, parse
+
+Format = Literal["markdown", "text", "html"]
+Kind = Literal["html", "json", "xml", "text", "pdf", "image"]
+
+IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"})
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.IGNORECASE)
+_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What a body says: text (or an image's bytes), its kind, title and links."""
+
+    text: str
+    kind: Kind
+    image: bytes = b""
+    mime: str = ""
+    title: str = ""
+    links: tuple[tuple[str, str], ...] = ()
+
+
+def charset_of(body: bytes, content_type: str) -> str:
+    """Return the body's charset: from a BOM, the Content-Type, a `<meta>`, else UTF-8."""
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            return name
+    declared = _HEADER_CHARSET.search(content_type)
+    found = declared.group(1) if declared else None
+    if found is None:
+        meta = _META_CHARSET.search(body[:4096])
+        found = meta.group(1).decode("ascii", "replace") if meta else None
+    if found:
+        try:
+            return codecs.lookup(found).name
+        except LookupError:
+            pass
+    return "utf-8"
+
+
+def decode(body: bytes, content_type: str) -> str:
+    """Return the body as text in its charset (undecodable bytes replaced, BOM dropped)."""
+    name = charset_of(body, content_type)
+    text = body.decode(name, errors="replace")
+    return text.removeprefix("\ufeff")
+
+
+def kind_of(body: bytes, media_type: str) -> Kind | None:
+    """Return what the body is, by its media type; untyped or `<html`-led text is HTML."""
+    if media_type == "application/json" or media_type.endswith("+json"):
+        return "json"
+    if media_type in ("application/xml", "text/xml") or media_type.endswith("+xml"):
+        return "xml"
+    if media_type == "application/pdf":
+        return "pdf"
+    if media_type in IMAGES:
+        return "image"
+    if media_type in ("text/html", "application/xhtml+xml", "") or b"<html" in body[:100].lower():
+        return "html"
+    if media_type.startswith("text/") or media_type == "application/javascript":
+        return "text"
+    return None
+
+
+def extract(
+    body: bytes,
+    media_type: str,
+    content_type: str,
+    url: str,
+    *,
+    format: Format = "markdown",
+    selector: str | None = None,
+    raw: bool = False,
+) -> Extracted:
+    """Return the readable form of `body` (see the module).
+
+    Raises:
+        WebError: the selector is bad or matches nothing, the type cannot be shown as
+            text, or the PDF cannot be read (or pypdf is not installed).
+    """
+    kind = kind_of(body, media_type)
+    if kind is None:
+        raise WebError(
+            f"{url} is {media_type or 'untyped'} content, which mcp-web cannot show as text"
+        )
+    if kind == "image":
+        return Extracted("", "image", image=body, mime=media_type)
+    if kind == "pdf":
+        return Extracted(pdf_text(body), "pdf")
+    text = decode(body, content_type)
+    if raw:
+        return Extracted(text, kind)
+    if kind == "json":
+        return Extracted(_pretty_json(text), kind)
+    if kind == "xml":
+        return Extracted(_pretty_xml(text), kind)
+    if kind == "text":
+        return Extracted(text, kind)
+    return html_to(text, url, format=format, selector=selector)
+
+
+def html_to(html: str, url: str, *, format: Format, selector: str | None) -> Extracted:
+    """Return an HTML page's main content in `format`, with its title and links.
+
+    Raises:
+        WebError: the selector is not valid CSS, or matches nothing.
+    """
+    soup = parse(html)
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    try:
+        elements = main_content(soup, selector)
+    except ValueError as exc:
+        raise WebError(str(exc)) from exc
+    if format == "html":
+        renderer = Renderer(url)
+        renderer.render(elements)  # collects the links
+        return Extracted(
+            "\n".join(str(element) for element in elements),
+            "html",
+            title=title,
+            links=tuple(renderer.links),
+        )
+    renderer = Renderer(url, format)
+    text = renderer.render(elements)
+    return Extracted(text, "html", title=title, links=tuple(renderer.links))
+
+
+def pdf_text(body: bytes) -> str:
+    """Return the text of a PDF, page by page.
+
+    Raises:
+        WebError: pypdf is not installed (the `pdf` extra), or the PDF cannot be read.
+    """
+    try:
+        from pypdf import PdfReader
+    except ImportError as exc:
+        raise WebError(
+            "this URL is a PDF; reading PDFs needs the pdf extra: pip install 'mcpkit-web[pdf]'"
+        ) from exc
+    try:
+        reader = PdfReader(io.BytesIO(body))
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except Exception as exc:  # pypdf raises many types for damaged files
+        raise WebError(f"the PDF could not be read: {type(exc).__name__}") from exc
+    return "\n\n".join(page.strip() for page in pages if page.strip())
+
+
+def _pretty_json(text: str) -> str:
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+def _pretty_xml(text: str) -> str:
+    if "<!ENTITY" in text or "<!entity" in text:
+        return text  # never expand entities (billion laughs); the text is shown as sent
+    from xml.dom import minidom
+    from xml.parsers.expat import ExpatError
+
+    try:
+        pretty = minidom.parseString(text.encode()).toprettyxml(indent="  ")
+    except (ExpatError, ValueError):
+        return text
+    return "\n".join(line for line in pretty.split("\n") if line.strip())

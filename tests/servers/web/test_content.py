@@ -1,0 +1,171 @@
+"""Extraction directly: main content as markdown and text, charsets, JSON, XML, PDF, images."""
+
+import json
+import sys
+
+import pytest
+
+from mcpkit_web.content import Format, charset_of, decode, extract
+from mcpkit_web.errors import WebError
+
+ARTICLE = """<!doctype html><html lang="en"><head><title>The Title</title>
+<style>.x{color:red}</style><script>var secret = 1;</script></head><body>
+<header><a href="/">Site</a> <a href="/about">About</a></header>
+<nav><ul><li><a href="/menu">Menu item</a></li></ul></nav>
+<div class="cookie-banner">We use cookies</div>
+<main><article><header><h1>Main <em>heading</em></h1></header>
+<p>First paragraph with <a href="/rel">a link</a> and <strong>bold</strong>.</p>
+<h2>Lists</h2><ul><li>alpha</li><li>beta<ol><li>inner</li></ol></li></ul>
+<pre><code class="language-python">print("hi")
+if x:
+    y()</code></pre>
+<table><tr><th>name</th><th>value</th></tr><tr><td>a|b</td><td>2</td></tr></table>
+<p>Inline <code>code()</code> here.<!-- a comment --></p></article>
+<aside>Related stories</aside></main>
+<footer>Copyright footer</footer><form><input name=q></form></body></html>"""
+
+
+def md(
+    html: str, format: Format = "markdown", selector: str | None = None, raw: bool = False
+) -> str:
+    page = extract(
+        html.encode(),
+        "text/html",
+        "text/html",
+        "https://site.test/dir/page",
+        format=format,
+        selector=selector,
+        raw=raw,
+    )
+    return page.text
+
+
+def test_main_content_keeps_structure_and_drops_boilerplate() -> None:
+    text = md(ARTICLE)
+    assert text.startswith("# Main *heading*")
+    assert "[a link](https://site.test/rel)" in text
+    assert "**bold**" in text
+    assert "## Lists\n\n- alpha\n- beta\n  1. inner" in text
+    assert '```python\nprint("hi")\nif x:\n    y()\n```' in text
+    assert "| name | value |\n| --- | --- |\n| a\\|b | 2 |" in text
+    assert "`code()`" in text
+    for gone in (
+        "Menu item",
+        "cookies",
+        "Copyright",
+        "Related",
+        "secret",
+        "color:red",
+        "About",
+        "comment",
+    ):
+        assert gone not in text
+
+
+def test_text_format_has_no_markup_and_html_format_is_the_cleaned_content() -> None:
+    text = md(ARTICLE, format="text")
+    assert text.startswith("Main heading\n\nFirst paragraph with a link and bold.")
+    assert "**" not in text
+    assert "](" not in text
+    assert "```" not in text
+    html = md(ARTICLE, format="html")
+    assert html.startswith("<main>")
+    assert "<script" not in html
+    assert "Menu item" not in html
+
+
+def test_a_selector_picks_the_content_and_a_bad_one_is_a_clear_error() -> None:
+    assert md(ARTICLE, selector="table td") == "a|b\n\n2"
+    with pytest.raises(WebError, match="matches nothing"):
+        md(ARTICLE, selector=".absent")
+    with pytest.raises(WebError, match="invalid CSS selector"):
+        md(ARTICLE, selector="p[")
+
+
+def test_links_are_collected_absolute_and_script_links_dropped() -> None:
+    page = extract(
+        b'<p><a href="../up">up</a> <a href="javascript:alert(1)">js</a> <a href="https://o.test/">o</a></p>',
+        "text/html",
+        "text/html",
+        "https://site.test/a/b",
+    )
+    assert page.links == (("https://site.test/up", "up"), ("https://o.test/", "o"))
+    assert "javascript" not in page.text
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "expected"),
+    [
+        ("café".encode("latin-1"), "text/html; charset=ISO-8859-1", "iso8859-1"),
+        (b'<meta charset="windows-1252"><p>caf\xe9</p>', "text/html", "cp1252"),
+        (
+            b'<meta http-equiv="Content-Type" content="text/html; charset=shift_jis">',
+            "text/html",
+            "shift_jis",
+        ),
+        ("\ufeffcafé".encode("utf-16-le"), "text/html", "utf-16-le"),
+        ("\ufeffcafé".encode(), "text/html; charset=latin-1", "utf-8"),
+        (b"plain", "text/html; charset=no-such-charset", "utf-8"),
+    ],
+)
+def test_charset_from_bom_header_or_meta(body: bytes, content_type: str, expected: str) -> None:
+    assert charset_of(body, content_type) == expected
+
+
+def test_decoding_uses_the_charset() -> None:
+    assert "café" in decode(b'<meta charset="windows-1252"><p>caf\xe9</p>', "text/html")
+    assert decode("\ufeffcafé".encode("utf-16-le"), "") == "café"
+
+
+def test_json_and_xml_are_pretty_printed_and_entities_never_expanded() -> None:
+    data = extract(b'{"a":[1,2],"b":"\xc3\xa9"}', "application/json", "", "https://s.test/")
+    assert data.text == json.dumps({"a": [1, 2], "b": "é"}, indent=2, ensure_ascii=False)
+    xml = extract(b"<r><a>1</a><b/></r>", "application/xml", "", "https://s.test/").text
+    assert xml.splitlines() == ['<?xml version="1.0" ?>', "<r>", "  <a>1</a>", "  <b/>", "</r>"]
+    laughs = (
+        b'<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]><l>&b;</l>'
+    )
+    assert extract(laughs, "text/xml", "", "https://s.test/").text == laughs.decode()
+
+
+def test_images_stay_bytes_and_binaries_are_refused() -> None:
+    image = extract(b"\x89PNG\r\n", "image/png", "image/png", "https://s.test/i.png")
+    assert (image.kind, image.image, image.mime) == ("image", b"\x89PNG\r\n", "image/png")
+    with pytest.raises(WebError, match="application/zip content"):
+        extract(b"PK\x03\x04", "application/zip", "", "https://s.test/z.zip")
+
+
+def _pdf(text: str) -> bytes:
+    """A one-page PDF showing `text` in Helvetica."""
+    stream = f"BT /F1 12 Tf 10 40 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 60] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>stream\n%s\nendstream" % (len(stream), stream),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    body = b"%PDF-1.4\n"
+    offsets: list[int] = []
+    for number, obj in enumerate(objects, 1):
+        offsets.append(len(body))
+        body += b"%d 0 obj\n%s\nendobj\n" % (number, obj)
+    xref = len(body)
+    body += b"xref\n0 6\n0000000000 65535 f \n"
+    body += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return body + b"trailer << /Root 1 0 R /Size 6 >>\nstartxref\n%d\n%%%%EOF\n" % xref
+
+
+def test_a_pdf_becomes_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    page = extract(_pdf("Hello PDF"), "application/pdf", "", "https://s.test/d.pdf")
+    assert (page.kind, page.text) == ("pdf", "Hello PDF")
+    with pytest.raises(WebError, match="PDF could not be read"):
+        extract(b"%PDF-1.4 broken", "application/pdf", "", "https://s.test/d.pdf")
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # as if the extra were not installed
+    with pytest.raises(WebError, match=r"pip install 'mcpkit-web\[pdf\]'"):
+        extract(_pdf("x"), "application/pdf", "", "https://s.test/d.pdf")
+
+
+def test_raw_returns_the_decoded_source() -> None:
+    assert md("<p>x</p>", raw=True) == "<p>x</p>"
