@@ -6,8 +6,8 @@ import os
 from collections.abc import Sequence
 from typing import get_args
 
-from mcpkit import Server, cli
-from mcpkit.places import RootsMode
+from mcpkit import Server, cli, envargs, oplog
+from mcpkit.places import RootsMode, real_place
 
 from . import __version__
 from .access import Tiers
@@ -51,43 +51,45 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--read-only",
         action="store_true",
-        default=_flag("MCP_GIT_READ_ONLY"),
+        default=envargs.flag_default(parser, "read_only", "MCP_GIT_READ_ONLY"),
         help="list no tool that changes anything; env MCP_GIT_READ_ONLY=1",
     )
     parser.add_argument(
         "--allow-history-rewrite",
         action="store_true",
-        default=_flag("MCP_GIT_ALLOW_HISTORY_REWRITE"),
+        default=envargs.flag_default(
+            parser, "allow_history_rewrite", "MCP_GIT_ALLOW_HISTORY_REWRITE"
+        ),
         help="allow reset --soft/--hard and commit --amend; env MCP_GIT_ALLOW_HISTORY_REWRITE=1",
     )
     parser.add_argument(
         "--allow-remote",
         action="store_true",
-        default=_flag("MCP_GIT_ALLOW_REMOTE"),
+        default=envargs.flag_default(parser, "allow_remote", "MCP_GIT_ALLOW_REMOTE"),
         help="add git_fetch, git_pull and git_push; env MCP_GIT_ALLOW_REMOTE=1",
     )
     parser.add_argument(
         "--allow-hooks",
         action="store_true",
-        default=_flag("MCP_GIT_ALLOW_HOOKS"),
+        default=envargs.flag_default(parser, "allow_hooks", "MCP_GIT_ALLOW_HOOKS"),
         help="let the repositories' hooks run (off: never); env MCP_GIT_ALLOW_HOOKS=1",
     )
     parser.add_argument(
         "--inherit-git-config",
         action="store_true",
-        default=_flag("MCP_GIT_INHERIT_GIT_CONFIG"),
+        default=envargs.flag_default(parser, "inherit_git_config", "MCP_GIT_INHERIT_GIT_CONFIG"),
         help="read your global and system git configuration and GIT_* variables (off:"
         " neither); env MCP_GIT_INHERIT_GIT_CONFIG=1",
     )
     parser.add_argument(
         "--timeout",
         type=float,
-        default=float(os.environ.get("MCP_GIT_TIMEOUT", "120")),
+        default=os.environ.get("MCP_GIT_TIMEOUT", "120"),
         help="seconds a git command may run before it is killed (default 120; env MCP_GIT_TIMEOUT)",
     )
     parser.add_argument(
         "--roots",
-        choices=get_args(RootsMode),
+        type=envargs.choice("MCP_GIT_ROOTS", get_args(RootsMode)),
         default=os.environ.get("MCP_GIT_ROOTS", "narrow"),
         help="how the client's roots count: narrow (default), intersect, replace, ignore;"
         " env MCP_GIT_ROOTS",
@@ -99,10 +101,8 @@ def configured_server(args: argparse.Namespace) -> Server:
     """Return the server the parsed arguments describe.
 
     Raises:
-        ValueError: a repository that does not exist, a bad timeout or roots mode.
+        ValueError: a repository that does not exist, or a bad timeout.
     """
-    if args.roots not in get_args(RootsMode):
-        raise ValueError(f"MCP_GIT_ROOTS={args.roots!r} is not one of {get_args(RootsMode)}")
     if not args.timeout > 0:
         raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     places: list[str] = args.repository or [os.getcwd()]
@@ -120,16 +120,14 @@ def configured_server(args: argparse.Namespace) -> Server:
         history_rewrite=args.allow_history_rewrite,
         remote=args.allow_remote,
     )
-    return build_server(places, settings=settings, tiers=tiers, roots=args.roots)
+    server = build_server(places, settings=settings, tiers=tiers, roots=args.roots)
+    shown = [real_place(place, read_only=args.read_only, source="command line") for place in places]
+    return oplog.describe(server, shown, roots=args.roots)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run mcp-git until the client disconnects; exit with status 2 on a bad configuration."""
     cli.main(configured_server, make_parser(), argv=argv, config_hint=CONFIG_HINT)
-
-
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "") not in ("", "0", "false")
 
 
 def _list(name: str) -> list[str]:
