@@ -1,0 +1,188 @@
+"""The web as mcp-web's handlers see it: safe fetches, a body cache and robots.txt per site.
+
+`Web` holds the one shared HTTP client (made on the first fetch, so start-up never imports
+httpx), the operator's `Policy` and `Settings`, a bounded cache of bodies by URL (the next
+page of a long document is cut from the cached body, not downloaded again) and the robots
+files of the sites fetched. `get` answers with the page and a `Report` of what happened,
+which the server logs to the client.
+"""
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .addresses import Policy
+from .errors import WebError
+from .fetcher import Fetched, Settings, fetch
+from .robots import MAX_ROBOTS_BYTES, Robots, Verdict, robots_url
+
+if TYPE_CHECKING:
+    import httpx
+
+CACHE_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class Report:
+    """One fetch, as logged: what was asked, what came back, from where, and robots' word."""
+
+    url: str
+    final_url: str
+    status: int
+    bytes: int
+    seconds: float
+    cache_hit: bool
+    robots: str
+
+    def as_log(self) -> dict[str, object]:
+        """Return the report as the data of a log message."""
+        return {
+            "event": "fetch",
+            "url": self.url,
+            "final_url": self.final_url,
+            "status": self.status,
+            "bytes": self.bytes,
+            "ms": round(self.seconds * 1000, 1),
+            "cache_hit": self.cache_hit,
+            "robots": self.robots,
+        }
+
+
+@dataclass
+class BodyCache:
+    """Recent responses by URL, at most `entries` and `max_bytes` of bodies, each `ttl` s."""
+
+    entries: int = 64
+    max_bytes: int = 64_000_000
+    ttl: float = CACHE_SECONDS
+    _items: OrderedDict[str, tuple[float, Fetched]] = field(
+        default_factory=OrderedDict[str, tuple[float, Fetched]]
+    )
+
+    def get(self, url: str) -> Fetched | None:
+        """Return the fresh cached response for `url`, if any."""
+        item = self._items.get(url)
+        if item is None or time.monotonic() - item[0] > self.ttl:
+            self._items.pop(url, None)
+            return None
+        self._items.move_to_end(url)
+        return item[1]
+
+    def put(self, url: str, page: Fetched) -> None:
+        """Keep `page` as the answer for `url`, dropping the oldest entries over the caps."""
+        self._items[url] = (time.monotonic(), page)
+        self._items.move_to_end(url)
+        while len(self._items) > self.entries or self.size() > self.max_bytes:
+            self._items.popitem(last=False)
+
+    def size(self) -> int:
+        """Return the bytes of the cached bodies."""
+        return sum(len(page.body) for _, page in self._items.values())
+
+    def urls(self) -> list[str]:
+        """Return the cached URLs, newest last."""
+        return [url for url, (at, _) in self._items.items() if time.monotonic() - at <= self.ttl]
+
+
+@dataclass
+class Web:
+    """The operator's web access (see the module); `close` ends the client."""
+
+    policy: Policy = field(default_factory=Policy)
+    settings: Settings = field(default_factory=Settings)
+    obey_robots: bool = True
+    cache: BodyCache = field(default_factory=BodyCache)
+    robots: dict[str, Robots] = field(default_factory=dict[str, Robots])
+    _client: "httpx.AsyncClient | None" = None
+
+    @property
+    def client(self) -> "httpx.AsyncClient":
+        """The shared HTTP client, made on first use."""
+        if self._client is None:
+            from .fetcher import make_client
+
+            self._client = make_client(self.policy, self.settings)
+        return self._client
+
+    async def close(self) -> None:
+        """Close the client if one was made."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def fetch(
+        self, url: str, *, timeout: float | None = None, headers: dict[str, str] | None = None
+    ) -> Fetched:
+        """Fetch `url` now, through every guard (no cache, no robots).
+
+        Raises:
+            WebError: see `fetcher.fetch`.
+        """
+        return await fetch(
+            self.client, self.policy, self.settings, url, timeout=timeout, headers=headers
+        )
+
+    async def get(
+        self, url: str, *, timeout: float | None = None, robots: bool = True, fresh: bool = False
+    ) -> tuple[Fetched, Report]:
+        """Return `url`'s response (from the cache unless `fresh`) and what happened.
+
+        Raises:
+            WebError: robots.txt disallows the URL (unless ignored), or the fetch failed.
+        """
+        started = time.perf_counter()
+        decision = "ignored" if not (robots and self.obey_robots) else ""
+        if not decision:
+            verdict = await self.robots_verdict(url, timeout=timeout)
+            decision = f"{'allowed' if verdict.allowed else 'disallowed'} ({verdict.reason})"
+            if not verdict.allowed:
+                raise WebError(
+                    f"{robots_url(url)} does not let {self.settings.user_agent.split(' ')[0]}"
+                    f" fetch {url} ({verdict.reason}). The user can fetch it with the fetch"
+                    " prompt, or the operator can pass --ignore-robots-txt."
+                )
+        cached = None if fresh else self.cache.get(url)
+        page = cached or await self.fetch(url, timeout=timeout)
+        if cached is None:
+            self.cache.put(url, page)
+        report = Report(
+            url=url,
+            final_url=page.url,
+            status=page.status,
+            bytes=len(page.body),
+            seconds=time.perf_counter() - started,
+            cache_hit=cached is not None,
+            robots=decision,
+        )
+        return page, report
+
+    async def robots_for(self, url: str, *, timeout: float | None = None) -> Robots:
+        """Return the robots rules of `url`'s site (fetched once per site, then kept)."""
+        where = robots_url(url)
+        known = self.robots.get(where)
+        if known is not None:
+            return known
+        capped = Settings(
+            user_agent=self.settings.user_agent,
+            max_bytes=MAX_ROBOTS_BYTES,
+            timeout=self.settings.timeout,
+            max_redirects=self.settings.max_redirects,
+            proxy=self.settings.proxy,
+        )
+        try:
+            page = await fetch(self.client, self.policy, capped, where, timeout=timeout)
+            rules = Robots.from_response(page.status, page.body.decode("utf-8", "replace"))
+        except WebError as exc:
+            if "non-public" in str(exc) or "denied" in str(exc) or "allow-host" in str(exc):
+                raise  # the page itself is refused; say so rather than blame robots.txt
+            rules = Robots.from_response(None, "")
+        if len(self.robots) >= 256:
+            self.robots.pop(next(iter(self.robots)))
+        self.robots[where] = rules
+        return rules
+
+    async def robots_verdict(self, url: str, *, timeout: float | None = None) -> Verdict:
+        """Return robots.txt's word on fetching `url` with the operator's user agent."""
+        rules = await self.robots_for(url, timeout=timeout)
+        return rules.verdict(self.settings.user_agent, url)
