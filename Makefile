@@ -57,7 +57,7 @@ conformance: install toolchain  ## Only the official MCP conformance suite, agai
 	$(RUN) pytest -m conformance
 
 .PHONY: bench
-bench: install  ## Measure mcp-everything beside floor servers over stdio and HTTP, then bench-fs and bench-sqlite (figures only)
+bench: install  ## Measure mcp-everything beside floor servers over stdio and HTTP, then bench-fs, bench-sqlite and bench-git (figures only)
 	$(RUN) python bench/stdio_bench.py \
 		--server "floor=$(CURDIR)/.venv/bin/python bench/floor_echo.py" \
 		--server "everything=$(CURDIR)/.venv/bin/mcp-everything" \
@@ -68,6 +68,7 @@ bench: install  ## Measure mcp-everything beside floor servers over stdio and HT
 		--call echo '{"text": "hello"}' --clients 50
 	$(MAKE) bench-fs
 	$(MAKE) bench-sqlite
+	$(MAKE) bench-git
 
 # The reference filesystem server, from npm, pinned; it runs on the machine's node.
 FS_REFERENCE_VERSION := 2026.8.31
@@ -110,6 +111,20 @@ $(SQLITE_FIXTURES)/made: bench/sqlite_fixtures.py | install
 .PHONY: bench-sqlite
 bench-sqlite: install $(SQLITE_REFERENCE)/installed-$(SQLITE_REFERENCE_VERSION) $(SQLITE_FIXTURES)/made  ## mcp-sqlite beside the PyPI reference server and a bare sqlite3 floor, against the issue's bars
 	$(RUN) python bench/sqlite_bench.py $(SQLITE_FIXTURES)/bench.db --reference-venv $(SQLITE_REFERENCE)
+
+GIT_REFERENCE_VERSION := 2026.10.19
+GIT_REFERENCE := $(CURDIR)/.tools/git-reference
+
+$(GIT_REFERENCE)/installed-$(GIT_REFERENCE_VERSION): | install
+	rm -rf $(GIT_REFERENCE)
+	$(UV) venv --quiet --python $(CURDIR)/.venv/bin/python $(GIT_REFERENCE)
+	$(UV) pip install --quiet --python $(GIT_REFERENCE)/bin/python \
+		mcp-server-git==$(GIT_REFERENCE_VERSION)
+	touch $@
+
+.PHONY: bench-git
+bench-git: install $(GIT_REFERENCE)/installed-$(GIT_REFERENCE_VERSION)  ## mcp-git beside the PyPI reference server and git run directly, on a 300-commit repository
+	$(RUN) python bench/git_bench.py --reference $(GIT_REFERENCE)/bin/mcp-server-git
 
 SOAK_DURATION ?= 600
 

@@ -74,6 +74,20 @@ BUNDLES: dict[str, Bundle] = {
             "write": _switch("Allow writes", "Offer the tools that change the databases."),
         },
     ),
+    "git": Bundle(
+        ["-r", "${user_config.repository}"],
+        {"MCP_GIT_READ_ONLY": "${user_config.read_only}"},
+        {
+            "repository": {
+                "type": "directory",
+                "title": "Repository",
+                "description": "The git repository (or a folder of them) the model may use.",
+                "multiple": False,
+                "required": True,
+            },
+            "read_only": _switch("Read-only", "Offer no tool that changes a repository."),
+        },
+    ),
 }
 """One row per server folder with a bundle."""
 

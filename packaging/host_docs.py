@@ -49,6 +49,16 @@ SERVERS: dict[str, Launch] = {
         docker_mounts=(("/home/me/data", "/data"),),
         docker_args=("/data/app.db",),
     ),
+    "git": Launch(
+        "git",
+        "mcpkit-git",
+        "mcp-git",
+        args=("-r", "/home/me/project"),
+        windows_args=("-r", "C:\\Users\\me\\project"),
+        workspace_args=("-r", "${workspaceFolder}"),
+        docker_mounts=(("/home/me/project", "/projects/project"),),
+        docker_args=("-r", "/projects/project"),
+    ),
 }
 """Each server folder's row: how hosts start it, with example arguments."""
 

@@ -99,6 +99,34 @@ ENTRIES: dict[str, Entry] = {
             _roots("MCP_SQLITE_ROOTS", ["narrow", "intersect", "ignore"]),
         ],
     ),
+    "git": Entry(
+        "mcpkit Git",
+        "Git for models, jailed to the repositories you name, inert in hostile ones.",
+        [
+            {
+                "type": "named",
+                "name": "--repository",
+                "valueHint": "repository",
+                "description": "A repository (or a folder of them) the server may use",
+                "format": "filepath",
+                "isRepeated": True,
+            }
+        ],
+        [
+            _flag("MCP_GIT_READ_ONLY", "Offer no tool that changes anything"),
+            _flag("MCP_GIT_ALLOW_HISTORY_REWRITE", "Allow reset --hard, amend and rebase"),
+            _flag("MCP_GIT_ALLOW_REMOTE", "Allow fetch, pull and push (with lease only)"),
+            _flag("MCP_GIT_ALLOW_HOOKS", "Let the repositories' hooks run"),
+            _flag("MCP_GIT_INHERIT_GIT_CONFIG", "Read the system and global git configuration"),
+            {
+                "name": "MCP_GIT_TIMEOUT",
+                "description": "Seconds a git command may run",
+                "format": "number",
+                "default": "120",
+            },
+            _roots("MCP_GIT_ROOTS", ["narrow", "intersect", "replace", "ignore"]),
+        ],
+    ),
 }
 """One row per server folder; a new server adds its own."""
 

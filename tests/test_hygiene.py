@@ -7,6 +7,7 @@ from pathlib import Path
 import mcpkit
 import mcpkit_everything
 import mcpkit_fs
+import mcpkit_git
 import mcpkit_sqlite
 
 ROOT = Path(__file__).parent.parent
@@ -41,7 +42,12 @@ def test_product_code_never_prints() -> None:
 
 
 def test_versions_agree_with_pyproject() -> None:
-    servers = (("everything", mcpkit_everything), ("fs", mcpkit_fs), ("sqlite", mcpkit_sqlite))
+    servers = (
+        ("everything", mcpkit_everything),
+        ("fs", mcpkit_fs),
+        ("git", mcpkit_git),
+        ("sqlite", mcpkit_sqlite),
+    )
     for folder, module in servers:
         project = tomllib.loads((ROOT / f"servers/{folder}/pyproject.toml").read_text())
         assert project["project"]["version"] == module.__version__

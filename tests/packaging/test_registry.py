@@ -71,6 +71,7 @@ def test_the_files_are_written_into_dist(tmp_path: Path, monkeypatch: pytest.Mon
     assert names == [
         "mcpkit-everything.server.json",
         "mcpkit-fs.server.json",
+        "mcpkit-git.server.json",
         "mcpkit-sqlite.server.json",
     ]
     assert json.loads((tmp_path / "mcpkit-fs.server.json").read_text())["name"] == (
