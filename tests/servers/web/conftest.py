@@ -4,10 +4,18 @@ They run on asyncio, as mcp-web does: httpx's nested stream generators are not c
 promptly under trio when a body is abandoned at the download cap (a ResourceWarning).
 """
 
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 
+from checked import connect
+from mcpkit.testing import Client
+from mcpkit_web.addresses import Policy
+from mcpkit_web.fetcher import Settings
+from mcpkit_web.server import build_server
+from mcpkit_web.web import Web
 from servers.web.stub import Site, serving
 
 
@@ -20,3 +28,31 @@ def anyio_backend() -> str:
 def site() -> Iterator[Site]:
     with serving() as running:
         yield running
+
+
+def web_for(**options: Any) -> Web:
+    """A `Web` that treats 127.0.0.1 as public (the stub site), with `options` as settings."""
+    return Web(Policy(test_public=("127.0.0.1",)), Settings(**options))
+
+
+@asynccontextmanager
+async def serve(web: Web | None = None) -> AsyncGenerator[Client]:
+    """Connect a client to mcp-web (default: reaching the stub site), logging at info."""
+    async with connect(build_server(web or web_for())) as client:
+        await client.request("logging/setLevel", {"level": "info"})
+        yield client
+
+
+def text_of(result: dict[str, Any]) -> str:
+    """The text of a tool result's first block."""
+    return str(result["content"][0]["text"])
+
+
+def fetch_logs(client: Client) -> list[dict[str, Any]]:
+    """The data of the fetch log messages the client has received."""
+    return [
+        message["params"]["data"]
+        for message in client.notifications
+        if message.get("method") == "notifications/message"
+        and message["params"]["data"].get("event") == "fetch"
+    ]

@@ -3,3 +3,7 @@
 
 class WebError(Exception):
     """A fetch or a request about a page failed; the message says why and what to do."""
+
+
+class Refused(WebError):
+    """The operator's policy refuses the URL (scheme, credentials, host or address)."""

@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlsplit
 import anyio
 
 from .addresses import BlockedAddress, Policy, literal_address
-from .errors import WebError
+from .errors import Refused, WebError
 
 if TYPE_CHECKING:
     import httpx
@@ -72,9 +72,9 @@ def check_url(url: str, policy: Policy) -> tuple[str, int]:
     except ValueError as exc:
         raise WebError(f"not a valid URL: {url!r}") from exc
     if parts.scheme not in ("http", "https"):
-        raise WebError(f"only http and https URLs can be fetched, not {parts.scheme or 'none'!r}")
+        raise Refused(f"only http and https URLs can be fetched, not {parts.scheme or 'none'!r}")
     if parts.username is not None or parts.password is not None:
-        raise WebError("URLs with credentials (user:password@) are refused")
+        raise Refused("URLs with credentials (user:password@) are refused")
     if not parts.hostname:
         raise WebError(f"URL has no host: {url!r}")
     try:
@@ -87,7 +87,7 @@ def check_url(url: str, policy: Policy) -> tuple[str, int]:
                 " addresses (the operator may pass --allow-private-network)"
             )
     except BlockedAddress as exc:
-        raise WebError(str(exc)) from exc
+        raise Refused(str(exc)) from exc
     return parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
@@ -151,7 +151,7 @@ async def fetch(
                     if response.status_code in REDIRECTS and location:
                         following = urljoin(current, location)
                         if current.startswith("https:") and following.startswith("http:"):
-                            raise WebError("refused a redirect from https to plain http")
+                            raise Refused("refused a redirect from https to plain http")
                         hops.append(current)
                         current = following
                         continue
@@ -168,7 +168,7 @@ async def fetch(
     except TimeoutError as exc:
         raise WebError(f"fetching {url} took longer than {deadline:g} s") from exc
     except BlockedAddress as exc:
-        raise WebError(str(exc)) from exc
+        raise Refused(str(exc)) from exc
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise WebError(f"could not fetch {current}: {type(exc).__name__}: {exc}") from exc
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .addresses import Policy
-from .errors import WebError
-from .fetcher import Fetched, Settings, fetch
+from .errors import Refused, WebError
+from .fetcher import Fetched, Settings, check_url, fetch
 from .robots import MAX_ROBOTS_BYTES, Robots, Verdict, robots_url
 
 if TYPE_CHECKING:
@@ -132,6 +132,7 @@ class Web:
             WebError: robots.txt disallows the URL (unless ignored), or the fetch failed.
         """
         started = time.perf_counter()
+        check_url(url, self.policy)  # refusals first, before robots.txt is asked
         decision = "ignored" if not (robots and self.obey_robots) else ""
         if not decision:
             verdict = await self.robots_verdict(url, timeout=timeout)
@@ -173,9 +174,9 @@ class Web:
         try:
             page = await fetch(self.client, self.policy, capped, where, timeout=timeout)
             rules = Robots.from_response(page.status, page.body.decode("utf-8", "replace"))
-        except WebError as exc:
-            if "non-public" in str(exc) or "denied" in str(exc) or "allow-host" in str(exc):
-                raise  # the page itself is refused; say so rather than blame robots.txt
+        except Refused:
+            raise  # the site itself is refused: say so rather than blame robots.txt
+        except WebError:
             rules = Robots.from_response(None, "")
         if len(self.robots) >= 256:
             self.robots.pop(next(iter(self.robots)))

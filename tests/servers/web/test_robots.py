@@ -1,0 +1,66 @@
+"""robots.txt rules directly: RFC 9309 matching and what an unusable file means."""
+
+import pytest
+
+from mcpkit_web.robots import Robots, product_token
+
+FILE = """# comment
+User-agent: mcp-web
+User-agent: OtherBot
+Disallow: /private
+Allow: /private/open
+Disallow: /*.pdf$
+
+User-agent: *
+Disallow: /
+"""
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed", "reason"),
+    [
+        ("https://s.test/", True, "no rule matches"),
+        ("https://s.test/private/x", False, "Disallow: /private"),
+        ("https://s.test/private/open/x", True, "Allow: /private/open"),
+        ("https://s.test/doc.pdf", False, "Disallow: /*.pdf$"),
+        ("https://s.test/doc.pdf?x=1", True, "no rule matches"),
+        ("https://s.test/robots.txt", True, "robots.txt itself is always allowed"),
+    ],
+)
+def test_longest_match_for_our_group(url: str, allowed: bool, reason: str) -> None:
+    verdict = Robots.parse(FILE).verdict("mcp-web/0.1 (+https://x)", url)
+    assert (verdict.allowed, verdict.reason) == (allowed, reason)
+
+
+def test_other_agents_fall_to_the_star_group_and_ties_go_to_allow() -> None:
+    assert not Robots.parse(FILE).verdict("SomeBot/2", "https://s.test/a").allowed
+    tie = Robots.parse("User-agent: *\nDisallow: /a\nAllow: /a\n")
+    assert tie.verdict("x", "https://s.test/a").allowed
+    assert Robots.parse("User-agent: *\nDisallow:\n").verdict("x", "https://s.test/a").allowed
+
+
+@pytest.mark.parametrize(
+    ("status", "allowed"),
+    [
+        (404, True),
+        (410, True),
+        (401, False),
+        (403, False),
+        (429, False),
+        (500, False),
+        (503, False),
+        (None, False),
+    ],
+)
+def test_unusable_files_per_rfc_9309(status: int | None, allowed: bool) -> None:
+    assert (
+        Robots.from_response(status, "User-agent: *\nDisallow: /")
+        .verdict("x", "https://s.test/a")
+        .allowed
+        is allowed
+    )
+
+
+def test_product_token() -> None:
+    assert product_token("Mozilla/5.0 (X11)") == "mozilla"
+    assert product_token("mcp-web/0.1 (+https://x)") == "mcp-web"
