@@ -13,7 +13,9 @@ from .fetcher import Fetched
 from .pages import framed, paged, with_links
 from .web import Web
 
-READ_WEB = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True)
+READ_WEB = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
+)
 
 Url = Annotated[str, Field(description="The http or https URL to fetch.", min_length=1)]
 FormatArg = Annotated[

@@ -1,0 +1,57 @@
+"""What mcp-web's end-to-end tests share: the server over each transport, on a stub site.
+
+`WebServers` is mcp-sqlite's `SqliteServers` (the SDK client over stdio or Streamable
+HTTP, both eras, every message checked against the schema) pointed at `mcp-web`. With
+`public=True` the server runs with `MCP_WEB_TEST_PUBLIC_ADDRESS=127.0.0.1`, the testing
+aid that lets it reach the stub site on loopback through every guard; without it, every
+loopback address is refused, as in production.
+"""
+
+import sys
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from unittest import mock
+
+from e2e import http_wire
+from e2e.harness import Everything
+from e2e.http_wire import HttpServer, HttpTransport
+from e2e.sqlite.helpers import SqliteServers
+
+MCP_WEB = str(Path(sys.executable).parent / "mcp-web")
+"""The console script of the venv running the tests."""
+
+PUBLIC = ("env", "MCP_WEB_TEST_PUBLIC_ADDRESS=127.0.0.1")
+"""The prefix that runs mcp-web with the stub site's address treated as public (the SDK's
+stdio client passes only a few environment variables, so the command sets it)."""
+
+
+class WebServers(SqliteServers):
+    """mcp-web for one test over one transport, in both eras; `public`: see the module."""
+
+    public = True
+
+    def program(self, arguments: Sequence[str]) -> list[str]:
+        """The command line of mcp-web with `arguments`."""
+        return [*(PUBLIC if self.public else ()), MCP_WEB, *arguments]
+
+    @asynccontextmanager
+    async def _launcher(self, arguments: Sequence[str]) -> AsyncGenerator[Everything]:
+        if self.transport == "stdio":
+            async with super()._launcher(arguments) as launcher:
+                yield launcher
+            return
+        directory = self.directory / f"http-{len(self.servers) + 1}"
+        directory.mkdir(parents=True)
+        with mock.patch.dict(http_wire.MODE_ARGUMENTS, {"http+sse": ("--transport", "http")}):
+            server = HttpServer(directory, "http+sse", program=self.program(arguments))
+        self.servers.append(server)
+        launcher = Everything(HttpTransport(server, "http"))
+        self.launchers.append(launcher)
+        try:
+            yield launcher
+        finally:
+            server.stop()
+
+    def _command(self, arguments: Sequence[str]) -> list[str] | None:
+        return self.program(arguments) if self.transport == "stdio" else None
