@@ -1,0 +1,124 @@
+"""The reading tools through the in-memory client: metadata, links, fields, robots, many pages."""
+
+from typing import Any
+
+from servers.web.conftest import serve, text_of
+from servers.web.stub import Route, Site
+
+PAGE = """<html lang="fr"><head><title>Le titre</title>
+<meta name="description" content="A page about things.">
+<meta property="og:title" content="OG title"><meta property="og:image" content="https://cdn.test/i.png">
+<link rel="canonical" href="/canonical"></head><body>
+<a href="/one">One</a> <a href="/one#part">One again</a> <a href="https://other.test/x">Other</a>
+<a href="mailto:a@b.test">mail</a> <a href="/two?q=1">Two</a>
+<ul class="products"><li><h2>Pen</h2><span class="price">1.50</span><img src="/pen.png"></li>
+<li><h2>Ink</h2><span class="price">3.00</span><img src="/ink.png"></li></ul></body></html>"""
+
+
+async def test_get_page_metadata(site: Site) -> None:
+    site.page("/p", PAGE)
+    async with serve() as client:
+        result = await client.call_tool("get_page_metadata", {"url": site.url("/p")})
+    data = result["structuredContent"]
+    assert data == {
+        "url": site.url("/p"),
+        "final_url": site.url("/p"),
+        "status": 200,
+        "content_type": "text/html",
+        "bytes": len(PAGE.encode()),
+        "title": "Le titre",
+        "description": "A page about things.",
+        "language": "fr",
+        "canonical": site.url("/canonical"),
+        "open_graph": {"title": "OG title", "image": "https://cdn.test/i.png"},
+    }
+
+
+async def test_extract_links_filters(site: Site) -> None:
+    site.page("/p", PAGE)
+    async with serve() as client:
+        every = (await client.call_tool("extract_links", {"url": site.url("/p")}))[
+            "structuredContent"
+        ]
+        own = (
+            await client.call_tool(
+                "extract_links", {"url": site.url("/p"), "same_domain": True, "pattern": "two"}
+            )
+        )["structuredContent"]
+        bad = await client.call_tool("extract_links", {"url": site.url("/p"), "pattern": "("})
+    assert [link["url"] for link in every["links"]] == [
+        site.url("/one"),
+        "https://other.test/x",
+        site.url("/two?q=1"),
+    ]
+    assert every["links"][0]["text"] == "One"
+    assert own["links"] == [{"url": site.url("/two?q=1"), "text": "Two"}]
+    assert "invalid pattern" in text_of(bad)
+
+
+async def test_extract_structured_by_css(site: Site) -> None:
+    site.page("/p", PAGE)
+    fields = {
+        "names": ".products h2",
+        "prices": "span.price",
+        "images": ".products img@src",
+        "none": ".x",
+    }
+    async with serve() as client:
+        result = await client.call_tool(
+            "extract_structured", {"url": site.url("/p"), "fields": fields}
+        )
+        bad = await client.call_tool(
+            "extract_structured", {"url": site.url("/p"), "fields": {"a": "p["}}
+        )
+    assert result["structuredContent"]["fields"] == {
+        "names": ["Pen", "Ink"],
+        "prices": ["1.50", "3.00"],
+        "images": ["/pen.png", "/ink.png"],
+        "none": [],
+    }
+    assert bad["isError"] is True
+    assert "invalid CSS selector" in text_of(bad)
+
+
+async def test_check_robots(site: Site) -> None:
+    site.routes["/robots.txt"] = Route(b"User-agent: *\nDisallow: /no\n")
+    async with serve() as client:
+        no = (await client.call_tool("check_robots", {"url": site.url("/no/x")}))[
+            "structuredContent"
+        ]
+        yes = (await client.call_tool("check_robots", {"url": site.url("/yes")}))[
+            "structuredContent"
+        ]
+    assert (no["allowed"], no["rule"], no["obeyed"]) == (False, "Disallow: /no", True)
+    assert (yes["allowed"], yes["rule"]) == (True, "no rule matches")
+    assert no["robots_url"] == site.url("/robots.txt")
+    assert site.hits("/robots.txt") == 1
+
+
+async def test_fetch_many_reports_progress_and_keeps_going_past_failures(site: Site) -> None:
+    for n in range(5):
+        site.page(f"/{n}", f"<title>T{n}</title><main><p>page {n}</p></main>")
+    urls = [site.url(f"/{n}") for n in range(5)] + [site.url("/missing"), "file:///etc/passwd"]
+    async with serve() as client:
+        result = await client.request(
+            "tools/call",
+            {
+                "name": "fetch_many",
+                "arguments": {"urls": urls, "concurrency": 2},
+                "_meta": {"progressToken": "t"},
+            },
+        )
+        progress = [
+            m["params"] for m in client.notifications if m.get("method") == "notifications/progress"
+        ]
+    pages: list[dict[str, Any]] = result["structuredContent"]["pages"]
+    assert [page["url"] for page in pages] == urls
+    assert [page["ok"] for page in pages] == [True] * 5 + [False, False]
+    assert "page 3" in pages[3]["content"]
+    assert pages[3]["content"].startswith("<untrusted-web-content")
+    assert pages[3]["title"] == "T3"
+    assert "status code 404" in pages[5]["error"]
+    assert "only http and https" in pages[6]["error"]
+    assert [p["progress"] for p in progress] == [1, 2, 3, 4, 5, 6, 7]
+    assert {p["total"] for p in progress} == {7}
