@@ -2,7 +2,8 @@
 
 It runs in a thread, so it answers while the test's event loop waits on the fetch. A
 route may trickle its body (a byte per `trickle` seconds) to test the deadline, and every
-request is recorded (path and headers) so tests can see what reached the site.
+request is recorded (path and headers) so tests can see what reached the site. A route
+with an ETag answers 304 to a request that names it in If-None-Match.
 """
 
 import threading
@@ -51,6 +52,9 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             site.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
             route = site.routes.get(self.path.split("?", 1)[0]) or Route(b"not found", 404)
+            etag = route.headers.get("etag")
+            if etag is not None and self.headers.get("if-none-match") == etag:
+                route = Route(status=304, headers={"etag": etag})
             self.send_response(route.status)
             for name, value in route.headers.items():
                 self.send_header(name, value)

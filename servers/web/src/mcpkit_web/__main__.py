@@ -88,6 +88,13 @@ def make_parser() -> argparse.ArgumentParser:
         help="seconds for a whole fetch, redirects included (default 30); env MCP_WEB_TIMEOUT",
     )
     parser.add_argument(
+        "--min-poll-interval",
+        type=float,
+        default=env("MCP_WEB_MIN_POLL_INTERVAL", "60"),
+        help="seconds between two polls of a subscribed page, at least (default 60); env"
+        " MCP_WEB_MIN_POLL_INTERVAL",
+    )
+    parser.add_argument(
         "--proxy",
         default=env("MCP_WEB_PROXY") or None,
         help="an http(s) proxy URL, or 'env' for the environment's proxy variables (default:"
@@ -106,6 +113,8 @@ def configured_server(args: argparse.Namespace) -> Server:
         raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     if not args.max_download_bytes > 0:
         raise ValueError(f"--max-download-bytes must be positive, not {args.max_download_bytes}")
+    if not args.min_poll_interval > 0:
+        raise ValueError(f"--min-poll-interval must be positive, not {args.min_poll_interval}")
     test_public = os.environ.get(TEST_PUBLIC, "").strip()
     if test_public and literal_address(test_public) is None:
         raise ValueError(f"{TEST_PUBLIC} must be one IP address, not {test_public!r}")
@@ -121,7 +130,12 @@ def configured_server(args: argparse.Namespace) -> Server:
         timeout=args.timeout,
         proxy=args.proxy,
     )
-    web = Web(policy, settings, obey_robots=not args.ignore_robots_txt)
+    web = Web(
+        policy,
+        settings,
+        obey_robots=not args.ignore_robots_txt,
+        min_poll_interval=args.min_poll_interval,
+    )
     reach = "public and private networks" if policy.allow_private else "public addresses only"
     places = [reach, *(f"only {host}" for host in policy.allow_hosts)]
     places += [f"never {host}" for host in policy.deny_hosts]

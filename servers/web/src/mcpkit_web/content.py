@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .errors import WebError
+from .fetcher import Fetched
 from .markdown import Renderer, main_content, parse
 
 Format = Literal["markdown", "text", "html"]
@@ -186,3 +187,16 @@ def _pretty_xml(text: str) -> str:
     except (ExpatError, ValueError):
         return text
     return "\n".join(line for line in pretty.split("\n") if line.strip())
+
+
+def page_text(page: Fetched) -> str:
+    """Return a response's readable text (markdown for HTML), as page resources hold it.
+
+    Raises:
+        WebError: the body is an image or cannot be shown as text.
+    """
+    content_type = page.headers.get("content-type", "")
+    found = extract(page.body, page.content_type, content_type, page.url)
+    if found.kind == "image":
+        raise WebError(f"{page.url} is an image ({found.mime}); fetch it with the fetch tool")
+    return found.text

@@ -14,6 +14,8 @@ from mcpkit import Server
 from . import __version__
 from .errors import WebError
 from .page_tools import register_page_tools
+from .prompts import register_prompts
+from .resources import register_resources
 from .site_tools import register_site_tools
 from .web import Web
 
@@ -45,4 +47,6 @@ def build_server(web: Web) -> Server:
     )
     register_page_tools(app)
     register_site_tools(app)
+    register_resources(app)
+    register_prompts(app)
     return app

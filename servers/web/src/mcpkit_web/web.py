@@ -7,12 +7,14 @@ files of the sites fetched. `get` answers with the page and a `Report` of what h
 which the server logs to the client.
 """
 
+import hashlib
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .addresses import Policy
+from .content import page_text
 from .errors import Refused, WebError
 from .fetcher import Fetched, Settings, check_url, fetch
 from .robots import MAX_ROBOTS_BYTES, Robots, Verdict, robots_url
@@ -92,6 +94,7 @@ class Web:
     policy: Policy = field(default_factory=Policy)
     settings: Settings = field(default_factory=Settings)
     obey_robots: bool = True
+    min_poll_interval: float = 60.0
     cache: BodyCache = field(default_factory=BodyCache)
     robots: dict[str, Robots] = field(default_factory=dict[str, Robots])
     _client: "httpx.AsyncClient | None" = None
@@ -187,3 +190,37 @@ class Web:
         """Return robots.txt's word on fetching `url` with the operator's user agent."""
         rules = await self.robots_for(url, timeout=timeout)
         return rules.verdict(self.settings.user_agent, url)
+
+
+@dataclass
+class PagePoller:
+    """A subscribed page's fingerprint: the hash of its text, asked for conditionally.
+
+    Each call sends the last ETag / Last-Modified; a 304 keeps the last fingerprint, and a
+    new body counts only if its extracted text differs, so boilerplate churn is no change.
+    """
+
+    web: Web
+    url: str
+    validators: dict[str, str] = field(default_factory=dict[str, str])
+    last: str = ""
+
+    async def __call__(self) -> str:
+        """Return the page's current fingerprint.
+
+        Raises:
+            WebError: robots.txt disallows the page, or the fetch failed.
+        """
+        if self.web.obey_robots and not (await self.web.robots_verdict(self.url)).allowed:
+            raise WebError(f"robots.txt disallows {self.url}")
+        page = await self.web.fetch(self.url, headers=self.validators)
+        if page.status == 304 and self.last:
+            return self.last
+        self.validators.clear()
+        if "etag" in page.headers:
+            self.validators["if-none-match"] = page.headers["etag"]
+        if "last-modified" in page.headers:
+            self.validators["if-modified-since"] = page.headers["last-modified"]
+        self.web.cache.put(self.url, page)
+        self.last = hashlib.sha256(page_text(page).encode()).hexdigest()
+        return self.last

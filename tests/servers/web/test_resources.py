@@ -1,0 +1,113 @@
+"""Resources, subscriptions, prompts and completion through the in-memory client."""
+
+import anyio
+
+from mcpkit_web.web import Web
+from servers.web.conftest import serve, web_for
+from servers.web.stub import Route, Site
+
+
+def page_of(site: Site, body: str, etag: str) -> None:
+    site.routes["/watched"] = Route(
+        f"<html><body><nav>ad {etag}</nav><main>{body}</main></body></html>".encode(),
+        headers={"content-type": "text/html", "etag": etag},
+    )
+
+
+async def until_hits(site: Site, path: str, count: int) -> None:
+    """Wait (at most 5 s) until the site has answered `path` `count` times."""
+    for _ in range(100):
+        if site.hits(path) >= count:
+            return
+        await anyio.sleep(0.05)
+    raise AssertionError(f"{path} was asked for {site.hits(path)} times, not {count}")
+
+
+def watching_web() -> Web:
+    web = web_for()
+    web.min_poll_interval = 0.1
+    return web
+
+
+async def test_pages_are_resources_listed_from_the_cache_and_completed(site: Site) -> None:
+    site.page("/a", "<main><h1>A</h1></main>")
+    uri = f"web://page/{site.url('/a')}"
+    async with serve() as client:
+        read = await client.request("resources/read", {"uri": uri})
+        listed = await client.request("resources/list")
+        completed = await client.request(
+            "completion/complete",
+            {
+                "ref": {"type": "ref/resource", "uri": "web://page/{+url}"},
+                "argument": {"name": "url", "value": "http://127"},
+            },
+        )
+        robots = await client.request("resources/read", {"uri": f"web://robots/{site.url('')}"})
+    assert read["contents"][0]["text"] == "# A"
+    assert read["contents"][0]["mimeType"] == "text/markdown"
+    uris = [resource["uri"] for resource in listed["resources"]]
+    assert uri in uris
+    assert f"web://robots/{site.url('').rstrip('/')}" in uris
+    assert completed["completion"]["values"] == [site.url("/a")]
+    assert robots["contents"][0]["text"] == "# robots.txt answered 404\n"
+
+
+async def test_a_subscription_tells_only_real_changes_and_polls_conditionally(site: Site) -> None:
+    page_of(site, "<p>first</p>", '"v1"')
+    uri = f"web://page/{site.url('/watched')}"
+    async with serve(watching_web()) as client:
+        await client.request("resources/subscribe", {"uri": uri})
+        await until_hits(site, "/watched", 3)
+        # Only the navigation changed: the text is the same, so no notification.
+        page_of(site, "<p>first</p>", '"v2"')
+        await until_hits(site, "/watched", 6)
+        assert not [
+            m for m in client.notifications if m.get("method") == "notifications/resources/updated"
+        ]
+        page_of(site, "<p>second</p>", '"v3"')
+        updated = await client.wait_for_notification("notifications/resources/updated", timeout=5)
+        await client.request("resources/unsubscribe", {"uri": uri})
+    assert updated["params"]["uri"] == uri
+    conditional = [headers for path, headers in site.seen if path == "/watched"][1:]
+    assert any(headers.get("if-none-match") == '"v1"' for headers in conditional)
+    assert any(headers.get("if-none-match") == '"v2"' for headers in conditional)
+
+
+async def test_the_fetch_prompt_skips_robots_but_not_the_address_guard(site: Site) -> None:
+    site.routes["/robots.txt"] = Route(b"User-agent: *\nDisallow: /\n")
+    site.page("/doc", "<main><p>for the user</p></main>")
+    async with serve() as client:
+        prompt = await client.request(
+            "prompts/get", {"name": "fetch", "arguments": {"url": site.url("/doc")}}
+        )
+        tool = await client.call_tool("fetch", {"url": site.url("/doc")})
+    text = prompt["messages"][0]["content"]["text"]
+    assert text.startswith(f"Contents of {site.url('/doc')}:\n<untrusted-web-content")
+    assert "for the user" in text
+    assert tool["isError"] is True
+    async with serve(Web()) as client:
+        refused = await client.request_raw(
+            {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "method": "prompts/get",
+                "params": {"name": "fetch", "arguments": {"url": site.url("/doc")}},
+            }
+        )
+    assert "non-public" in refused["error"]["message"]
+
+
+async def test_the_other_prompts_name_their_tools() -> None:
+    async with serve() as client:
+        listed = await client.request("prompts/list")
+        research = await client.request(
+            "prompts/get",
+            {"name": "research", "arguments": {"question": "Why?", "urls": "https://a.test"}},
+        )
+    assert {p["name"] for p in listed["prompts"]} == {
+        "fetch",
+        "summarize_page",
+        "compare_pages",
+        "research",
+    }
+    assert "fetch_many" in research["messages"][0]["content"]["text"]
