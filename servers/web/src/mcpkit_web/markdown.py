@@ -23,7 +23,7 @@ Mode = Literal["markdown", "text"]
 
 DROPPED = (
     "script, style, noscript, template, svg, canvas, iframe, object, embed, form, button,"
-    " input, select, textarea, dialog, link, meta"
+    " input, select, textarea, dialog, link, meta, head, title"
 )
 BOILERPLATE = (
     "nav, aside, [role=navigation], [role=banner], [role=contentinfo], [role=complementary],"

@@ -1,0 +1,147 @@
+"""Walking a site: a breadth-first crawl and a site map (sitemap.xml plus the start page's links).
+
+Every page goes through `Web.get`, so the address guards, robots.txt (unless the operator
+ignores it), the caps and the body cache apply to each; crawled pages stay in the cache,
+where the page resources serve them. URL patterns are regular expressions searched in
+the whole URL; `include` keeps only matching URLs (the start page always counts),
+`exclude` drops matching ones.
+"""
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from urllib.parse import urljoin
+
+import anyio
+
+from .content import decode
+from .errors import WebError
+from .inspect import links, same_site
+from .web import Web
+
+LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.IGNORECASE)
+MAX_SITEMAPS = 5
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which URLs a walk may visit."""
+
+    start: str
+    include: tuple[re.Pattern[str], ...] = ()
+    exclude: tuple[re.Pattern[str], ...] = ()
+    same_site: bool = True
+
+    @classmethod
+    def of(cls, start: str, include: Sequence[str], exclude: Sequence[str], same: bool) -> "Scope":
+        """Return the scope, its patterns compiled.
+
+        Raises:
+            WebError: a pattern is not a valid regular expression.
+        """
+        try:
+            return cls(
+                start, tuple(map(re.compile, include)), tuple(map(re.compile, exclude)), same
+            )
+        except re.error as exc:
+            raise WebError(f"invalid URL pattern: {exc}") from exc
+
+    def admits(self, url: str) -> bool:
+        """Say whether `url` is inside the scope."""
+        if self.same_site and not same_site(self.start, url):
+            return False
+        if any(pattern.search(url) for pattern in self.exclude):
+            return False
+        return not self.include or any(pattern.search(url) for pattern in self.include)
+
+
+@dataclass(frozen=True)
+class Crawled:
+    """One page of a crawl: where, how deep, its status and title, or why it failed."""
+
+    url: str
+    depth: int
+    status: int
+    title: str
+    error: str = ""
+
+
+async def crawl(
+    web: Web,
+    scope: Scope,
+    *,
+    max_pages: int,
+    max_depth: int,
+    delay: float,
+    on_page: Callable[[Crawled, int], Awaitable[None]],
+) -> list[Crawled]:
+    """Visit pages breadth-first from `scope.start`, at most `max_pages`, `max_depth` links deep.
+
+    `on_page(page, count)` is awaited after each page. Failures are recorded, not raised.
+    """
+    queue: list[tuple[str, int]] = [(scope.start, 0)]
+    seen = {scope.start}
+    done: list[Crawled] = []
+    while queue and len(done) < max_pages:
+        url, depth = queue.pop(0)
+        if done and delay:
+            await anyio.sleep(delay)
+        try:
+            page, _ = await web.get(url)
+        except WebError as exc:
+            done.append(Crawled(url, depth, 0, "", str(exc)))
+            await on_page(done[-1], len(done))
+            continue
+        title = ""
+        if page.content_type in ("text/html", "application/xhtml+xml", "") and page.status < 400:
+            html = decode(page.body, page.headers.get("content-type", ""))
+            title = _title(html)
+            if depth < max_depth:
+                for link in links(html, page.url):
+                    target = link["url"]
+                    if target not in seen and scope.admits(target):
+                        seen.add(target)
+                        queue.append((target, depth + 1))
+        done.append(Crawled(url, depth, page.status, title))
+        await on_page(done[-1], len(done))
+    return done
+
+
+async def site_map(
+    web: Web, scope: Scope, *, use_sitemap: bool, max_urls: int
+) -> tuple[list[str], int]:
+    """Return up to `max_urls` URLs of the site, and how many came from sitemaps.
+
+    Sitemaps are read from `/sitemap.xml` (and the sitemaps an index names, a few); the
+    start page's links follow. Nothing here is crawled further.
+    """
+    found: dict[str, None] = {}
+    if use_sitemap:
+        pending = [urljoin(scope.start, "/sitemap.xml")]
+        for _ in range(MAX_SITEMAPS):
+            if not pending:
+                break
+            try:
+                page = await web.fetch(pending.pop(0))
+            except WebError:
+                continue
+            if page.status >= 400:
+                continue
+            for loc in LOC.findall(page.body.decode("utf-8", "replace")):
+                if loc.endswith(".xml") and "sitemap" in loc.lower():
+                    pending.append(loc)
+                elif scope.admits(loc):
+                    found.setdefault(loc)
+    from_sitemap = len(found)
+    page, _ = await web.get(scope.start)
+    if page.content_type in ("text/html", "application/xhtml+xml", ""):
+        html = decode(page.body, page.headers.get("content-type", ""))
+        for link in links(html, page.url):
+            if scope.admits(link["url"]):
+                found.setdefault(link["url"])
+    return list(found)[:max_urls], min(from_sitemap, max_urls)
+
+
+def _title(html: str) -> str:
+    match = re.search(r"<title[^>]*>(.*?)</title>", html, re.IGNORECASE | re.DOTALL)
+    return " ".join(match.group(1).split()) if match else ""

@@ -1,0 +1,93 @@
+"""The site tools: `map_site` and `crawl` (whose pages become resources, returned as links)."""
+
+from typing import Annotated
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from mcpkit import Context, ResourceLink, Server, TextContent
+
+from .crawl import Crawled, Scope, crawl, site_map
+from .page_tools import READ_WEB, Url
+from .resources import page_uri
+from .web import Web
+
+Patterns = Annotated[
+    tuple[str, ...], Field(description="Regular expressions searched in each URL.", max_length=20)
+]
+SameSite = Annotated[bool, Field(description="Stay on the start page's host.")]
+
+
+class SiteMap(TypedDict):
+    """The URLs of a site, and how many came from its sitemaps."""
+
+    url: str
+    urls: list[str]
+    from_sitemap: int
+
+
+def register_crawl_tools(app: Server) -> None:
+    """Register map_site and crawl."""
+
+    @app.tool(annotations=READ_WEB)
+    async def map_site(
+        web: Web,
+        url: Url,
+        use_sitemap: Annotated[bool, Field(description="Read /sitemap.xml first.")] = True,
+        max_urls: Annotated[int, Field(ge=1, le=5000)] = 500,
+        include: Patterns = (),
+        exclude: Patterns = (),
+        same_site: SameSite = True,
+    ) -> SiteMap:
+        """List a site's URLs from its sitemap and the start page's links, without crawling."""
+        scope = Scope.of(url, include, exclude, same_site)
+        urls, from_sitemap = await site_map(web, scope, use_sitemap=use_sitemap, max_urls=max_urls)
+        return SiteMap(url=url, urls=urls, from_sitemap=from_sitemap)
+
+    @app.tool(name="crawl", annotations=READ_WEB)
+    async def crawl_site(
+        ctx: Context,
+        web: Web,
+        url: Url,
+        max_pages: Annotated[int, Field(ge=1, le=200)] = 20,
+        max_depth: Annotated[int, Field(ge=0, le=5)] = 2,
+        include: Patterns = (),
+        exclude: Patterns = (),
+        same_site: SameSite = True,
+        delay_ms: Annotated[int, Field(description="Pause between pages.", ge=0, le=10_000)] = 500,
+    ) -> list[TextContent | ResourceLink]:
+        """Crawl a site breadth-first; each page becomes a resource (web://page/URL), linked.
+
+        robots.txt is obeyed for every page; progress is reported per page.
+        """
+
+        async def report(page: Crawled, count: int) -> None:
+            await ctx.progress(count, max_pages, f"crawled {page.url}")
+
+        pages = await crawl(
+            web,
+            Scope.of(url, include, exclude, same_site),
+            max_pages=max_pages,
+            max_depth=max_depth,
+            delay=delay_ms / 1000,
+            on_page=report,
+        )
+        good = [page for page in pages if not page.error and page.status < 400]
+        lines = [f"Crawled {len(pages)} pages from {url}; {len(good)} readable as resources."]
+        lines += [
+            f"- {page.url}: {page.error or f'status {page.status}'}"
+            for page in pages
+            if page not in good
+        ]
+        blocks: list[TextContent | ResourceLink] = [TextContent(text="\n".join(lines))]
+        blocks += [
+            ResourceLink(
+                uri=page_uri(page.url),
+                name=page.url,
+                title=page.title or None,
+                description=f"depth {page.depth}",
+                mime_type="text/markdown",
+            )
+            for page in good
+        ]
+        return blocks

@@ -1,0 +1,87 @@
+"""map_site and crawl through the in-memory client, on a small stub site."""
+
+from typing import Any
+
+from servers.web.conftest import serve, text_of
+from servers.web.stub import Route, Site
+
+
+def build(site: Site) -> None:
+    site.page(
+        "/",
+        '<title>Home</title><a href="/a">A</a> <a href="/b">B</a> <a href="https://elsewhere.test/">X</a>',
+    )
+    site.page("/a", '<title>A</title><a href="/a/deep">deep</a> <a href="/">home</a>')
+    site.page("/b", '<title>B</title><a href="/private/x">p</a> <a href="/skip-me">s</a>')
+    site.page("/a/deep", '<title>Deep</title><a href="/a/deeper">deeper</a>')
+    site.page("/a/deeper", "<title>Deeper</title>")
+    site.page("/private/x", "<title>P</title>")
+    site.page("/skip-me", "<title>S</title>")
+    site.routes["/robots.txt"] = Route(b"User-agent: *\nDisallow: /private\n")
+
+
+async def test_crawl_follows_links_within_scope_and_returns_resource_links(site: Site) -> None:
+    build(site)
+    async with serve() as client:
+        result = await client.request(
+            "tools/call",
+            {
+                "name": "crawl",
+                "arguments": {
+                    "url": site.url("/"),
+                    "max_depth": 2,
+                    "exclude": ["skip"],
+                    "delay_ms": 0,
+                },
+                "_meta": {"progressToken": 1},
+            },
+        )
+        first_link: dict[str, Any] = next(
+            b for b in result["content"] if b["type"] == "resource_link"
+        )
+        read = await client.request("resources/read", {"uri": first_link["uri"]})
+        progress = [m for m in client.notifications if m.get("method") == "notifications/progress"]
+    links = [b for b in result["content"] if b["type"] == "resource_link"]
+    assert [link["uri"] for link in links] == [
+        f"web://page/{site.url(p)}" for p in ("/", "/a", "/b", "/a/deep")
+    ]
+    assert [link.get("title") for link in links] == ["Home", "A", "B", "Deep"]
+    summary = text_of(result)
+    assert f"- {site.url('/private/x')}: " in summary  # robots.txt said no
+    assert "elsewhere" not in summary
+    assert site.hits("/skip-me") == 0
+    assert site.hits("/private/x") == 0
+    assert site.hits("/a/deeper") == 0  # beyond max_depth
+    assert site.hits("/") == 1  # the resource read came from the cache
+    assert (
+        read["contents"][0]["text"]
+        == "[A](" + site.url("/a") + ") [B](" + site.url("/b") + ") [X](https://elsewhere.test/)"
+    )
+    assert len(progress) == 5
+
+
+async def test_crawl_stops_at_max_pages(site: Site) -> None:
+    build(site)
+    async with serve() as client:
+        result = await client.call_tool(
+            "crawl", {"url": site.url("/"), "max_pages": 2, "delay_ms": 0}
+        )
+    assert len([b for b in result["content"] if b["type"] == "resource_link"]) == 2
+
+
+async def test_map_site_reads_the_sitemap_and_the_start_page(site: Site) -> None:
+    build(site)
+    site.routes["/sitemap.xml"] = Route(
+        f"<urlset><url><loc>{site.url('/from-map')}</loc></url><url><loc>https://other.test/x</loc></url></urlset>".encode(),
+        headers={"content-type": "application/xml"},
+    )
+    async with serve() as client:
+        mapped = (await client.call_tool("map_site", {"url": site.url("/")}))["structuredContent"]
+        only_a = (await client.call_tool("map_site", {"url": site.url("/"), "include": ["/a$"]}))[
+            "structuredContent"
+        ]
+        bad = await client.call_tool("map_site", {"url": site.url("/"), "include": ["("]})
+    assert mapped["urls"] == [site.url("/from-map"), site.url("/a"), site.url("/b")]
+    assert mapped["from_sitemap"] == 1
+    assert only_a["urls"] == [site.url("/a")]
+    assert "invalid URL pattern" in text_of(bad)
