@@ -9,10 +9,12 @@ from mcpkit import Server, cli, envargs, oplog
 from . import __version__
 from .addresses import Policy, host_rules, literal_address
 from .fetcher import Settings
+from .search import BACKENDS, Search
 from .server import build_server
 from .web import Web
 
 TEST_PUBLIC = "MCP_WEB_TEST_PUBLIC_ADDRESS"
+BRAVE_KEY = "MCP_WEB_BRAVE_API_KEY"
 DEFAULT_AGENT = f"mcp-web/{__version__} (+https://github.com/mcpkit/mcpkit)"
 
 CONFIG_HINT = """{
@@ -95,6 +97,20 @@ def make_parser() -> argparse.ArgumentParser:
         " MCP_WEB_MIN_POLL_INTERVAL",
     )
     parser.add_argument(
+        "--search-backend",
+        type=envargs.choice("MCP_WEB_SEARCH_BACKEND", BACKENDS),
+        default=env("MCP_WEB_SEARCH_BACKEND", "duckduckgo"),
+        help="web_search's backend: duckduckgo (default, no key), searxng (needs --search-url),"
+        " brave (needs the environment variable MCP_WEB_BRAVE_API_KEY); env"
+        " MCP_WEB_SEARCH_BACKEND",
+    )
+    parser.add_argument(
+        "--search-url",
+        default=env("MCP_WEB_SEARCH_URL", ""),
+        help="the backend's endpoint (a SearXNG instance's URL; others have a default); env"
+        " MCP_WEB_SEARCH_URL",
+    )
+    parser.add_argument(
         "--proxy",
         default=env("MCP_WEB_PROXY") or None,
         help="an http(s) proxy URL, or 'env' for the environment's proxy variables (default:"
@@ -139,7 +155,8 @@ def configured_server(args: argparse.Namespace) -> Server:
     reach = "public and private networks" if policy.allow_private else "public addresses only"
     places = [reach, *(f"only {host}" for host in policy.allow_hosts)]
     places += [f"never {host}" for host in policy.deny_hosts]
-    return oplog.describe(build_server(web), places)
+    search = Search(args.search_backend, args.search_url, os.environ.get(BRAVE_KEY, ""))
+    return oplog.describe(build_server(web, search), places)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

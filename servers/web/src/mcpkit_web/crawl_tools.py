@@ -1,4 +1,4 @@
-"""The site tools: `map_site` and `crawl` (whose pages become resources, returned as links)."""
+"""The site tools: `map_site`, `crawl` (pages become resources, returned as links), `web_search`."""
 
 from typing import Annotated
 
@@ -10,6 +10,7 @@ from mcpkit import Context, ResourceLink, Server, TextContent
 from .crawl import Crawled, Scope, crawl, site_map
 from .page_tools import READ_WEB, Url
 from .resources import page_uri
+from .search import Hit, Search
 from .web import Web
 
 Patterns = Annotated[
@@ -91,3 +92,27 @@ def register_crawl_tools(app: Server) -> None:
             for page in good
         ]
         return blocks
+
+
+class SearchResults(TypedDict):
+    """A search's results, best first, and the backend that gave them."""
+
+    query: str
+    backend: str
+    results: list[Hit]
+
+
+def register_search_tool(app: Server, search: Search) -> None:
+    """Register web_search on the operator's backend."""
+
+    @app.tool(annotations=READ_WEB)
+    async def web_search(
+        web: Web,
+        query: Annotated[
+            str, Field(description="What to search for.", min_length=1, max_length=500)
+        ],
+        max_results: Annotated[int, Field(ge=1, le=50)] = 10,
+    ) -> SearchResults:
+        """Search the web; results are titles, URLs and snippets (read pages with fetch)."""
+        hits = await search.run(web, query, max_results)
+        return SearchResults(query=query, backend=search.backend, results=hits)
