@@ -6,7 +6,8 @@ A 30 KiB article is served from a thread of this process on 127.0.0.1. mcp-web s
 `mcp-web` with `MCP_WEB_TEST_PUBLIC_ADDRESS=127.0.0.1` (so its address guard lets the
 loopback page through as public) and `--ignore-robots-txt`; the reference (`mcp-server-fetch`
 from PyPI, in a venv of its own: `--reference "/path/to/venv/bin/mcp-server-fetch"`) as
-`CMD --ignore-robots-txt`. The floor is the same GET made with urllib from this process.
+`CMD --ignore-robots-txt` (plus `--allow-private-ips` where the release has that guard,
+added in 2026). The floor is the same GET made with urllib from this process.
 
 Figures (median):
   cold start   spawn -> initialize response
@@ -69,7 +70,10 @@ class Server:
     def __init__(self, command: list[str], env: dict[str, str]) -> None:
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             env=env,
         )
         self.next_id = 0
@@ -77,7 +81,8 @@ class Server:
     def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self.next_id += 1
         message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
-        assert self.proc.stdin and self.proc.stdout
+        assert self.proc.stdin
+        assert self.proc.stdout
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         self.proc.stdin.flush()
         deadline = time.monotonic() + TIMEOUT
@@ -94,10 +99,14 @@ class Server:
         raise TimeoutError(method)
 
     def initialize(self) -> float:
-        self.call("initialize", {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "0"},
-        })
+        self.call(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
+            },
+        )
         elapsed = time.perf_counter() - self.started
         assert self.proc.stdin
         self.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
@@ -119,7 +128,9 @@ class Server:
             self.proc.wait(5)
 
 
-def measure(name: str, command: list[str], env: dict[str, str], base: str, cold: int, rounds: int) -> dict[str, Any]:
+def measure(
+    name: str, command: list[str], env: dict[str, str], base: str, cold: int, rounds: int
+) -> dict[str, Any]:
     starts: list[float] = []
     rss: list[float] = []
     for _ in range(cold):
@@ -134,9 +145,12 @@ def measure(name: str, command: list[str], env: dict[str, str], base: str, cold:
     size = 0
     for n in range(rounds + 2):
         began = time.perf_counter()
-        answer = server.call("tools/call", {"name": "fetch", "arguments": {"url": f"{base}/p{n}", "max_length": 100000}})
+        answer = server.call(
+            "tools/call",
+            {"name": "fetch", "arguments": {"url": f"{base}/p{n}", "max_length": 100000}},
+        )
         took = time.perf_counter() - began
-        result = answer.get("result") or {}
+        result: dict[str, Any] = answer.get("result") or {}
         if result.get("isError") or "error" in answer:
             raise RuntimeError(f"{name}: fetch failed: {answer}")
         size = len(result["content"][0]["text"])
@@ -153,7 +167,7 @@ def measure(name: str, command: list[str], env: dict[str, str], base: str, cold:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description="mcp-web's fetch beside the reference's")
     parser.add_argument("--reference", help="the reference's command (mcp-server-fetch)")
     parser.add_argument("--mcp-web", default=str(Path(sys.executable).parent / "mcp-web"))
     parser.add_argument("--cold", type=int, default=5)
@@ -164,10 +178,19 @@ def main() -> None:
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{httpd.server_address[1]}"
     env = {**os.environ, "MCP_WEB_TEST_PUBLIC_ADDRESS": "127.0.0.1"}
-    rows = [measure("mcp-web", [args.mcp_web, "--ignore-robots-txt"], env, base, args.cold, args.rounds)]
+    rows = [
+        measure("mcp-web", [args.mcp_web, "--ignore-robots-txt"], env, base, args.cold, args.rounds)
+    ]
     if args.reference:
         command = [*args.reference.split(), "--ignore-robots-txt"]
-        rows.append(measure("mcp-server-fetch", command, dict(os.environ), base, args.cold, args.rounds))
+        helped = subprocess.run(
+            [*command[:-1], "--help"], capture_output=True, text=True, timeout=TIMEOUT
+        )
+        if "--allow-private-ips" in helped.stdout:
+            command.append("--allow-private-ips")  # newer releases guard addresses too
+        rows.append(
+            measure("mcp-server-fetch", command, dict(os.environ), base, args.cold, args.rounds)
+        )
     floor: list[float] = []
     for n in range(args.rounds):
         began = time.perf_counter()
@@ -175,7 +198,11 @@ def main() -> None:
             response.read()
         floor.append(time.perf_counter() - began)
     httpd.shutdown()
-    figures = {"page_bytes": len(PAGE), "rows": rows, "floor_get_p50_ms": statistics.median(floor) * 1000}
+    figures = {
+        "page_bytes": len(PAGE),
+        "rows": rows,
+        "floor_get_p50_ms": statistics.median(floor) * 1000,
+    }
     if args.json:
         print(json.dumps(figures, indent=2))
         return
