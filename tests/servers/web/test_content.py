@@ -169,3 +169,9 @@ def test_a_pdf_becomes_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_raw_returns_the_decoded_source() -> None:
     assert md("<p>x</p>", raw=True) == "<p>x</p>"
+
+
+def test_a_page_nested_thousands_deep_is_a_clear_error() -> None:
+    deep = "<div>" * 3000 + "deep" + "</div>" * 3000
+    with pytest.raises(WebError, match="nests its HTML too deeply"):
+        md(deep)

@@ -129,6 +129,14 @@ def html_to(html: str, url: str, *, format: Format, selector: str | None) -> Ext
     Raises:
         WebError: the selector is not valid CSS, or matches nothing.
     """
+    try:
+        return _html_to(html, url, format=format, selector=selector)
+    except RecursionError as exc:
+        # bs4 and the renderer walk the tree recursively; a hostile page nests for ever.
+        raise WebError(f"{url} nests its HTML too deeply to be read") from exc
+
+
+def _html_to(html: str, url: str, *, format: Format, selector: str | None) -> Extracted:
     soup = parse(html)
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     try:
