@@ -57,7 +57,7 @@ conformance: install toolchain  ## Only the official MCP conformance suite, agai
 	$(RUN) pytest -m conformance
 
 .PHONY: bench
-bench: install  ## Measure mcp-everything beside floor servers over stdio and HTTP, then bench-fs, bench-sqlite and bench-git (figures only)
+bench: install  ## Measure mcp-everything beside floor servers over stdio and HTTP, then bench-fs, bench-sqlite, bench-git and bench-web (figures only)
 	$(RUN) python bench/stdio_bench.py \
 		--server "floor=$(CURDIR)/.venv/bin/python bench/floor_echo.py" \
 		--server "everything=$(CURDIR)/.venv/bin/mcp-everything" \
@@ -69,6 +69,7 @@ bench: install  ## Measure mcp-everything beside floor servers over stdio and HT
 	$(MAKE) bench-fs
 	$(MAKE) bench-sqlite
 	$(MAKE) bench-git
+	$(MAKE) bench-web
 
 # The reference filesystem server, from npm, pinned; it runs on the machine's node.
 FS_REFERENCE_VERSION := 2026.8.31
@@ -125,6 +126,20 @@ $(GIT_REFERENCE)/installed-$(GIT_REFERENCE_VERSION): | install
 .PHONY: bench-git
 bench-git: install $(GIT_REFERENCE)/installed-$(GIT_REFERENCE_VERSION)  ## mcp-git beside the PyPI reference server and git run directly, on a 300-commit repository
 	$(RUN) python bench/git_bench.py --reference $(GIT_REFERENCE)/bin/mcp-server-git
+
+WEB_REFERENCE_VERSION := 2026.10.24
+WEB_REFERENCE := $(CURDIR)/.tools/web-reference
+
+$(WEB_REFERENCE)/installed-$(WEB_REFERENCE_VERSION): | install
+	rm -rf $(WEB_REFERENCE)
+	$(UV) venv --quiet --python $(CURDIR)/.venv/bin/python $(WEB_REFERENCE)
+	$(UV) pip install --quiet --python $(WEB_REFERENCE)/bin/python \
+		mcp-server-fetch==$(WEB_REFERENCE_VERSION)
+	touch $@
+
+.PHONY: bench-web
+bench-web: install $(WEB_REFERENCE)/installed-$(WEB_REFERENCE_VERSION)  ## mcp-web beside the PyPI reference fetch server and a urllib floor, on a 30 KiB page from loopback
+	$(RUN) python bench/web_bench.py --reference $(WEB_REFERENCE)/bin/mcp-server-fetch
 
 SOAK_DURATION ?= 600
 

@@ -88,6 +88,7 @@ BUNDLES: dict[str, Bundle] = {
             "read_only": _switch("Read-only", "Offer no tool that changes a repository."),
         },
     ),
+    "web": Bundle(),
 }
 """One row per server folder with a bundle."""
 

@@ -59,6 +59,7 @@ SERVERS: dict[str, Launch] = {
         docker_mounts=(("/home/me/project", "/projects/project"),),
         docker_args=("-r", "/projects/project"),
     ),
+    "web": Launch("web", "mcpkit-web", "mcp-web"),
 }
 """Each server folder's row: how hosts start it, with example arguments."""
 

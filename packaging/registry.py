@@ -127,6 +127,35 @@ ENTRIES: dict[str, Entry] = {
             _roots("MCP_GIT_ROOTS", ["narrow", "intersect", "replace", "ignore"]),
         ],
     ),
+    "web": Entry(
+        "mcpkit web",
+        "Fetch, scrape, crawl and search the web as clean markdown, SSRF-safe by default.",
+        [],
+        [
+            {"name": "MCP_WEB_ALLOW_HOST", "description": "Only these hosts, comma-separated"},
+            {"name": "MCP_WEB_DENY_HOST", "description": "Never these hosts, comma-separated"},
+            _flag("MCP_WEB_ALLOW_PRIVATE_NETWORK", "Allow private addresses (trusted setups)"),
+            _flag("MCP_WEB_IGNORE_ROBOTS_TXT", "Fetch pages that robots.txt disallows"),
+            {"name": "MCP_WEB_USER_AGENT", "description": "The User-Agent of every request"},
+            {
+                "name": "MCP_WEB_TIMEOUT",
+                "description": "Seconds for a whole fetch, redirects included",
+                "format": "number",
+                "default": "30",
+            },
+            {
+                "name": "MCP_WEB_SEARCH_BACKEND",
+                "description": "Where web_search asks",
+                "choices": ["duckduckgo", "searxng", "brave"],
+                "default": "duckduckgo",
+            },
+            {
+                "name": "MCP_WEB_BRAVE_API_KEY",
+                "description": "The Brave Search API key",
+                "isSecret": True,
+            },
+        ],
+    ),
 }
 """One row per server folder; a new server adds its own."""
 

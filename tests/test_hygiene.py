@@ -9,6 +9,7 @@ import mcpkit_everything
 import mcpkit_fs
 import mcpkit_git
 import mcpkit_sqlite
+import mcpkit_web
 
 ROOT = Path(__file__).parent.parent
 PRODUCT = [*ROOT.glob("shared/src/**/*.py"), *ROOT.glob("servers/*/src/**/*.py")]
@@ -47,6 +48,7 @@ def test_versions_agree_with_pyproject() -> None:
         ("fs", mcpkit_fs),
         ("git", mcpkit_git),
         ("sqlite", mcpkit_sqlite),
+        ("web", mcpkit_web),
     )
     for folder, module in servers:
         project = tomllib.loads((ROOT / f"servers/{folder}/pyproject.toml").read_text())

@@ -204,9 +204,9 @@ def test_every_link_in_a_section_survives_github_and_pypi(folder: str) -> None:
     assert all(target.startswith("https://") for target in targets), targets
 
 
-def test_every_server_has_a_row_or_is_still_being_written() -> None:
+def test_every_server_has_a_row() -> None:
     # A new server adds its row here, in packaging/registry.py and packaging/bundles.py, and
-    # the markers in its README; web and git are being written as this list is.
+    # the markers in its README.
     folders = {path.name for path in (ROOT / "servers").iterdir()}
-    assert folders - set(SERVERS) <= {"web"}
+    assert folders <= set(SERVERS)
     assert set(SERVERS) == set(script("registry").ENTRIES) == set(script("bundles").BUNDLES)

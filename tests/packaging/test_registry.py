@@ -73,6 +73,7 @@ def test_the_files_are_written_into_dist(tmp_path: Path, monkeypatch: pytest.Mon
         "mcpkit-fs.server.json",
         "mcpkit-git.server.json",
         "mcpkit-sqlite.server.json",
+        "mcpkit-web.server.json",
     ]
     assert json.loads((tmp_path / "mcpkit-fs.server.json").read_text())["name"] == (
         "io.github.mcpkit/mcpkit-fs"
