@@ -95,7 +95,11 @@ def test_a_port_in_use_is_one_line_that_says_what_to_do() -> None:
 
 def test_at_the_default_level_only_the_start_up_line_is_written() -> None:
     stderr = piped(messages=[call(1, "echo", {"text": "hi"})])
-    assert re.fullmatch(r"\S+ \S+ INFO mcpkit\.start: mcp-everything \S+ on stdio\n", stderr)
+    assert re.fullmatch(
+        r"\S+ \S+ INFO mcpkit\.start: mcp-everything \S+ on stdio; allowed: a scratch"
+        r" directory of its own \(read-write\); client roots: narrow\n",
+        stderr,
+    )
 
 
 def test_at_debug_each_request_is_traced_without_its_full_arguments() -> None:
