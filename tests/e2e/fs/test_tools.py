@@ -394,6 +394,7 @@ def test_missing_directory_stops_the_server_at_start(tmp_path: Path) -> None:
         check=False,
     )
     assert bad_mode.returncode == 2
-    assert "MCP_FS_ROOTS='ignored' is not one of narrow, intersect, replace, ignore" in (
-        bad_mode.stderr
+    assert (
+        "'ignored' (from MCP_FS_ROOTS) is not one of: narrow, intersect, replace, ignore"
+        in bad_mode.stderr
     )
