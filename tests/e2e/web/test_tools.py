@@ -43,7 +43,8 @@ async def test_fetch_pages_a_document_and_scrape_frames_it(
             )
         )
         scraped = text_of(await link.peer.call_tool("web_scrape", {"url": url}))
-    assert first.startswith(f"Contents of {url}:\n# Heading\n\nLine 000 of the document.")
+    assert first.startswith(f"Contents of {url}:\n<untrusted-web-content source=")
+    assert "\n# Heading\n\nLine 000 of the document." in first
     assert "Call the fetch tool with a start_index of 1000 to get more content." in first
     assert second.startswith(f"Contents of {url}:\n")
     assert "start_index of 2000" in second

@@ -3,9 +3,19 @@
 import base64
 
 from mcpkit_web.addresses import Policy
+from mcpkit_web.pages import framed
 from mcpkit_web.web import Web
 from servers.web.conftest import fetch_logs, serve, text_of, web_for
 from servers.web.stub import Route, Site
+
+
+def unframed(text: str, url: str) -> str:
+    """The page text inside the untrusted-content frame that `text` must be."""
+    opening, closing = framed("\0", url).split("\0")
+    assert text.startswith(opening)
+    assert text.endswith(closing)
+    return text.removeprefix(opening).removesuffix(closing)
+
 
 LONG = (
     "<html><body><main>"
@@ -24,12 +34,16 @@ async def test_fetch_pages_like_the_reference_and_reuses_the_cached_body(site: S
         )
         past = text_of(await client.call_tool("fetch", {"url": url, "start_index": 10**6}))
         logs = fetch_logs(client)
-    assert first.startswith(f"Contents of {url}:\nParagraph 0000.\n\nParagraph 0001.")
-    assert first.endswith(
+    head = f"Contents of {url}:\n"
+    note = (
         "\n\n<error>Content truncated. Call the fetch tool with a start_index of 5000 to get"
         " more content.</error>"
     )
-    assert len(first.removeprefix(f"Contents of {url}:\n").split("\n\n<error>")[0]) == 5000
+    assert first.startswith(head)
+    assert first.endswith(note)
+    body = unframed(first.removeprefix(head).removesuffix(note), url)
+    assert body.startswith("Paragraph 0000.\n\nParagraph 0001.")
+    assert len(body) == 5000
     assert "start_index of 5100" in second
     assert past == f"Contents of {url}:\n<error>No more content available.</error>"
     assert site.hits("/long") == 1
@@ -52,11 +66,10 @@ async def test_fetch_options_raw_format_selector_links(site: Site) -> None:
         "Content type text/html cannot be simplified to markdown, but here is the raw content:\n"
     )
     assert "<nav>menu</nav>" in raw
-    assert text == f"Contents of {url}:\nHi\n\nSee A."
-    assert (
-        chosen
-        == f"Contents of {url}:\nSee [A]({site.url('/a')}).\n\nLinks:\n- [A]({site.url('/a')})"
-    )
+    head = f"Contents of {url}:\n"
+    link = site.url("/a")
+    assert unframed(text.removeprefix(head), url) == "Hi\n\nSee A."
+    assert unframed(chosen.removeprefix(head), url) == f"See [A]({link}).\n\nLinks:\n- [A]({link})"
 
 
 async def test_json_is_pretty_and_an_image_is_an_image_block(site: Site) -> None:
@@ -65,7 +78,9 @@ async def test_json_is_pretty_and_an_image_is_an_image_block(site: Site) -> None
     async with serve() as client:
         data = text_of(await client.call_tool("fetch", {"url": site.url("/d.json")}))
         image = await client.call_tool("fetch", {"url": site.url("/i.png")})
-    assert data.endswith("raw content:\nContents of " + site.url("/d.json") + ':\n{\n  "a": 1\n}')
+    json_url = site.url("/d.json")
+    head = f"raw content:\nContents of {json_url}:\n"
+    assert unframed(data[data.index(head) + len(head) :], json_url) == '{\n  "a": 1\n}'
     block = image["content"][1]
     assert block["type"] == "image"
     assert block["mimeType"] == "image/png"

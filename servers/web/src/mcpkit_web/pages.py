@@ -1,10 +1,10 @@
 """Text for the model: pages cut as the reference fetch server cuts them, links, framing.
 
-`paged` keeps the reference's exact wording, so prompts written for `mcp-server-fetch`
-keep working: "Contents of URL:" then the slice, and an `<error>` line that names the
-next `start_index` when more remains. `framed` marks other tools' page text as untrusted
-content from the web, with any closing marker inside the page defused so a page cannot
-end the frame early and speak as the user.
+`paged` keeps the reference's wording around the slice, so prompts written for
+`mcp-server-fetch` keep working: "Contents of URL:" then the slice, and an `<error>` line
+that names the next `start_index` when more remains. `framed` marks page text (the slice
+too) as untrusted content from the web, with any closing marker inside the page defused
+so a page cannot end the frame early and speak as the user.
 """
 
 from collections.abc import Iterable
@@ -13,18 +13,20 @@ NO_MORE = "<error>No more content available.</error>"
 
 
 def paged(text: str, url: str, start_index: int, max_length: int, prefix: str = "") -> str:
-    """Return the slice `[start_index, start_index + max_length)` of `text`, as the reference."""
+    """Return the slice `[start_index, start_index + max_length)` of `text`, as the reference.
+
+    The slice is framed as untrusted content; the paging note after it is the server's.
+    """
     if start_index >= len(text):
-        body = NO_MORE
-    else:
-        body = text[start_index : start_index + max_length]
-        remaining = len(text) - (start_index + len(body))
-        if len(body) == max_length and remaining > 0:
-            body += (
-                "\n\n<error>Content truncated. Call the fetch tool with a start_index of"
-                f" {start_index + len(body)} to get more content.</error>"
-            )
-    return f"{prefix}Contents of {url}:\n{body}"
+        return f"{prefix}Contents of {url}:\n{NO_MORE}"
+    body = text[start_index : start_index + max_length]
+    note = ""
+    if len(body) == max_length and start_index + len(body) < len(text):
+        note = (
+            "\n\n<error>Content truncated. Call the fetch tool with a start_index of"
+            f" {start_index + len(body)} to get more content.</error>"
+        )
+    return f"{prefix}Contents of {url}:\n{framed(body, url)}{note}"
 
 
 def with_links(text: str, links: Iterable[tuple[str, str]], markdown: bool = True) -> str:
