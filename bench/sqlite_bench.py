@@ -75,49 +75,11 @@ which is all that the reference's read_query lets through."""
 
 
 class Client(Server):
-    """stdio_bench's Server, reading a long line in one join rather than a copy per chunk.
-
-    A 10,000-row answer is 1.2 MB (the reference's) to 1.8 MB (mcp-sqlite's and the
-    floor's), which comes through the pipe 64 KiB at a time: Server._read, joining the whole
-    line so far to each chunk, spends 6 to 13 ms of this process's time on one, which would
-    be counted against the servers, and more against those that say more.
-    """
-
-    def __init__(self, name: str, argv: list[str], timeout: float) -> None:
-        """Spawn the server."""
-        super().__init__(name, argv, timeout)
-        self.parts: list[bytes] = []  # chunks of a line not yet ended
+    """stdio_bench's Server, which can also file answers for a while (pings during a query)."""
 
     def __enter__(self) -> Client:
         """Use as a context manager, which always kills the server."""
         return self
-
-    def _read(self, deadline: float, what: str) -> list[int]:
-        """Read one chunk of stdout, file its responses by id and return their ids."""
-        left = deadline - time.monotonic()
-        if left <= 0 or not self.poller.poll(left * 1000 + 1):
-            raise self.fail(f"no response to {what} within {self.timeout:g} s")
-        chunk = os.read(self.rfd, 1 << 20)
-        now = time.perf_counter_ns()
-        if not chunk:
-            raise self.fail(f"stdout closed while waiting for {what}")
-        if b"\n" not in chunk:
-            self.parts.append(chunk)
-            return []
-        *lines, self.buf = b"".join([self.buf, *self.parts, chunk]).split(b"\n")
-        self.parts.clear()
-        got: list[int] = []
-        for line in lines:
-            msg = self._parse(line)
-            if msg is None:
-                continue
-            rid = msg["id"]
-            if type(rid) is not int or rid not in self.pending:
-                raise self.fail(f"response to id {rid!r}, which is not outstanding (repeat?)")
-            self.pending.remove(rid)
-            self.ready[rid] = (now, msg)
-            got.append(rid)
-        return got
 
     def read_until(self, until_ns: int, what: str) -> None:
         """File whatever responses arrive until perf_counter_ns() reaches `until_ns`."""

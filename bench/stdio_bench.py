@@ -115,6 +115,7 @@ class Server:
         self.pending: set[int] = set()  # ids sent and not answered yet
         self.ready: dict[int, tuple[int, Json]] = {}  # id -> (arrival ns, response), arrival order
         self.buf = b""
+        self.parts: list[bytes] = []  # chunks of a line not yet ended
         self.bad_lines = 0
         self.arrived = 0  # when the last response to request() arrived (perf_counter ns)
         self.response: Json = {}  # that response
@@ -209,7 +210,13 @@ class Server:
         now = time.perf_counter_ns()
         if not chunk:
             raise self.fail(f"stdout closed while waiting for {what}")
-        *lines, self.buf = (self.buf + chunk).split(b"\n")
+        # A large answer (10k rows: 1.2 to 1.8 MB) comes 64 KiB at a time: joining the line so
+        # far to each chunk cost this process 6 to 13 ms per answer, counted against servers.
+        if b"\n" not in chunk:
+            self.parts.append(chunk)
+            return []
+        *lines, self.buf = b"".join([self.buf, *self.parts, chunk]).split(b"\n")
+        self.parts.clear()
         got: list[int] = []
         for line in lines:
             msg = self._parse(line)
