@@ -9,9 +9,9 @@ import base64
 import binascii
 import hashlib
 from collections.abc import Mapping, Sequence
-from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
+import orjson
 from typing_extensions import TypedDict
 
 from .errors import SqliteError
@@ -58,34 +58,38 @@ def _value(value: Param, where: str) -> Any:
         raise SqliteError(f"Parameter {where} is not valid base64.") from None
 
 
-def json_rows(rows: list[tuple[Any, ...]], max_bytes: int) -> list[Row]:
-    """Return result rows as JSON cells, BLOBs and long text capped at `max_bytes`.
+class Slice(NamedTuple):
+    """Consecutive result rows as JSON cells, and their size as compact JSON."""
 
-    Most results hold numbers and short text, which go out as sqlite3 gives them: the
-    values are looked at a column at a time (each a few passes in C), and cell by cell only
-    when some column holds a BLOB or a text over the cap.
+    rows: list[Row]
+    size: int
+
+
+def json_slices(rows: list[tuple[Any, ...]], max_bytes: int) -> list[Slice]:
+    """Return result rows as JSON cells in slices, BLOBs and long text capped at `max_bytes`.
+
+    Each slice is first written as JSON as sqlite3 gave it. When that works and is at most
+    `max_bytes` long, the slice needs no cap: orjson refuses bytes, so it holds no BLOB, and
+    a JSON string is longer than its text, so no text is over the cap. Only other slices
+    are made cell by cell. Slices are sized from the rows before them to about half the
+    cap, so a result of numbers and short text is never looked at value by value, and its
+    sizes (which the result byte cap needs) come from the same writing.
     """
-    if not rows:
-        return rows
-    values, width = list(chain.from_iterable(rows)), len(rows[0])
-    if all(_plain(values[column::width], max_bytes) for column in range(width)):
-        return rows
-    return [tuple(cell(value, max_bytes) for value in row) for row in rows]
-
-
-_NUMBERS = {int, float, type(None)}
-_TEXTS = {str, type(None)}
-
-
-def _plain(column: list[Any], max_bytes: int) -> bool:
-    """Return whether a column's values are JSON as they are: no BLOB, no text over the cap."""
-    kinds = set(map(type, column))
-    if kinds <= _NUMBERS:
-        return True
-    if bytes in kinds:
-        return False
-    texts = column if kinds <= _TEXTS else [value for value in column if type(value) is str]
-    return max(map(len, filter(None, texts)), default=0) <= max_bytes
+    slices: list[Slice] = []
+    start, step = 0, 16
+    while start < len(rows):
+        part = rows[start : start + step]
+        start += len(part)
+        try:
+            size = len(orjson.dumps(part))
+        except TypeError:  # a BLOB
+            size = max_bytes + 1
+        if size > max_bytes:
+            part = [tuple(cell(value, max_bytes) for value in row) for row in part]
+            size = len(orjson.dumps(part))
+        slices.append(Slice(part, size))
+        step = max(1, max_bytes * len(part) // (2 * size))
+    return slices
 
 
 def cell(value: object, max_bytes: int) -> Cell:

@@ -18,7 +18,7 @@ import aiosqlite
 import anyio
 import orjson
 
-from .cells import Params, Row, bind, json_rows
+from .cells import Params, Row, bind, json_slices
 from .config import DatabaseSpec
 from .errors import SqliteError
 from .guard import Budget, Guard, GuardedConnection
@@ -201,21 +201,19 @@ async def _page(
     size = 0
     while len(rows) < max_rows:
         fetched = await cursor.fetchmany(min(FETCH, max_rows - len(rows)))
-        # No row_factory is set: sqlite3 gives each row as a tuple.
-        chunk = json_rows(cast(list[tuple[Any, ...]], fetched), max_cell)
-        if not chunk:
+        if not fetched:
             return rows, False
-        # Sized a batch at a time (as JSON, by orjson's C): row by row only near the cap.
-        batch = len(orjson.dumps(chunk))
-        if size + batch <= max_bytes:
-            rows += chunk
-            size += batch
-            continue
-        for row in chunk:
-            size += len(orjson.dumps(row)) + 1
-            if rows and size > max_bytes:
-                return rows, True
-            rows.append(row)
+        # No row_factory is set: sqlite3 gives each row as a tuple.
+        for part in json_slices(cast(list[tuple[Any, ...]], fetched), max_cell):
+            if size + part.size <= max_bytes:
+                rows += part.rows
+                size += part.size
+                continue
+            for row in part.rows:  # near the cap: row by row
+                size += len(orjson.dumps(row)) + 1
+                if rows and size > max_bytes:
+                    return rows, True
+                rows.append(row)
     return rows, bool(await cursor.fetchmany(1))
 
 
