@@ -175,3 +175,41 @@ def test_a_page_nested_thousands_deep_is_a_clear_error() -> None:
     deep = "<div>" * 3000 + "deep" + "</div>" * 3000
     with pytest.raises(WebError, match="nests its HTML too deeply"):
         md(deep)
+
+
+def test_unclosed_items_paragraphs_and_cells_end_where_the_next_one_starts() -> None:
+    page = "<main><ol><li>one<li>two<ul><li>a<li>b</ul><li>three</ol><p>p1<p>p2<div>d</div>"
+    page += "<table><tr><th>h1<th>h2<tr><td>x<td>y</table></main>"
+    assert md(page) == (
+        "1. one\n2. two\n   - a\n   - b\n3. three\n\np1\n\np2\n\nd\n\n"
+        "| h1 | h2 |\n| --- | --- |\n| x | y |"
+    )
+
+
+def test_an_articles_own_header_and_footer_stay_and_the_pages_go() -> None:
+    page = (
+        "<body><header>Site</header><div><article><header>By A</header><p>Text</p>"
+        "<footer>Tags</footer></article><article><p>Other</p></article></div>"
+        "<footer>Copyright</footer></body>"
+    )
+    assert md(page) == "By A\n\nText\n\nTags\n\nOther"
+
+
+def test_the_title_is_read_from_anywhere_and_never_shown_as_content() -> None:
+    page = extract(
+        b"<body><title> The  <b>Title</b> </title><p>Body</p></body>",
+        "text/html",
+        "text/html",
+        "https://s.test/",
+    )
+    assert (page.title, page.text) == ("The Title", "Body")
+
+
+def test_html_format_escapes_text_and_attributes_and_a_selector_never_picks_scripts() -> None:
+    page = '<main><p title="a&quot;b">&lt;script&gt;x&amp;y<br/></p><script>s()</script></main>'
+    assert (
+        md(page, format="html") == '<main><p title="a&quot;b">&lt;script&gt;x&amp;y<br></p></main>'
+    )
+    with pytest.raises(WebError, match="matches nothing"):
+        md(page, selector="script")
+    assert md(page, selector="main") == "<script>x&y"

@@ -15,7 +15,7 @@ from typing import Literal
 
 from .errors import WebError
 from .fetcher import Fetched
-from .markdown import Renderer, main_content, parse
+from .markdown import Renderer, main_content
 
 Format = Literal["markdown", "text", "html"]
 Kind = Literal["html", "json", "xml", "text", "pdf", "image"]
@@ -132,28 +132,19 @@ def html_to(html: str, url: str, *, format: Format, selector: str | None) -> Ext
     try:
         return _html_to(html, url, format=format, selector=selector)
     except RecursionError as exc:
-        # bs4 and the renderer walk the tree recursively; a hostile page nests for ever.
+        # bs4, the renderer and html() walk the tree recursively; a hostile page nests for ever.
         raise WebError(f"{url} nests its HTML too deeply to be read") from exc
 
 
 def _html_to(html: str, url: str, *, format: Format, selector: str | None) -> Extracted:
-    soup = parse(html)
-    title = soup.title.get_text(" ", strip=True) if soup.title else ""
     try:
-        elements = main_content(soup, selector)
+        title, elements = main_content(html, selector)
     except ValueError as exc:
         raise WebError(str(exc)) from exc
+    renderer = Renderer(url, "markdown" if format == "html" else format)
+    text = renderer.render(elements)  # in html format, for the links it collects
     if format == "html":
-        renderer = Renderer(url)
-        renderer.render(elements)  # collects the links
-        return Extracted(
-            "\n".join(str(element) for element in elements),
-            "html",
-            title=title,
-            links=tuple(renderer.links),
-        )
-    renderer = Renderer(url, format)
-    text = renderer.render(elements)
+        text = "\n".join(element.html() for element in elements)
     return Extracted(text, "html", title=title, links=tuple(renderer.links))
 
 
