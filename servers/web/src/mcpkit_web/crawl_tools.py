@@ -2,10 +2,9 @@
 
 from typing import Annotated
 
-from pydantic import Field
 from typing_extensions import TypedDict
 
-from mcpkit import Context, ResourceLink, Server, TextContent
+from mcpkit import Context, Param, ResourceLink, Server, TextContent
 
 from .crawl import Crawled, Scope, crawl, site_map
 from .page_tools import READ_WEB, Url
@@ -14,9 +13,9 @@ from .search import Hit, Search
 from .web import Web
 
 Patterns = Annotated[
-    tuple[str, ...], Field(description="Regular expressions searched in each URL.", max_length=20)
+    tuple[str, ...], Param(description="Regular expressions searched in each URL.", max_length=20)
 ]
-SameSite = Annotated[bool, Field(description="Stay on the start page's host.")]
+SameSite = Annotated[bool, Param(description="Stay on the start page's host.")]
 
 
 class SiteMap(TypedDict):
@@ -34,8 +33,8 @@ def register_crawl_tools(app: Server) -> None:
     async def map_site(
         web: Web,
         url: Url,
-        use_sitemap: Annotated[bool, Field(description="Read /sitemap.xml first.")] = True,
-        max_urls: Annotated[int, Field(ge=1, le=5000)] = 500,
+        use_sitemap: Annotated[bool, Param(description="Read /sitemap.xml first.")] = True,
+        max_urls: Annotated[int, Param(ge=1, le=5000)] = 500,
         include: Patterns = (),
         exclude: Patterns = (),
         same_site: SameSite = True,
@@ -50,12 +49,12 @@ def register_crawl_tools(app: Server) -> None:
         ctx: Context,
         web: Web,
         url: Url,
-        max_pages: Annotated[int, Field(ge=1, le=200)] = 20,
-        max_depth: Annotated[int, Field(ge=0, le=5)] = 2,
+        max_pages: Annotated[int, Param(ge=1, le=200)] = 20,
+        max_depth: Annotated[int, Param(ge=0, le=5)] = 2,
         include: Patterns = (),
         exclude: Patterns = (),
         same_site: SameSite = True,
-        delay_ms: Annotated[int, Field(description="Pause between pages.", ge=0, le=10_000)] = 500,
+        delay_ms: Annotated[int, Param(description="Pause between pages.", ge=0, le=10_000)] = 500,
     ) -> list[TextContent | ResourceLink]:
         """Crawl a site breadth-first; each page becomes a resource (web://page/URL), linked.
 
@@ -109,9 +108,9 @@ def register_search_tool(app: Server, search: Search) -> None:
     async def web_search(
         web: Web,
         query: Annotated[
-            str, Field(description="What to search for.", min_length=1, max_length=500)
+            str, Param(description="What to search for.", min_length=1, max_length=500)
         ],
-        max_results: Annotated[int, Field(ge=1, le=50)] = 10,
+        max_results: Annotated[int, Param(ge=1, le=50)] = 10,
     ) -> SearchResults:
         """Search the web; results are titles, URLs and snippets (read pages with fetch)."""
         hits = await search.run(web, query, max_results)

@@ -3,9 +3,7 @@
 import base64
 from typing import Annotated
 
-from pydantic import Field
-
-from mcpkit import Context, ImageContent, Server, TextContent, ToolAnnotations, work
+from mcpkit import Context, ImageContent, Param, Server, TextContent, ToolAnnotations, work
 
 from .content import Extracted, Format, extract
 from .errors import WebError
@@ -17,17 +15,17 @@ READ_WEB = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
 )
 
-Url = Annotated[str, Field(description="The http or https URL to fetch.", min_length=1)]
+Url = Annotated[str, Param(description="The http or https URL to fetch.", min_length=1)]
 FormatArg = Annotated[
-    Format, Field(description="markdown (default), text, or html (the cleaned main content).")
+    Format, Param(description="markdown (default), text, or html (the cleaned main content).")
 ]
 Selector = Annotated[
-    str | None, Field(description="A CSS selector: keep only the matching elements.")
+    str | None, Param(description="A CSS selector: keep only the matching elements.")
 ]
-IncludeLinks = Annotated[bool, Field(description="Append the content's links, one a line.")]
+IncludeLinks = Annotated[bool, Param(description="Append the content's links, one a line.")]
 Timeout = Annotated[
     float | None,
-    Field(description="Seconds for the whole fetch (default: the operator's).", gt=0, le=300),
+    Param(description="Seconds for the whole fetch (default: the operator's).", ge=0.1, le=300),
 ]
 Blocks = list[TextContent | ImageContent]
 
@@ -85,18 +83,18 @@ def register_page_tools(app: Server) -> None:
         web: Web,
         url: Url,
         max_length: Annotated[
-            int, Field(description="Maximum number of characters to return.", gt=0, lt=1_000_000)
+            int, Param(description="Maximum number of characters to return.", ge=1, le=999_999)
         ] = 5000,
         start_index: Annotated[
             int,
-            Field(
+            Param(
                 description="Return output starting at this character index, useful if a"
                 " previous fetch was truncated and more context is required.",
                 ge=0,
             ),
         ] = 0,
         raw: Annotated[
-            bool, Field(description="Get the actual HTML content without simplification.")
+            bool, Param(description="Get the actual HTML content without simplification.")
         ] = False,
         format: FormatArg = "markdown",
         selector: Selector = None,

@@ -3,10 +3,9 @@
 from typing import Annotated
 
 import anyio
-from pydantic import Field
 from typing_extensions import TypedDict
 
-from mcpkit import Context, Server, work
+from mcpkit import Context, Param, Server, work
 
 from . import inspect
 from .content import Format, decode
@@ -121,10 +120,10 @@ def register_site_tools(app: Server) -> None:
         web: Web,
         url: Url,
         same_domain: Annotated[
-            bool, Field(description="Only links to the page's own host.")
+            bool, Param(description="Only links to the page's own host.")
         ] = False,
         pattern: Annotated[
-            str | None, Field(description="A regular expression the link URL must contain.")
+            str | None, Param(description="A regular expression the link URL must contain.")
         ] = None,
         timeout: Timeout = None,
     ) -> Links:
@@ -142,7 +141,7 @@ def register_site_tools(app: Server) -> None:
         url: Url,
         fields: Annotated[
             dict[str, str],
-            Field(
+            Param(
                 description='Field name to CSS selector; "selector@attr" takes an attribute'
                 ' (e.g. {"titles": "h2", "images": "img@src"}).',
                 min_length=1,
@@ -176,12 +175,12 @@ def register_site_tools(app: Server) -> None:
     async def fetch_many(
         ctx: Context,
         web: Web,
-        urls: Annotated[list[str], Field(min_length=1, max_length=MAX_MANY)],
+        urls: Annotated[list[str], Param(min_length=1, max_length=MAX_MANY)],
         max_length: Annotated[
-            int, Field(description="Characters per page.", gt=0, le=100_000)
+            int, Param(description="Characters per page.", ge=1, le=100_000)
         ] = 5000,
         format: FormatArg = "markdown",
-        concurrency: Annotated[int, Field(ge=1, le=8)] = 4,
+        concurrency: Annotated[int, Param(ge=1, le=8)] = 4,
         timeout: Timeout = None,
     ) -> ManyPages:
         """Fetch several pages at once, each as its main content cut to max_length.
