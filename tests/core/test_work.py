@@ -161,3 +161,21 @@ async def test_a_tick_on_the_event_loop_does_nothing() -> None:
         result = await client.call_tool("quick", progress_token=1)
     assert result["content"][0]["text"] == "ok"
     assert not client.notifications
+
+
+async def test_a_tick_nobody_listens_to_never_waits_for_the_event_loop() -> None:
+    app = Server("unheard", "1")
+
+    @app.tool()
+    async def busy(ctx: Context) -> str:
+        """Tick from a foreign thread while the event loop itself is blocked."""
+        tick = Progress(ctx, "rows", total=3)
+        ticker = threading.Thread(target=lambda: [tick(n) for n in (1, 2, 3)])
+        ticker.start()
+        ticker.join(BOUND)  # blocks the loop: a tick waiting for it would wait out BOUND
+        return "alone" if not ticker.is_alive() else "waited for the loop"
+
+    async with connect(app) as client:
+        result = await client.call_tool("busy")  # no progress token
+    assert result["content"][0]["text"] == "alone"
+    assert not client.notifications

@@ -125,6 +125,11 @@ class Context:
         self._done = False
 
     @property
+    def wants_progress(self) -> bool:
+        """Whether a progress report would reach the client (a token, and no answer yet)."""
+        return self._progress_token is not None and not self._done
+
+    @property
     def protocol_version(self) -> str:
         """The protocol version of the request."""
         return self._peer.version
@@ -172,7 +177,7 @@ class Context:
         is not greater than the last value reported (the spec says progress MUST
         increase), the report is dropped quietly.
         """
-        if self._progress_token is None or self._done:
+        if not self.wants_progress:
             return
         if self._last_progress is not None and progress <= self._last_progress:
             return

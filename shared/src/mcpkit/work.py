@@ -73,7 +73,8 @@ class Progress:
         """Note that `count` units are done; report it if the last report is old enough.
 
         On the event loop's own thread it does nothing: work short enough to run there
-        has nothing to report, and waiting for the loop there would never end.
+        has nothing to report, and waiting for the loop there would never end. Nor does
+        it report when the client did not ask for progress: then a tick never waits.
 
         Raises:
             anyio.get_cancelled_exc_class(): (in a thread anyio started) the request was
@@ -84,6 +85,8 @@ class Progress:
         # In a thread anyio did not start, its owner decides how it is cancelled.
         with contextlib.suppress(anyio.NoEventLoopError):
             anyio.from_thread.check_cancelled()
+        if not self.ctx.wants_progress:  # nobody listens: spare the trip to the event loop
+            return
         now = time.monotonic()
         if self._reported is None or now - self._reported >= REPORT_EVERY:
             self._reported = now
