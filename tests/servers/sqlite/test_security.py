@@ -6,6 +6,7 @@ never because of how its text starts (the reference's check that a CTE defeats).
 
 import sqlite3
 import time
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -142,3 +143,24 @@ async def test_a_transaction_cannot_be_committed_halfway(files: Files) -> None:
     assert after.get("isError") is not True  # the connection is not left in a transaction
     with sqlite3.connect(files.main) as db:
         assert db.execute("SELECT count(*) FROM items").fetchone() == (100,)
+
+
+async def test_many_large_values_are_summarised_one_at_a_time(files: Files) -> None:
+    # 48 BLOBs of 4 MB: fetched together they would hold 192 MB; a row at a time, one.
+    many = (
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 48)"
+        " SELECT n, randomblob(4000000) AS data FROM r"
+    )
+    async with files.serve() as client:
+        tracemalloc.start()
+        try:
+            first = await client.call_tool("read_query", {"query": many, "max_rows": 48})
+            later = await client.call_tool("read_query", {"query": many, "offset": 40})
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak < 40_000_000
+    rows = first["structuredContent"]["rows"]
+    assert len(rows) == 48
+    assert all(row[1]["bytes"] == 4_000_000 and row[1]["base64"] is None for row in rows)
+    assert [row[0] for row in later["structuredContent"]["rows"]] == list(range(41, 49))

@@ -9,9 +9,8 @@ import base64
 import binascii
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
-import orjson
 from typing_extensions import TypedDict
 
 from .errors import SqliteError
@@ -56,40 +55,6 @@ def _value(value: Param, where: str) -> Any:
         return base64.b64decode(value["$base64"], validate=True)
     except (binascii.Error, ValueError):
         raise SqliteError(f"Parameter {where} is not valid base64.") from None
-
-
-class Slice(NamedTuple):
-    """Consecutive result rows as JSON cells, and their size as compact JSON."""
-
-    rows: list[Row]
-    size: int
-
-
-def json_slices(rows: list[tuple[Any, ...]], max_bytes: int) -> list[Slice]:
-    """Return result rows as JSON cells in slices, BLOBs and long text capped at `max_bytes`.
-
-    Each slice is first written as JSON as sqlite3 gave it. When that works and is at most
-    `max_bytes` long, the slice needs no cap: orjson refuses bytes, so it holds no BLOB, and
-    a JSON string is longer than its text, so no text is over the cap. Only other slices
-    are made cell by cell. Slices are sized from the rows before them to about half the
-    cap, so a result of numbers and short text is never looked at value by value, and its
-    sizes (which the result byte cap needs) come from the same writing.
-    """
-    slices: list[Slice] = []
-    start, step = 0, 16
-    while start < len(rows):
-        part = rows[start : start + step]
-        start += len(part)
-        try:
-            size = len(orjson.dumps(part))
-        except TypeError:  # a BLOB
-            size = max_bytes + 1
-        if size > max_bytes:
-            part = [tuple(cell(value, max_bytes) for value in row) for row in part]
-            size = len(orjson.dumps(part))
-        slices.append(Slice(part, size))
-        step = max(1, max_bytes * len(part) // (2 * size))
-    return slices
 
 
 def cell(value: object, max_bytes: int) -> Cell:

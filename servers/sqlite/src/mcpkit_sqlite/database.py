@@ -16,17 +16,19 @@ from urllib.parse import quote
 
 import aiosqlite
 import anyio
-import orjson
 
-from .cells import Params, Row, bind, json_slices
+from .cells import Params, bind
 from .config import DatabaseSpec
 from .errors import SqliteError
 from .guard import Budget, Guard, GuardedConnection
+from .page import Full, Page
 from .results import Changed, Format, Rows
 
 T = TypeVar("T")
-FETCH = 2000
-"""Rows fetched in one hop to the connection's thread (each hop costs some 0.1 ms)."""
+FETCH = 10_001
+"""Rows fetched in one hop to the connection's thread (each hop costs some 0.1 ms): a
+whole page of the largest size and the row that says whether more follow. Rows go to a
+`Page` as they are made, so a large fetch holds no more memory than a small one."""
 Tick = Callable[[float], None]
 
 
@@ -123,20 +125,33 @@ class Database:
         budget = Budget(seconds, tick)
 
         async def fetch(connection: aiosqlite.Connection) -> Rows:
+            page = Page(
+                offset=offset,
+                max_rows=max_rows,
+                max_cell=max_cell_bytes,
+                max_bytes=max_result_bytes,
+            )
             cursor = await connection.execute(sql, bind(params))
+            columns = [column[0] for column in cursor.description or ()]
+            # aiosqlite types a row factory as a class; sqlite3 takes any callable.
+            cursor.row_factory = page.take  # pyright: ignore[reportAttributeAccessIssue]
             try:
-                columns = [column[0] for column in cursor.description or ()]
-                rows, more = await _page(cursor, offset, max_rows, max_cell_bytes, max_result_bytes)
+                # The rows go to the page; fetchmany's list holds what take returns, None.
+                while len(cast(list[None], await cursor.fetchmany(FETCH))) == FETCH:
+                    pass
+            except Full:
+                pass
             finally:
                 await cursor.close()
+            rows = page.rows
             return Rows(
                 database=self.name,
                 format=form,
                 columns=columns,
                 rows=rows,
                 row_count=len(rows),
-                truncated=more,
-                next_offset=offset + len(rows) if more else None,
+                truncated=page.more,
+                next_offset=offset + len(rows) if page.more else None,
                 elapsed_ms=round((time.monotonic() - budget.started) * 1000, 1),
             )
 
@@ -185,36 +200,6 @@ class Database:
             return [tuple(row) for row in await connection.execute_fetchall(sql, params)]
 
         return await self.reader.run(Budget(10.0), fetch)
-
-
-async def _page(
-    cursor: aiosqlite.Cursor, offset: int, max_rows: int, max_cell: int, max_bytes: int
-) -> tuple[list[Row], bool]:
-    """Skip `offset` rows; return up to `max_rows` (and `max_bytes`) and whether more follow."""
-    skipped = 0
-    while skipped < offset:
-        chunk = list(await cursor.fetchmany(min(FETCH, offset - skipped)))
-        if not chunk:
-            return [], False
-        skipped += len(chunk)
-    rows: list[Row] = []
-    size = 0
-    while len(rows) < max_rows:
-        fetched = await cursor.fetchmany(min(FETCH, max_rows - len(rows)))
-        if not fetched:
-            return rows, False
-        # No row_factory is set: sqlite3 gives each row as a tuple.
-        for part in json_slices(cast(list[tuple[Any, ...]], fetched), max_cell):
-            if size + part.size <= max_bytes:
-                rows += part.rows
-                size += part.size
-                continue
-            for row in part.rows:  # near the cap: row by row
-                size += len(orjson.dumps(row)) + 1
-                if rows and size > max_bytes:
-                    return rows, True
-                rows.append(row)
-    return rows, bool(await cursor.fetchmany(1))
 
 
 def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:

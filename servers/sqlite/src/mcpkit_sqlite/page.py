@@ -1,0 +1,61 @@
+"""One page of a result: its rows, taken one at a time as sqlite3 makes them.
+
+A `Page` is the cursor's row factory. Each row is looked at once, the moment it exists,
+and only the page's rows are kept: the rows `offset` skips are dropped at once, and the
+page ends (`Full`) when it holds `max_rows` rows or `max_bytes` of JSON. So the server
+holds one row beyond its page, however many rows a fetch asks for and however large
+their values: a hundred 10 MB BLOBs are summarised one by one, never held together.
+"""
+
+from typing import Any
+
+import orjson
+
+from .cells import Row, cell
+
+
+class Full(Exception):
+    """The page holds all it may: the statement has more rows than the page."""
+
+
+class Page:
+    """The rows of one page, and whether more follow; `take` is the row factory."""
+
+    def __init__(self, *, offset: int, max_rows: int, max_cell: int, max_bytes: int) -> None:
+        self.rows: list[Row] = []
+        self.more = False
+        self._skip = offset
+        self._max_rows = max_rows
+        self._max_cell = max_cell
+        self._max_bytes = max_bytes
+        self._size = 0  # the page's rows as JSON, in bytes
+
+    def take(self, cursor: object, row: tuple[Any, ...]) -> None:
+        """Keep `row` as JSON cells if the page has room for it (sqlite3's row factory).
+
+        A row whose JSON (orjson, which refuses bytes) is at most `max_cell` long goes out
+        as sqlite3 made it: it holds no BLOB, and no text over the cap, since a JSON string
+        is longer than its text. Other rows are made cell by cell. The first row is kept
+        whatever its size, so that a page is never empty while rows remain.
+
+        Raises:
+            Full: the page has no room for `row`, which is left out.
+        """
+        if self._skip:
+            self._skip -= 1
+            return
+        if len(self.rows) == self._max_rows:
+            self.more = True
+            raise Full
+        try:
+            size = len(orjson.dumps(row))
+        except TypeError:  # a BLOB
+            size = self._max_cell + 1
+        if size > self._max_cell:
+            row = tuple(cell(value, self._max_cell) for value in row)
+            size = len(orjson.dumps(row))
+        self._size += size + 1
+        if self.rows and self._size > self._max_bytes:
+            self.more = True
+            raise Full
+        self.rows.append(row)
