@@ -1,7 +1,6 @@
 """mcp-web's in-memory tests: a stub site on loopback, and the server connected to it.
 
-They run on asyncio, as mcp-web does: httpx's nested stream generators are not closed
-promptly under trio when a body is abandoned at the download cap (a ResourceWarning).
+They run on asyncio and on trio, as the core does.
 """
 
 from collections.abc import AsyncGenerator, Iterator
@@ -19,9 +18,9 @@ from mcpkit_web.web import Web
 from servers.web.stub import Site, serving
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return request.param
 
 
 @pytest.fixture

@@ -125,6 +125,19 @@ async def test_a_gzip_bomb_stops_at_the_decoded_cap(site: Site) -> None:
     assert (await fetch_with(site.url("/small"))).body == b"x" * 1000
 
 
+async def test_a_corrupt_gzip_body_is_a_clear_error_and_the_next_fetch_works(site: Site) -> None:
+    # The body is left unread: its connection is closed and httpx's readers ended (on trio
+    # a reader left for the garbage collector is a ResourceWarning, an error here).
+    corrupt = b"not gzip at all " * 20_000
+    site.routes["/corrupt"] = Route(corrupt, headers={"content-encoding": "gzip"})
+    site.routes["/after"] = Route(b"fine")
+    client = make_client(PUBLIC, DEFAULTS)
+    async with client:
+        with pytest.raises(WebError, match="gzip body is corrupt"):
+            await fetch(client, PUBLIC, DEFAULTS, site.url("/corrupt"))
+        assert (await fetch(client, PUBLIC, DEFAULTS, site.url("/after"))).body == b"fine"
+
+
 async def test_an_oversized_body_is_refused(site: Site) -> None:
     site.routes["/big"] = Route(b"a" * 2000)
     with pytest.raises(WebError, match="over the 1000-byte download cap"):

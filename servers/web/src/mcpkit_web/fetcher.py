@@ -12,7 +12,7 @@ call). httpx and httpcore are imported on first use: start-up stays fast.
 
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
@@ -193,13 +193,35 @@ async def read_capped(response: "httpx.Response", cap: int) -> bytes:
         raise WebError(f"unsupported content-encoding {encoding!r}")
     parts: list[bytes] = []
     size = 0
-    async for raw in response.aiter_raw():
-        try:
-            chunk = raw if decoder is None else decoder.decompress(raw, cap - size + 1)
-        except zlib.error as exc:
-            raise WebError(f"the response's {encoding} body is corrupt") from exc
-        size += len(chunk)
-        if size > cap:
-            raise WebError(f"the response passed the {cap}-byte download cap (decoded)")
-        parts.append(chunk)
+    chunks = response.aiter_raw()
+    try:
+        async for raw in chunks:
+            try:
+                chunk = raw if decoder is None else decoder.decompress(raw, cap - size + 1)
+            except zlib.error as exc:
+                raise WebError(f"the response's {encoding} body is corrupt") from exc
+            size += len(chunk)
+            if size > cap:
+                raise WebError(f"the response passed the {cap}-byte download cap (decoded)")
+            parts.append(chunk)
+    except WebError:
+        await _abandon(response, chunks)
+        raise
     return b"".join(parts)
+
+
+async def _abandon(response: "httpx.Response", chunks: AsyncIterator[bytes]) -> None:
+    """Close the connection under a body left unread, and let httpx's readers finish.
+
+    httpx reads a body through a chain of async generators; left suspended, they would be
+    closed only by the garbage collector (which trio reports as a ResourceWarning). Once the
+    connection is closed, the next read fails at once and ends every one of them.
+    """
+    import httpx
+
+    await response.aclose()
+    try:
+        async for _ in chunks:
+            pass  # at most what was already received before the connection closed
+    except httpx.HTTPError:
+        pass
