@@ -9,7 +9,7 @@ their values: a hundred 10 MB BLOBs are summarised one by one, never held togeth
 
 from typing import Any
 
-import orjson
+from orjson import dumps
 
 from .cells import Row, cell
 
@@ -21,14 +21,16 @@ class Full(Exception):
 class Page:
     """The rows of one page, and whether more follow; `take` is the row factory."""
 
+    # Slots, and counters that count down: `take` runs for every row of every result.
+    __slots__ = ("_bytes_left", "_max_cell", "_room", "_skip", "more", "rows")
+
     def __init__(self, *, offset: int, max_rows: int, max_cell: int, max_bytes: int) -> None:
         self.rows: list[Row] = []
         self.more = False
         self._skip = offset
-        self._max_rows = max_rows
+        self._room = max_rows
         self._max_cell = max_cell
-        self._max_bytes = max_bytes
-        self._size = 0  # the page's rows as JSON, in bytes
+        self._bytes_left = max_bytes  # for the page's rows as JSON, a comma each
 
     def take(self, cursor: object, row: tuple[Any, ...]) -> None:
         """Keep `row` as JSON cells if the page has room for it (sqlite3's row factory).
@@ -44,18 +46,16 @@ class Page:
         if self._skip:
             self._skip -= 1
             return
-        if len(self.rows) == self._max_rows:
-            self.more = True
-            raise Full
         try:
-            size = len(orjson.dumps(row))
+            size = len(dumps(row))
         except TypeError:  # a BLOB
             size = self._max_cell + 1
         if size > self._max_cell:
             row = tuple(cell(value, self._max_cell) for value in row)
-            size = len(orjson.dumps(row))
-        self._size += size + 1
-        if self.rows and self._size > self._max_bytes:
+            size = len(dumps(row))
+        self._room -= 1
+        self._bytes_left -= size + 1
+        if self._room < 0 or (self._bytes_left < 0 and self.rows):
             self.more = True
             raise Full
         self.rows.append(row)
