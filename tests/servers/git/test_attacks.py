@@ -269,6 +269,52 @@ async def test_a_repository_changed_after_a_first_call_is_checked_again(repos: R
     assert not repos.marker.exists()
 
 
+def edit_in_place(path: Path, old: str, new: str) -> None:
+    """Rewrite `old` as `new` (as long) in `path` without changing its inode, size or mtime."""
+    assert len(old) == len(new)
+    before = path.stat()
+    with path.open("r+b") as file:
+        content = file.read()
+        assert old.encode() in content
+        file.seek(0)
+        file.write(content.replace(old.encode(), new.encode()))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_size,
+        before.st_mtime_ns,
+    )
+
+
+@pytest.mark.parametrize("linked", [False, True], ids=["config", "linked-config"])
+async def test_a_driver_written_into_the_configuration_between_calls_is_inert(
+    repos: Repos, linked: bool
+) -> None:
+    # A key git ignores ("xlean") becomes a filter ("clean") in place, between two calls:
+    # the first call's overrides did not disarm it, so the second must read the config again.
+    config = repos.repo / ".git" / "config"
+    if linked:  # .git/config a link to a file: the file changes, the link does not
+        target = repos.repo / ".git" / "real-config"
+        config.rename(target)
+        config.symlink_to(target.name)
+        config = target
+    (repos.repo / ".gitattributes").write_text("*.txt filter=late\n")
+    git(repos.repo, "config", "filter.late.xlean", f"echo late >> {repos.marker}; cat")
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        assert not (await client.call_tool("git_status", {"repo_path": path})).get("isError")
+        edit_in_place(config, "xlean", "clean")
+        (repos.repo / "a.txt").write_text("changed\n")
+        results = [
+            await client.call_tool(tool, {"repo_path": path})
+            for tool in ("git_status", "git_diff_unstaged", "git_status")
+        ]
+    assert not any(result.get("isError") for result in results)
+    assert "a.txt" in text_of(results[1])
+    assert not repos.marker.exists()
+
+
 async def test_a_repository_owned_by_another_user_is_refused(repos: Repos) -> None:
     if os.geteuid() != 0:
         pytest.fail("this test changes a repository's owner: run it as root (as the CI does)")

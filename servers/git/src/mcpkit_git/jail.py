@@ -12,6 +12,7 @@ drivers the repository names are neutralised by overrides (remote pack programs,
 
 import os
 import re
+import stat
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -156,9 +157,13 @@ Cache = dict[tuple[str, str], tuple[tuple[object, ...], Repository]]
 
 
 def fingerprint(real: str, repo: Repository | None) -> tuple[object, ...]:
-    """The stat of every file that decides where a repository is and how it is configured.
+    """The state of every file that decides where a repository is and how it is configured.
 
-    Unchanged, the checks of `open_repository` would find what they found before.
+    Unchanged, the checks of `open_repository` would find what they found before. A file
+    is known by its inode, size and times (its change time cannot be set back, so an
+    edit in place is seen too); a directory by its inode only, as its times change
+    whenever git writes its index or a ref, which decides nothing here. Links are
+    followed, as git follows them: a linked configuration edited in place is seen.
     """
     paths = [os.path.join(real, ".git")]
     if repo is not None:
@@ -173,11 +178,16 @@ def fingerprint(real: str, repo: Repository | None) -> tuple[object, ...]:
     found: list[object] = []
     for path in paths:
         try:
-            info = os.lstat(path)
+            info = os.stat(path)
         except OSError:
             found.append(None)
             continue
-        found.append((info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size))
+        if stat.S_ISDIR(info.st_mode):
+            found.append((info.st_dev, info.st_ino))
+        else:
+            found.append(
+                (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+            )
     return tuple(found)
 
 
@@ -210,13 +220,16 @@ async def open_repository(
     except GitFailed as exc:
         raise GitError(f"{repo_path} is not a git repository usable here: {exc}") from None
     top, git_dir, common = check_parts(repo_path, shown.text, place)
+    repo = Repository(top, git_dir, common, place, read_only, ())
+    # Taken before the configuration is read: a change while it is read shows next time.
+    state = fingerprint(real, repo)
     listed = await runner.run(
         top, ["config", "--no-includes", "--null", "--name-only", "--list"], env=ceiling, log=log
     )
     keys = [key for key in listed.text.split("\x00") if key]
-    repo = Repository(top, git_dir, common, place, read_only, driver_overrides(keys))
+    repo = repo._replace(overrides=driver_overrides(keys))
     if cache is not None:
         if len(cache) >= MAX_CACHED:
             cache.clear()
-        cache[real, place] = fingerprint(real, repo), repo
+        cache[real, place] = state, repo
     return repo
