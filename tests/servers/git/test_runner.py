@@ -1,4 +1,7 @@
-"""The git runner directly: its environment, its overrides, the cap, the kill, the log."""
+"""The git runner directly: its environment, its overrides, the cap, the kill, the log.
+
+And the jail's memory of checked repositories: one git process per call once checked.
+"""
 
 import os
 import stat
@@ -8,6 +11,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mcpkit_git import reading
+from mcpkit_git.jail import Cache, open_repository
+from mcpkit_git.repo import Git
 from mcpkit_git.runner import Command, GitFailed, Runner, Settings, TimedOut
 from servers.git.conftest import Repos, git, make_repo
 
@@ -198,3 +204,60 @@ async def test_a_cancelled_git_removes_its_lock_files(repos: Repos) -> None:
         tasks.cancel_scope.cancel()
     assert "index.lock" in locks
     assert list((repos.repo / ".git").glob("*.lock")) == []
+
+
+async def test_a_checked_repository_costs_no_git_until_its_configuration_changes(
+    repos: Repos,
+) -> None:
+    runner = Runner()
+    heard: list[Command] = []
+
+    async def log(command: Command) -> None:
+        heard.append(command)
+
+    places = [(str(repos.folder), False)]
+    cache: Cache = {}
+    first = await open_repository(runner, str(repos.repo), places, log=log, cache=cache)
+    assert [c.argv[0] for c in heard] == ["rev-parse", "config"]
+    # What git writes in .git as it works (the index, refs, logs) decides nothing here.
+    (repos.repo / "c.txt").write_text("new\n")
+    git(repos.repo, "add", "c.txt")
+    git(repos.repo, "commit", "-q", "-m", "third")
+    git(repos.repo, "status")
+    heard.clear()
+    again = await open_repository(runner, str(repos.repo), places, log=log, cache=cache)
+    await reading.status(Git(runner, again, log))
+    assert again == first
+    assert [c.argv[0] for c in heard] == ["status"]  # one git process for one call
+    git(repos.repo, "config", "filter.late.clean", "cat")
+    heard.clear()
+    changed = await open_repository(runner, str(repos.repo), places, log=log, cache=cache)
+    assert [c.argv[0] for c in heard] == ["rev-parse", "config"]
+    assert ("filter.late.clean", "") in changed.overrides
+
+
+async def test_a_flood_on_standard_error_does_not_stall_git(tmp_path: Path) -> None:
+    script = tmp_path / "noisy-git"
+    script.write_text("#!/bin/sh\nhead -c 1000000 /dev/zero >&2\necho done\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    with anyio.fail_after(10):
+        result = await Runner(Settings(git=str(script))).run(str(tmp_path), ["status"])
+    assert result.stdout == b"done\n"
+    assert len(result.stderr) == 65536  # kept for messages, the rest read and dropped
+
+
+async def test_without_pidfds_the_exit_is_polled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delattr(os, "pidfd_open", raising=False)
+    repo = make_repo(tmp_path / "r")
+    result = await Runner().run(str(repo), ["log", "-1", "--format=%s"])
+    assert result.text == "second\n"
+    script, pidfile = fake_git(tmp_path)
+    runner = Runner(Settings(git=str(script)))
+    child = 0
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(lambda: runner.run(str(tmp_path), ["status"]))
+        child = await anyio.to_thread.run_sync(wait_for, pidfile)
+        tasks.cancel_scope.cancel()
+    assert await anyio.to_thread.run_sync(wait_dead, child)

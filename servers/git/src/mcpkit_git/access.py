@@ -16,8 +16,9 @@ from mcpkit.places import Place, Places, RootsMode, real_place
 from mcpkit.work import run
 
 from .jail import Cache, open_repository
+from .process import Tick
 from .repo import Git
-from .runner import Command, Log, Runner, Settings, Tick
+from .runner import Command, Log, Runner, Settings
 
 SKIPPED_DIRECTORIES = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox"})
 MAX_DEPTH = 4

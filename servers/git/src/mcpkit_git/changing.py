@@ -13,8 +13,8 @@ from typing_extensions import TypedDict
 
 from .errors import GitError
 from .jail import is_below
+from .process import Tick
 from .repo import Git, plain
-from .runner import Tick
 
 
 class Done(TypedDict):

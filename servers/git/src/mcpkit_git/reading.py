@@ -12,8 +12,8 @@ from typing_extensions import TypedDict
 
 from . import parse
 from .errors import GitError
+from .process import Tick
 from .repo import Git, plain
-from .runner import Tick
 
 DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--no-color")
 

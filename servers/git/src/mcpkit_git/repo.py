@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from .errors import GitError
 from .jail import Repository, is_below
-from .runner import GitFailed, Log, Result, Runner, Tick, TimedOut
+from .process import Result, Tick
+from .runner import GitFailed, Log, Runner, TimedOut
 
 
 def plain(value: str, what: str) -> str:

@@ -6,29 +6,24 @@ repository configuration: command-line configuration beats the repository's own,
 `.git/config` written by someone else cannot make git run a program (fsmonitor, hooks,
 pager, editor, external diff, credential helper, ssh command, signature checker). Drivers
 named by the repository (filters, diff and merge drivers, upload/receive packs) are
-neutralised per repository by `hardening.driver_overrides`.
+neutralised per repository by `jail.driver_overrides`.
 
 Output is capped (the rest is cut, and said so); cancelling the call kills git's whole
 process group; each command is reported to a `Log` callback (argv, exit status, time).
 """
 
-import contextlib
 import os
-import signal
-import subprocess
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import anyio
-import anyio.abc
+
+from .process import Result, Tick, communicate
 
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 NEUTRAL_HOME = "/nonexistent"
-STOP_GRACE = 2.0
-"""Seconds git has, once told to stop, to remove its lock files before it is killed."""
-
 INERT_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     ("core.pager", "cat"),
@@ -89,27 +84,6 @@ class Command(NamedTuple):
 
 
 Log = Callable[[Command], Awaitable[None]]
-Tick = Callable[[int], Awaitable[None]]
-"""Hears how many bytes of output git has written so far."""
-
-
-class Result(NamedTuple):
-    """A finished git command: exit status, output (cut at the cap), and whether it was cut."""
-
-    status: int
-    stdout: bytes
-    stderr: bytes
-    truncated: bool
-
-    @property
-    def text(self) -> str:
-        """Standard output decoded as UTF-8 (bytes that are not become U+FFFD)."""
-        return self.stdout.decode("utf-8", "replace")
-
-    @property
-    def error(self) -> str:
-        """Standard error, decoded and stripped, for messages."""
-        return self.stderr.decode("utf-8", "replace").strip()
 
 
 class GitFailed(Exception):
@@ -215,8 +189,13 @@ class Runner:
         started = time.monotonic()
         status: int | None = None
         try:
-            result = await self._spawn(argv, cwd, environment, cap, on_output)
+            with anyio.fail_after(self.settings.timeout):
+                result = await communicate(argv, cwd, environment, cap, on_output)
             status = result.status
+        except TimeoutError:
+            raise TimedOut(
+                f"git ran longer than {self.settings.timeout:g} s and was stopped"
+            ) from None
         finally:
             if log is not None:
                 with anyio.CancelScope(shield=True):
@@ -224,74 +203,3 @@ class Runner:
         if check and result.status != 0:
             raise GitFailed(args, result)
         return result
-
-    async def _spawn(
-        self,
-        argv: list[str],
-        cwd: str,
-        env: dict[str, str],
-        cap: int,
-        on_output: Tick | None,
-    ) -> Result:
-        process = await anyio.open_process(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,  # git never reads our stdin: it is the stdio transport
-            start_new_session=True,  # its own process group, killed whole when cancelled
-        )
-        out = bytearray()
-        err = bytearray()
-        truncated = False
-        status = -1
-        try:
-            with anyio.fail_after(self.settings.timeout):
-                async with anyio.create_task_group() as tasks:
-
-                    async def drain_errors() -> None:
-                        assert process.stderr is not None
-                        async for chunk in process.stderr:
-                            if len(err) < 65536:
-                                err.extend(chunk[: 65536 - len(err)])
-
-                    tasks.start_soon(drain_errors)
-                    assert process.stdout is not None
-                    async for chunk in process.stdout:
-                        out.extend(chunk)
-                        if on_output is not None:
-                            await on_output(len(out))
-                        if len(out) > cap:
-                            truncated = True
-                            del out[cap:]
-                            with anyio.CancelScope(shield=True):
-                                await _stop(process)
-                            break
-                    status = await process.wait()
-        except TimeoutError:
-            raise TimedOut(
-                f"git ran longer than {self.settings.timeout:g} s and was stopped"
-            ) from None
-        finally:
-            with anyio.CancelScope(shield=True):
-                if process.returncode is None:
-                    await _stop(process)
-                await process.aclose()
-        return Result(0 if truncated else status, bytes(out), bytes(err), truncated)
-
-
-async def _stop(process: anyio.abc.Process) -> None:
-    """Stop git and everything it started (hooks it was allowed, helpers).
-
-    SIGTERM first, which git answers by removing its lock files (`index.lock`) before it
-    exits; SIGKILL after `STOP_GRACE` seconds, to the whole group, for what ignored it.
-    """
-    _signal_group(process.pid, signal.SIGTERM)
-    with anyio.move_on_after(STOP_GRACE):
-        await process.wait()
-    _signal_group(process.pid, signal.SIGKILL)
-    await process.wait()
-
-
-def _signal_group(pid: int, number: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, number)
