@@ -4,6 +4,7 @@ import mcp_types as types
 
 from e2e.sqlite.helpers import Era, error_text, text_of
 from e2e.web.helpers import WebServers
+from servers.web.proxy import proxying
 from servers.web.stub import Route, Site
 
 PAGE = (
@@ -99,3 +100,23 @@ async def test_loopback_is_refused_without_the_testing_aid(
         assert isinstance(result, types.CallToolResult)
         assert "non-public" in error_text(result)
     assert site.seen == []
+
+
+async def test_proxy_carries_the_fetches_only_when_the_operator_asks(
+    webs: WebServers, era: Era, site: Site
+) -> None:
+    site.page("/p", "<p>proxied</p>")
+    with proxying() as proxy:
+        async with webs.open(era, "--ignore-robots-txt") as link:
+            direct = text_of(await link.peer.call_tool("fetch", {"url": site.url("/p")}))
+        assert proxy.seen == []
+        async with webs.open(era, "--ignore-robots-txt", "--proxy", proxy.url) as link:
+            via = text_of(await link.peer.call_tool("fetch", {"url": site.url("/p")}))
+            internal = error_text(
+                await link.peer.call_tool("fetch", {"url": f"http://10.0.0.1:{site.port}/"})
+            )
+    assert "proxied" in direct
+    assert "proxied" in via
+    assert "non-public" in internal
+    assert proxy.seen == [site.url("/p")]
+    assert site.hits("/p") == 2
