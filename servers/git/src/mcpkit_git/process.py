@@ -1,10 +1,10 @@
 """One git process: started, read to the end (or to a cap), waited for, and stopped if need be.
 
-The process is started with `subprocess.Popen` and its pipes are read without blocking
-on the running event loop (`anyio.wait_readable`), rather than through
-`anyio.open_process`: on asyncio that starts a watcher thread for every child and passes
-each read through a transport, which cost more than git itself takes to show a status.
-The exit is awaited on a pidfd where the platform has them, else by polling.
+The process is started with `subprocess.Popen` and its two pipes are read without
+blocking as they fill, the event loop watching one selector (epoll, kqueue) that holds
+both, rather than through `anyio.open_process`: on asyncio that starts a watcher thread
+for every child and passes each read through a transport, which cost more than git takes
+to show a status. The exit is awaited on a pidfd where there are such, else polled.
 
 Every process gets its own process group (`start_new_session`), so stopping it stops what
 it started too: SIGTERM first, which git answers by removing its lock files
@@ -13,18 +13,19 @@ it started too: SIGTERM first, which git answers by removing its lock files
 
 import contextlib
 import os
+import selectors
 import signal
 import subprocess
 from collections.abc import Awaitable, Callable, Sequence
 from typing import NamedTuple
 
 import anyio
-import anyio.lowlevel
 
 STOP_GRACE = 2.0
 """Seconds git has, once told to stop, to remove its lock files before it is killed."""
 
 CHUNK = 1 << 16
+READ_AT_ONCE = 1 << 20  # then other tasks have a turn
 MAX_ERRORS = 1 << 16
 POLL_LONGEST = 0.05
 
@@ -71,39 +72,36 @@ async def communicate(
     out = bytearray()
     err = bytearray()
     truncated = False
-
-    async def take_output(chunk: bytes) -> bool:
-        nonlocal truncated
-        out.extend(chunk)
-        if on_output is not None:
-            await on_output(len(out))
-        if len(out) > cap:
-            truncated = True
-            del out[cap:]
-        return not truncated
-
-    async def take_errors(chunk: bytes) -> bool:
-        err.extend(chunk[: MAX_ERRORS - len(err)])
-        return True  # read on to the end, or git would block on a full pipe
-
     try:
-        os.set_blocking(process.stdout.fileno(), False)
-        os.set_blocking(process.stderr.fileno(), False)
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_drain, process.stderr.fileno(), take_errors)
-            await _drain(process.stdout.fileno(), take_output)
-            if truncated:
-                tasks.cancel_scope.cancel()
-                with anyio.CancelScope(shield=True):
-                    await stop(process)
-        status = await wait(process)
+        # Both pipes are read as they fill (git would block on a full one), woken by one
+        # selector: waiting on each pipe in a task of its own cost as much again.
+        with selectors.DefaultSelector() as pipes:
+            for pipe in (process.stdout, process.stderr):
+                os.set_blocking(pipe.fileno(), False)
+                pipes.register(pipe, selectors.EVENT_READ)
+            while pipes.get_map() and not truncated:
+                await anyio.wait_readable(pipes.fileno())
+                for key, _ in pipes.select(0):
+                    chunk, ended = _read_some(key.fd)
+                    if ended:
+                        pipes.unregister(key.fileobj)
+                    if key.fileobj is process.stderr:
+                        err.extend(chunk[: MAX_ERRORS - len(err)])  # the rest is dropped
+                        continue
+                    out.extend(chunk)
+                    if on_output is not None and chunk:
+                        await on_output(len(out))
+                    if len(out) > cap:
+                        truncated = True
+                        del out[cap:]
+        status = 0 if truncated else await wait(process)
     finally:
         with anyio.CancelScope(shield=True):
             if process.returncode is None:
                 await stop(process)
         process.stdout.close()
         process.stderr.close()
-    return Result(0 if truncated else status, bytes(out), bytes(err), truncated)
+    return Result(status, bytes(out), bytes(err), truncated)
 
 
 def start(argv: Sequence[str], cwd: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -126,18 +124,20 @@ def start(argv: Sequence[str], cwd: str, env: dict[str, str]) -> subprocess.Pope
     )
 
 
-async def _drain(fd: int, take: Callable[[bytes], Awaitable[bool]]) -> None:
-    """Read `fd` to its end, or until `take` returns false."""
-    while True:
+def _read_some(fd: int) -> tuple[bytes, bool]:
+    """Return what `fd` holds now (up to `READ_AT_ONCE` bytes), and whether it has ended."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < READ_AT_ONCE:
         try:
             chunk = os.read(fd, CHUNK)
         except BlockingIOError:
-            await anyio.wait_readable(fd)
-            continue
-        if not chunk or not await take(chunk):
-            return
-        if len(chunk) == CHUNK:  # more is likely there already: let other tasks run meanwhile
-            await anyio.lowlevel.checkpoint()
+            break
+        if not chunk:
+            return b"".join(chunks), True
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks), False
 
 
 async def wait(process: subprocess.Popen[bytes]) -> int:
