@@ -46,6 +46,30 @@ def test_environment_is_built_not_inherited() -> None:
     assert env["SOMETHING"] == "kept"
 
 
+def test_relative_path_entries_are_dropped() -> None:
+    env = Runner().environment({"PATH": ".:/usr/local/bin::bin:/usr/bin:"})
+    assert env["PATH"] == "/usr/local/bin:/usr/bin"
+    assert Runner().environment({"PATH": ".:"})["PATH"] == "/usr/local/bin:/usr/bin:/bin"
+
+
+@pytest.mark.parametrize("path", [".:{PATH}", ":{PATH}", "{PATH}:"])
+async def test_a_git_program_in_the_repository_never_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    # With "." or an empty entry in the operator's PATH, looking git up from inside the
+    # repository would find the repository's own "git" first.
+    repo = make_repo(tmp_path / "r")
+    marker = tmp_path / "MARKER"
+    for name in ("git", "ssh", "git-upload-pack"):
+        planted = repo / name
+        planted.write_text(f"#!/bin/sh\necho {name} >> {marker}\n")
+        planted.chmod(planted.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", path.format(PATH=os.environ["PATH"]))
+    result = await Runner().run(str(repo), ["log", "-1", "--format=%s"])
+    assert result.text == "second\n"
+    assert not marker.exists()
+
+
 def test_operator_may_keep_their_git_configuration() -> None:
     env = Runner(Settings(inherit_config=True)).environment(
         {"PATH": "/usr/bin", "HOME": "/home/me", "GIT_AUTHOR_NAME": "Me"}

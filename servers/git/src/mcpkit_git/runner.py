@@ -13,6 +13,7 @@ process group; each command is reported to a `Log` callback (argv, exit status, 
 """
 
 import os
+import shutil
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -99,17 +100,38 @@ class TimedOut(Exception):
     """Git did not finish within the operator's time limit and was killed."""
 
 
+def absolute_path(path: str) -> str:
+    """Return `path` (a PATH value) without its relative entries, or `SAFE_PATH` if none is left.
+
+    A relative entry (`.`, or an empty one) would be looked up in the directory git runs
+    in: the repository, where a hostile `git` or helper program may wait.
+    """
+    kept = [entry for entry in path.split(os.pathsep) if os.path.isabs(entry)]
+    return os.pathsep.join(kept) or SAFE_PATH
+
+
 @dataclass
 class Runner:
     """Runs git the hardened way; `log` (if any) hears of every command."""
 
     settings: Settings = field(default_factory=Settings)
+    _ours: dict[str, str] | None = field(default=None, init=False, repr=False, compare=False)
+    _prefix: list[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
-        """Return the environment of a git process, built from `base` (default: ours)."""
-        source = dict(os.environ if base is None else base)
+        """Return the environment of a git process, built from `base`.
+
+        The default, built from this process's environment, is built once.
+        """
+        if base is not None:
+            return self._build(base)
+        if self._ours is None:
+            self._ours = self._build(os.environ)
+        return dict(self._ours)
+
+    def _build(self, base: Mapping[str, str]) -> dict[str, str]:
         env: dict[str, str] = {}
-        for key, value in source.items():
+        for key, value in base.items():
             if key.startswith("GIT_") and not self.settings.inherit_config:
                 continue
             if key in DROPPED_VARIABLES:
@@ -118,7 +140,7 @@ class Runner:
         name, email = self.settings.identity
         env.update(
             {
-                "PATH": source.get("PATH") or SAFE_PATH,
+                "PATH": absolute_path(base.get("PATH") or SAFE_PATH),
                 "LC_ALL": "C",
                 "LANG": "C",
                 "GIT_TERMINAL_PROMPT": "0",
@@ -149,15 +171,32 @@ class Runner:
         return env
 
     def argv(self, args: Sequence[str], overrides: Sequence[tuple[str, str]] = ()) -> list[str]:
-        """Return the full argument list: git, the inert `-c` settings, then `args`."""
-        config = list(INERT_CONFIG)
-        if not self.settings.allow_hooks:
-            config.append(("core.hooksPath", "/dev/null"))
-        config.extend(overrides)
-        argv = [self.settings.git, "--no-pager", "--no-replace-objects"]
-        for key, value in config:
+        """Return the full argument list: git, the inert `-c` settings, then `args`.
+
+        git is named by its absolute path, found once on the (absolute) PATH: looked up
+        for each command, it cost more than a small command takes.
+        """
+        if self._prefix is None:
+            config = list(INERT_CONFIG)
+            if not self.settings.allow_hooks:
+                config.append(("core.hooksPath", "/dev/null"))
+            self._prefix = [self.executable(), "--no-pager", "--no-replace-objects"]
+            for key, value in config:
+                self._prefix += ["-c", f"{key}={value}"]
+        argv = list(self._prefix)
+        for key, value in overrides:
             argv += ["-c", f"{key}={value}"]
         return [*argv, *args]
+
+    def executable(self) -> str:
+        """Return the git program: the operator's path, or `git` found on the PATH.
+
+        Not found, it stays as given, so running it fails with the system's own error.
+        """
+        git = self.settings.git
+        if os.sep in git:
+            return os.path.abspath(git)
+        return shutil.which(git, path=self.environment()["PATH"]) or git
 
     async def run(
         self,
