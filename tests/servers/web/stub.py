@@ -82,10 +82,10 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def serving() -> Generator[Site]:
-    """Run a stub site on 127.0.0.1 (a free port) until the block ends."""
+def serving(address: str = "127.0.0.1") -> Generator[Site]:
+    """Run a stub site on `address` (a free port) until the block ends."""
     site = Site()
-    server = _Server(("127.0.0.1", 0), _handler(site))
+    server = _Server((address, 0), _handler(site))
     site.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()

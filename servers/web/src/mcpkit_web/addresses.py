@@ -5,13 +5,16 @@ A URL names a host; the host resolves to addresses; only a public address may be
 after unwrapping every form that embeds an IPv4 address (IPv4-mapped, NAT64, 6to4,
 Teredo), so `::ffff:127.0.0.1` or `64:ff9b::a9fe:a9fe` are what they hide. Numeric host
 spellings (`2130706433`, `0x7f.1`, `0177.0.0.1`) are read as the C library reads them,
-so the check sees the address a connection would reach.
+so the check sees the address a connection would reach. This machine's own addresses
+(`own`) are never public, since they reach its own services.
 """
 
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+
+from .own import is_own
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -102,8 +105,9 @@ class Policy:
 
     `allow_hosts`: when not empty, the only host names (or `.suffix` domains) allowed.
     `deny_hosts`: names or domains always refused. `allow_private`: private, loopback and
-    link-local addresses may be reached. `test_public`: addresses treated as public (a
-    testing aid that lets tests reach a stub server on loopback through every check).
+    link-local addresses, and this machine's own, may be reached. `test_public`: addresses
+    treated as public (a testing aid that lets tests reach a stub server on loopback
+    through every check).
     """
 
     allow_hosts: tuple[str, ...] = ()
@@ -125,10 +129,14 @@ class Policy:
             raise BlockedAddress(f"host {name!r} is not in the operator's --allow-host list")
 
     def allowed(self, address: IPAddress) -> bool:
-        """Say whether a connection to `address` is allowed."""
-        if str(address) in self.test_public:
+        """Say whether a connection to `address` is allowed.
+
+        An address of this machine's own counts as private however public it looks: it
+        reaches the services of the machine mcp-web runs on.
+        """
+        if str(address) in self.test_public or self.allow_private:
             return True
-        return self.allow_private or is_public(address)
+        return is_public(address) and not any(is_own(each) for each in embedded(address))
 
     async def resolve(self, host: str, port: int) -> list[str]:
         """Resolve `host` once and return the answers that may be dialled, in order.
