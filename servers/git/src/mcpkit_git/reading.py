@@ -159,8 +159,9 @@ async def log(
     revisions = await _range(git, revision_range)
     args += ["--end-of-options", *revisions, "--", *git.paths(paths)[1:]]
     result = await git.run(args, on_output=tick)
-    found = parse.commits(result.stdout)[:max_count]  # a record cut by the cap is left out
-    more = result.truncated or len(parse.commits(result.stdout)) > max_count
+    read = parse.commits(result.stdout)  # a record cut by the cap is left out
+    found = read[:max_count]
+    more = result.truncated or len(read) > max_count
     return Log(commits=found, next_skip=skip + len(found) if more else None)
 
 

@@ -153,6 +153,7 @@ class Runner:
                 "GIT_NO_REPLACE_OBJECTS": "1",
                 "GIT_ATTR_NOSYSTEM": "1",
                 "GIT_PROTOCOL_FROM_USER": "0",
+                "GIT_FLUSH": "0",  # whole buffers: log wrote (and woke us) once per commit
             }
         )
         if not self.settings.inherit_config:
