@@ -15,6 +15,8 @@ Figures (median):
   git_log      tools/call with max_count 10, p50 of R calls
   direct git   the same git commands run from here (`git status --porcelain=v2 ...`,
                `git log --max-count=11 --format=...`), p50 of R runs: the floor
+  ping         a ping round trip, p50 of R: what the protocol alone costs a call, which
+               git run directly does not pay
 The bar of issue 21 (status and log within 1.2x of git run directly; start <= 250 ms;
 RSS <= 40 MiB) is printed as met or MISSED; it does not set the exit status. Servers take
 turns call by call, so drift of a busy machine hits them alike. Every wait has a timeout.
@@ -154,6 +156,12 @@ class Server:
             raise RuntimeError(f"{self.name} {tool}: {result['content']}")
         return elapsed
 
+    def ping(self) -> float:
+        """Ping; return the round trip in ms."""
+        started = time.perf_counter()
+        self.request("ping", {})
+        return (time.perf_counter() - started) * 1000
+
     def stop(self) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
@@ -209,6 +217,7 @@ def measure(
     times: dict[str, dict[str, list[float]]] = {
         name: {"git_status": [], "git_log": []} for name in figures
     }
+    pings: dict[str, list[float]] = {name: [] for name in commands}
     status_argv = ["git", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"]
     log_argv = ["git", "log", "--no-show-signature", f"--format={LOG_FORMAT}", "--max-count=11"]
     arguments = {"git_log": {"repo_path": str(repo)}, "git_status": {"repo_path": str(repo)}}
@@ -218,11 +227,14 @@ def measure(
             server.call("git_status", arguments["git_status"])  # warm
         for round_number in range(rounds):
             # Which tool goes first alternates: the first call after the floor's runs is the
-            # slower one (the server was idle), and neither tool should always pay for it.
+            # slower one (the server sat idle meanwhile, its caches gone cold: about a
+            # millisecond, as for git run directly after a pause), and neither tool should
+            # always pay for it.
             order = list(arguments.items())[:: 1 if round_number % 2 else -1]
             for name, server in servers.items():
                 for tool, given in order:
                     times[name][tool].append(server.call(tool, given))
+                pings[name].append(server.ping())
             times["direct git"]["git_status"].append(direct(status_argv, repo))
             times["direct git"]["git_log"].append(direct(log_argv, repo))
     finally:
@@ -231,6 +243,8 @@ def measure(
     for name, kinds in times.items():
         for kind, values in kinds.items():
             figures[name][f"{kind} p50 ms"] = statistics.median(values)
+    for name, values in pings.items():
+        figures[name]["ping p50 ms"] = statistics.median(values)
     return figures
 
 
@@ -263,7 +277,10 @@ def report(
     for kind in ("git_status", "git_log"):
         key = f"{kind} p50 ms"
         ratios = ", ".join(f"{name} {figures[name][key] / floor[key]:.2f}x" for name in commands)
-        print(f"{kind} vs direct git: {ratios}")
+        pinged = ", ".join(
+            f"{name} {figures[name]['ping p50 ms'] / floor[key]:.2f}x" for name in commands
+        )
+        print(f"{kind} vs direct git: {ratios} (a ping alone: {pinged})")
     for label, met in bars:
         print(f"  {'met' if met else 'MISSED'}: {label}")
 
