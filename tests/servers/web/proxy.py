@@ -7,12 +7,13 @@ test can tell whether a fetch went through it. CONNECT (tunnels for https) is re
 """
 
 import http.client
-import threading
 from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
+
+from servers.web.stub import in_thread
 
 LOOPBACK = frozenset(("127.0.0.1", "localhost"))
 
@@ -79,12 +80,5 @@ def proxying() -> Generator[Proxy]:
     proxy = Proxy()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(proxy))
     server.daemon_threads = True
-    proxy.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
+    with in_thread(server) as proxy.port:
         yield proxy
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)

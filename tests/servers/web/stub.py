@@ -82,16 +82,21 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def serving(address: str = "127.0.0.1") -> Generator[Site]:
-    """Run a stub site on `address` (a free port) until the block ends."""
-    site = Site()
-    server = _Server((address, 0), _handler(site))
-    site.port = server.server_address[1]
+def in_thread(server: ThreadingHTTPServer) -> Generator[int]:
+    """Serve from a thread until the block ends, giving the server's port."""
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
     try:
-        yield site
+        yield server.server_address[1]
     finally:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@contextmanager
+def serving(address: str = "127.0.0.1") -> Generator[Site]:
+    """Run a stub site on `address` (a free port) until the block ends."""
+    site = Site()
+    with in_thread(_Server((address, 0), _handler(site))) as site.port:
+        yield site
