@@ -96,8 +96,8 @@ async def communicate(
                         del out[cap:]
         status = 0 if truncated else await wait(process)
     finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
+        if process.returncode is None:
+            with anyio.CancelScope(shield=True):
                 await stop(process)
         process.stdout.close()
         process.stderr.close()
