@@ -52,6 +52,21 @@ def test_relative_path_entries_are_dropped() -> None:
     assert Runner().environment({"PATH": ".:"})["PATH"] == "/usr/local/bin:/usr/bin:/bin"
 
 
+def test_git_is_found_once_by_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    unusable = tmp_path / "unusable"
+    unusable.mkdir()
+    (unusable / "git").write_text("not a program")  # not executable: passed over
+    usable = tmp_path / "usable"
+    usable.mkdir()
+    (usable / "git").write_text("#!/bin/sh\n")
+    (usable / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{unusable}:{usable}:/usr/bin")
+    assert Runner().argv(["status"])[0] == str(usable / "git")
+    assert Runner(Settings(git="nowhere-git")).argv(["status"])[0] == "nowhere-git"
+
+
 @pytest.mark.parametrize("path", [".:{PATH}", ":{PATH}", "{PATH}:"])
 async def test_a_git_program_in_the_repository_never_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str

@@ -13,7 +13,6 @@ process group; each command is reported to a `Log` callback (argv, exit status, 
 """
 
 import os
-import shutil
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -197,7 +196,11 @@ class Runner:
         git = self.settings.git
         if os.sep in git:
             return os.path.abspath(git)
-        return shutil.which(git, path=self.environment()["PATH"]) or git
+        for directory in self.environment()["PATH"].split(os.pathsep):
+            found = os.path.join(directory, git)
+            if os.path.isfile(found) and os.access(found, os.X_OK):
+                return found
+        return git
 
     async def run(
         self,
