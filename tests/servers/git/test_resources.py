@@ -162,3 +162,23 @@ async def test_completion_of_repositories_refs_and_paths(repos: Repos) -> None:
     assert refs == ["feature"]
     assert paths == ["b.txt"]
     assert none == []
+
+
+async def test_a_driver_armed_during_a_subscription_stays_inert(repos: Repos) -> None:
+    # The watch runs git status for as long as the subscription lasts: a filter written
+    # into the configuration meanwhile must be disarmed like one that was there before.
+    status = uri(repos, "status")
+    async with repos.serve() as client:
+        await client.request("resources/subscribe", {"uri": status})
+        # Configuration first: with the attributes first, a status the watch started in
+        # between could read the new configuration before the jail had seen it.
+        git(repos.repo, "config", "filter.late.clean", f"echo late >> {repos.marker}; cat")
+        (repos.repo / ".gitattributes").write_text("*.txt filter=late\n")
+        a = repos.repo / "a.txt"
+        a.write_text(a.read_text())  # same size, newer time: git reads it through the filter
+        before = now(client)
+        (repos.repo / "b.txt").write_text("changed at last\n")
+        await told(client, status, before)
+        text = json.loads((await read(client, status))["text"])
+    assert [entry["path"] for entry in text["unstaged"]] == ["b.txt"]
+    assert not repos.marker.exists()

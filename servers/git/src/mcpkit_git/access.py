@@ -83,7 +83,8 @@ class Repositories:
             GitError: the jail refuses it.
         """
         places = [(place.path, place.read_only) for place in self.places.operator]
-        return Git(self.runner, await open_repository(self.runner, repo_path, places))
+        repo = await open_repository(self.runner, repo_path, places, cache=self.checked)
+        return Git(self.runner, repo)
 
     async def list(self, ctx: Context) -> list[str]:
         """Return the repositories (work trees) found in the allowed places."""

@@ -129,7 +129,11 @@ def register_watches(app: Server) -> None:
             seen: list[Any] = [await run(git_files, git), await read(git), 0]
 
             async def differs() -> bool:
+                nonlocal git
                 try:
+                    # Opened again at every look (the jail remembers it until its files
+                    # change): a driver armed since the subscription is disarmed too.
+                    git = await repos.open_unbound(repo)
                     now = await read(git)
                 except GitError:
                     return False  # a moment mid-commit (a lock), say: the next look tells
