@@ -3,7 +3,7 @@
     python bench/soak.py [--duration S] [--warmup S] [--case NAME ...] [--transport T ...]
 
 Each case (a server and a mix of calls, `soak_mixes.CASES`) runs over each transport for the
-duration, and the server's RSS (its process tree's VmRSS) is sampled every second:
+duration, and the server's RSS (its own VmRSS, not its children's) is sampled every second:
   stdio  one client keeps --in-flight requests outstanding at all times, as a busy host does
   http   --clients clients at once, each in a loop: a session (initialize), --session-calls
          calls, DELETE: clients come, call and go, as on a shared deployment
@@ -18,21 +18,33 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import random
 import sys
 import tempfile
 import time
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
 from http_bench import Client, ServerProcess, free_port
 from report import Json
-from soak_mixes import CASES, Case, make_tree
-from stdio_bench import BenchError, Server, tree_rss_mib
+from soak_calls import Case, Place
+from soak_mixes import CASES, fixtures
+from stdio_bench import SERVER_ENV, BenchError, Server
 
 BIN = Path(sys.executable).parent
 TIMEOUT = 30.0
+
+
+def rss_mib(pid: int) -> float:
+    """The server's own VmRSS in MiB: not its children's, which come and go (mcp-git's git)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    return next(int(ln.split()[1]) for ln in status.splitlines() if ln.startswith("VmRSS:")) / 1024
 
 
 @dataclass
@@ -48,7 +60,7 @@ class Run:
 
     def sample(self, started: float, pid: int) -> None:
         """Record the RSS now."""
-        self.samples.append((time.monotonic() - started, self.calls, tree_rss_mib(pid)))
+        self.samples.append((time.monotonic() - started, self.calls, rss_mib(pid)))
 
     def figures(self, warmup: float) -> dict[str, float]:
         """RSS after the warm-up and at the end, growth, slope per 100k calls, calls/s."""
@@ -79,32 +91,42 @@ def failed(response: Json) -> bool:
     )
 
 
-def argv_of(case: Case, root: Path, transport: str, port: int) -> list[str]:
+def argv_of(case: Case, place: Place, transport: str, port: int) -> list[str]:
     """The command line of the case's server."""
-    argv = [str(BIN / case.script)]
-    if case.needs_root:
-        argv.append(str(root))
+    argv = [str(BIN / case.script), *case.arguments(place)]
     if transport == "http":
         argv += ["--transport", "http", "--port", str(port)]
     return argv
 
 
-def soak_stdio(case: Case, root: Path, opts: argparse.Namespace) -> Run:
+@contextlib.contextmanager
+def server_env(case: Case) -> Generator[None]:
+    """Give the servers started in the block the case's environment too."""
+    saved = dict(SERVER_ENV)
+    SERVER_ENV.update(case.env)
+    try:
+        yield
+    finally:
+        SERVER_ENV.clear()
+        SERVER_ENV.update(saved)
+
+
+def soak_stdio(case: Case, place: Place, opts: argparse.Namespace) -> Run:
     """Run `case` over stdio for the duration: --in-flight requests at a time."""
     run, rng = Run(case.name, "stdio"), random.Random(case.name)
-    with Server(case.name, argv_of(case, root, "stdio", 0), TIMEOUT) as server:
+    with Server(case.name, argv_of(case, place, "stdio", 0), TIMEOUT) as server:
         server.initialize()
         server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         started = last_sample = time.monotonic()
         run.sample(started, server.proc.pid)
         for _ in range(opts.in_flight):
-            server.send(server.prepare(*case.mix(rng, root))[1])
+            server.send(server.prepare(*case.mix(rng, place))[1])
         while time.monotonic() - started < opts.duration:
             # A window: each answer sends the next request, so --in-flight are always out.
             answers = server.next_answers(case.name)
             run.calls += len(answers)
             run.errors += sum(map(failed, answers))
-            server.send(b"".join(server.prepare(*case.mix(rng, root))[1] for _ in answers))
+            server.send(b"".join(server.prepare(*case.mix(rng, place))[1] for _ in answers))
             if time.monotonic() - last_sample >= 1.0:
                 last_sample = time.monotonic()
                 run.sample(started, server.proc.pid)
@@ -112,11 +134,11 @@ def soak_stdio(case: Case, root: Path, opts: argparse.Namespace) -> Run:
     return run
 
 
-async def soak_http(case: Case, root: Path, opts: argparse.Namespace) -> Run:
+async def soak_http(case: Case, place: Place, opts: argparse.Namespace) -> Run:
     """Run `case` over Streamable HTTP for the duration: clients that come, call and go."""
     run, rng = Run(case.name, "http"), random.Random(case.name)
     port = free_port()
-    with ServerProcess(case.name, argv_of(case, root, "http", port)) as server:
+    with ServerProcess(case.name, argv_of(case, place, "http", port)) as server:
         await server.wait_ready(port, TIMEOUT)
         started = time.monotonic()
         deadline = started + opts.duration
@@ -127,7 +149,7 @@ async def soak_http(case: Case, root: Path, opts: argparse.Namespace) -> Run:
                 try:
                     await client.initialize()
                     for _ in range(opts.session_calls):
-                        method, params = case.mix(rng, root)
+                        method, params = case.mix(rng, place)
                         try:
                             await client.request(method, params)
                         except BenchError:
@@ -180,15 +202,16 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[Run] = []
     try:
         with tempfile.TemporaryDirectory(prefix="soak-", dir=opts.dir) as scratch:
-            root = Path(scratch)
-            make_tree(root)
-            for case in cases:
-                for transport in opts.transport or ["stdio", "http"]:
-                    print(f"{case.name} over {transport}, {opts.duration:g} s ...", flush=True)
-                    if transport == "stdio":
-                        runs.append(soak_stdio(case, root, opts))
-                    else:
-                        runs.append(asyncio.run(soak_http(case, root, opts)))
+            place = Place(Path(scratch))
+            with fixtures(place, cases):
+                for case in cases:
+                    for transport in opts.transport or ["stdio", "http"]:
+                        print(f"{case.name} over {transport}, {opts.duration:g} s ...", flush=True)
+                        with server_env(case):
+                            if transport == "stdio":
+                                runs.append(soak_stdio(case, place, opts))
+                            else:
+                                runs.append(asyncio.run(soak_http(case, place, opts)))
     except BenchError as e:
         print(f"soak: {e}", file=sys.stderr)
         return 1
