@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import random
+import socket
+import sys
 import threading
 import time
 from collections.abc import Generator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from soak_calls import Case, Mix, Place, Request, call, subscription
 
@@ -78,11 +81,23 @@ class Site(BaseHTTPRequestHandler):
         """Say nothing: the soak prints figures only."""
 
 
+class SiteServer(ThreadingHTTPServer):
+    """The site's server: a client that hangs up (a server killed at a run's end) is no news."""
+
+    daemon_threads = True
+
+    def handle_error(
+        self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any
+    ) -> None:
+        """Print nothing for a connection the client dropped; the traceback of anything else."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
 def running_site(place: Place) -> Generator[None]:
     """Serve the site on 127.0.0.1 from a thread while in the block; its URL in `place.site`."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    httpd.daemon_threads = True
+    httpd = SiteServer(("127.0.0.1", 0), Site)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     place.site = f"http://127.0.0.1:{httpd.server_address[1]}"
