@@ -10,7 +10,7 @@ import pytest
 
 from checked import connect
 from mcpkit.testing import Client
-from mcpkit_fs import mounts, reading
+from mcpkit_fs import mounts, reading, resources
 from mcpkit_fs.models import TextRead
 from mcpkit_fs.mounts import is_local, read_mounts
 from servers.fs.conftest import Tree
@@ -154,3 +154,27 @@ async def test_a_cancelled_read_gives_back_its_thread(
         await anyio.sleep(0.1)
     assert inner["content"] == "inner\n"
     assert not [m for m in client.messages if m.get("id") == "hung"]  # cancelled: no answer
+
+
+@pytest.mark.parametrize(("kind", "on_loop"), [("ext4", True), ("nfs4", False)])
+async def test_a_subscription_is_checked_on_the_loop_only_on_a_local_disk(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, kind: str, on_loop: bool
+) -> None:
+    # A hop to a worker thread per subscription kept many threads busy under churn, and
+    # their allocator caches grew the heap (issue 23); on a filesystem that may hang the
+    # check still leaves the loop.
+    monkeypatch.setattr(mounts, "MOUNTINFO", _mounted_as(tree.base, kind))
+    loop_thread, threads = threading.current_thread(), list[threading.Thread]()
+    check = resources.check_watchable
+
+    def recorded(sandbox: Any, path: str) -> None:
+        threads.append(threading.current_thread())
+        check(sandbox, path)
+
+    monkeypatch.setattr(resources, "check_watchable", recorded)
+    uri = f"file://{tree.root / 'hello.txt'}"
+    async with connect(server_for(tree.root)) as client:
+        assert await client.request("resources/subscribe", {"uri": uri}) == {}
+        await client.request("resources/unsubscribe", {"uri": uri})
+    assert threads
+    assert all((thread is loop_thread) is on_loop for thread in threads)

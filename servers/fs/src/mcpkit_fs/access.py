@@ -97,6 +97,21 @@ class Access:
         await ctx.log("info" if changes else "debug", done, logger="mcp-fs")
         return result
 
+    async def run_small(self, sandbox: Sandbox, fn: Callable[..., T], /, *args: Any) -> T:
+        """Return the read `fn(*args)`, a few system calls on one path, on the event loop.
+
+        That is where a subscription's checks run: at 32 subscriptions at once, a hop to a
+        worker thread for each kept 32 threads busy, whose glibc caches and arenas held
+        freed memory apart, and the heap grew without end (issue 23). Only in a `sandbox`
+        on local filesystems alone (see `run_bounded`); on others, in a worker thread.
+
+        Raises:
+            FsError: from `fn`.
+        """
+        if self._mounts.all_local(d.path for d in sandbox.directories):
+            return fn(*args)
+        return await work.run(fn, *args)
+
     async def run_bounded(
         self, ctx: Context, fn: Callable[..., T], /, *args: Any, done: str, **kwargs: Any
     ) -> T:

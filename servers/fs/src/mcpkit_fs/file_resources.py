@@ -84,7 +84,7 @@ def register_file_watch(app: Server) -> None:
     async def admit(ctx: Context, access: Access, path: str) -> None:
         """Refuse a subscriber what its sandbox may not read (as resources/read) or watch."""
         sandbox = await access.sandbox(ctx)  # so watches may follow its roots too
-        await work.run(resources.check_watchable, sandbox, "/" + path)
+        await access.run_small(sandbox, resources.check_watchable, sandbox, "/" + path)
 
     @app.watch(TEMPLATE, admit=admit)
     async def watch(path: str, changed: Changed, access: Access) -> None:
@@ -95,8 +95,8 @@ def register_file_watch(app: Server) -> None:
         """
         target = "/" + path
         sandbox = access.watchable
-        real = await work.run(sandbox.resolve, target)
-        state = await work.run(resources.State, sandbox, target)
+        real = await access.run_small(sandbox, sandbox.resolve, target)
+        state = await work.run(resources.State, sandbox, target)  # hashes the file
 
         async def differs(following: anyio.CancelScope, real: str) -> bool:
             changed_now = await work.run(state.changed)
