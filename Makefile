@@ -142,10 +142,11 @@ bench-web: install $(WEB_REFERENCE)/installed-$(WEB_REFERENCE_VERSION)  ## mcp-w
 	$(RUN) python bench/web_bench.py --reference $(WEB_REFERENCE)/bin/mcp-server-fetch
 
 SOAK_DURATION ?= 600
+SOAK_ARGS ?=
 
 .PHONY: soak
-soak: install  ## Memory under sustained load: each server's mixes over stdio and HTTP for SOAK_DURATION s each (figures only)
-	cd bench && $(RUN) python soak.py --duration $(SOAK_DURATION)
+soak: install  ## Memory under sustained load: each server's mixes over stdio and HTTP for SOAK_DURATION s each (figures only); SOAK_ARGS="--case fs/write --transport http" picks some
+	cd bench && $(RUN) python soak.py --duration $(SOAK_DURATION) $(SOAK_ARGS)
 
 # readme-renderer is what `twine check` renders with; it is not in the lock: uv brings it.
 .PHONY: build
