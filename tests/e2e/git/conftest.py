@@ -19,12 +19,7 @@ __all__ = ["era", "gits", "jail", "transport"]  # pytest finds the fixtures impo
 @pytest.fixture
 def gits(tmp_path: Path, transport: str) -> Generator[GitServers]:
     """Start mcp-git with `gits.open(era, ARGUMENTS)`; every message is checked at the end."""
-    servers = GitServers(tmp_path / "servers", transport)
-    (tmp_path / "servers").mkdir()
-    yield servers
-    problems = servers.problems()
-    if problems:
-        pytest.fail("\n".join(problems), pytrace=False)
+    yield from GitServers.checked(tmp_path, transport)
 
 
 @pytest.fixture

@@ -29,12 +29,7 @@ def era(request: pytest.FixtureRequest) -> Era:
 @pytest.fixture
 def sqlite(tmp_path: Path, transport: str) -> Generator[SqliteServers]:
     """Start mcp-sqlite with `sqlite.open(era, ARGUMENTS)`; every message is checked at the end."""
-    servers = SqliteServers(tmp_path / "servers", transport)
-    (tmp_path / "servers").mkdir()
-    yield servers
-    problems = servers.problems()
-    if problems:
-        pytest.fail("\n".join(problems), pytrace=False)
+    yield from SqliteServers.checked(tmp_path, transport)
 
 
 @pytest.fixture

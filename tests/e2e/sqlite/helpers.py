@@ -15,16 +15,17 @@ import json
 import sqlite3
 import subprocess
 import sys
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Generator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, Self, cast
 from unittest import mock
 
 import anyio
 import jsonschema
 import mcp_types as types
+import pytest
 from mcp import Client, ClientSession
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated, Subscription
 from mcp.shared.exceptions import MCPError
@@ -184,6 +185,20 @@ class SqliteServers:
         self.launchers: list[Everything] = []
         self.servers: list[HttpServer] = []
         self._stdio = Everything(StdioTransport(directory))
+
+    @classmethod
+    def checked(cls, tmp_path: Path, transport: str) -> Generator[Self]:
+        """A fixture's servers under `tmp_path`; every message they sent is checked at the end.
+
+        Raises:
+            pytest.fail.Exception: some message broke the schema or the protocol.
+        """
+        servers = cls(tmp_path / "servers", transport)
+        (tmp_path / "servers").mkdir()
+        yield servers
+        problems = servers.problems()
+        if problems:
+            pytest.fail("\n".join(problems), pytrace=False)
 
     @asynccontextmanager
     async def _launcher(self, arguments: Sequence[str]) -> AsyncGenerator[Everything]:

@@ -16,12 +16,7 @@ __all__ = ["era", "site", "transport", "webs"]  # pytest finds the fixtures impo
 @pytest.fixture
 def webs(tmp_path: Path, transport: str) -> Generator[WebServers]:
     """Start mcp-web with `webs.open(era, ARGUMENTS)`; every message is checked at the end."""
-    servers = WebServers(tmp_path / "servers", transport)
-    (tmp_path / "servers").mkdir()
-    yield servers
-    problems = servers.problems()
-    if problems:
-        pytest.fail("\n".join(problems), pytrace=False)
+    yield from WebServers.checked(tmp_path, transport)
 
 
 @pytest.fixture
