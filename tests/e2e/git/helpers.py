@@ -7,14 +7,12 @@ HTTP, both eras, every message checked against the schema) pointed at `mcp-git`.
 import os
 import subprocess
 import sys
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from unittest import mock
 
 from e2e import http_wire
-from e2e.harness import Everything
-from e2e.http_wire import HttpServer, HttpTransport
+from e2e.http_wire import HttpServer
 from e2e.sqlite.helpers import SqliteServers
 
 MCP_GIT = str(Path(sys.executable).parent / "mcp-git")
@@ -56,20 +54,8 @@ def make_repo(path: Path) -> Path:
 class GitServers(SqliteServers):
     """mcp-git for one test over one transport, in both eras."""
 
-    @asynccontextmanager
-    async def _launcher(self, arguments: Sequence[str]) -> AsyncGenerator[Everything]:
-        if self.transport == "stdio":
-            async with super()._launcher(arguments) as launcher:
-                yield launcher
-            return
-        server = start_http(self.directory / f"http-{len(self.servers) + 1}", arguments)
-        self.servers.append(server)
-        launcher = Everything(HttpTransport(server, "http"))
-        self.launchers.append(launcher)
-        try:
-            yield launcher
-        finally:
-            server.stop()
+    def _start_http(self, directory: Path, arguments: Sequence[str]) -> HttpServer:
+        return start_http(directory, arguments)
 
     def _command(self, arguments: Sequence[str]) -> list[str] | None:
         return [MCP_GIT, *arguments] if self.transport == "stdio" else None

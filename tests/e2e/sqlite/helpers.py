@@ -208,7 +208,7 @@ class SqliteServers:
                 self.launchers.append(self._stdio)
             yield self._stdio
             return
-        server = start_http(self.directory / f"http-{len(self.servers) + 1}", arguments)
+        server = self._start_http(self.directory / f"http-{len(self.servers) + 1}", arguments)
         self.servers.append(server)
         launcher = Everything(HttpTransport(server, "http"))
         self.launchers.append(launcher)
@@ -216,6 +216,10 @@ class SqliteServers:
             yield launcher
         finally:
             server.stop()
+
+    def _start_http(self, directory: Path, arguments: Sequence[str]) -> HttpServer:
+        """Start the server with `arguments` over HTTP, its files in `directory`."""
+        return start_http(directory, arguments)
 
     @asynccontextmanager
     async def one_server(self, *arguments: str) -> AsyncGenerator[Everything]:

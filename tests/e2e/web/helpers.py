@@ -8,14 +8,12 @@ loopback address is refused, as in production.
 """
 
 import sys
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from unittest import mock
 
 from e2e import http_wire
-from e2e.harness import Everything
-from e2e.http_wire import HttpServer, HttpTransport
+from e2e.http_wire import HttpServer
 from e2e.sqlite.helpers import SqliteServers
 
 MCP_WEB = str(Path(sys.executable).parent / "mcp-web")
@@ -35,23 +33,10 @@ class WebServers(SqliteServers):
         """The command line of mcp-web with `arguments`."""
         return [*(PUBLIC if self.public else ()), MCP_WEB, *arguments]
 
-    @asynccontextmanager
-    async def _launcher(self, arguments: Sequence[str]) -> AsyncGenerator[Everything]:
-        if self.transport == "stdio":
-            async with super()._launcher(arguments) as launcher:
-                yield launcher
-            return
-        directory = self.directory / f"http-{len(self.servers) + 1}"
+    def _start_http(self, directory: Path, arguments: Sequence[str]) -> HttpServer:
         directory.mkdir(parents=True)
         with mock.patch.dict(http_wire.MODE_ARGUMENTS, {"http+sse": ("--transport", "http")}):
-            server = HttpServer(directory, "http+sse", program=self.program(arguments))
-        self.servers.append(server)
-        launcher = Everything(HttpTransport(server, "http"))
-        self.launchers.append(launcher)
-        try:
-            yield launcher
-        finally:
-            server.stop()
+            return HttpServer(directory, "http+sse", program=self.program(arguments))
 
     def _command(self, arguments: Sequence[str]) -> list[str] | None:
         return self.program(arguments) if self.transport == "stdio" else None
