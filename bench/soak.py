@@ -171,6 +171,13 @@ async def soak_http(case: Case, place: Place, opts: argparse.Namespace) -> Run:
     return run
 
 
+def trajectory(run: Run, warmup: float) -> str:
+    """RSS at each tenth of the run after the warm-up: a plateau and a slope look different."""
+    after = [s for s in run.samples if s[0] >= warmup] or run.samples[-1:]
+    steps = [after[min(len(after) - 1, len(after) * i // 10)] for i in range(11)]
+    return "  RSS MiB by tenths: " + " ".join(f"{rss:.1f}" for _, _, rss in steps)
+
+
 def report(runs: list[Run], warmup: float) -> str:
     """The figures of every run as a table."""
     head = f"{'case':<18}{'transport':<10}{'calls':>10}{'calls/s':>9}{'errors':>8}"
@@ -212,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
                                 runs.append(soak_stdio(case, place, opts))
                             else:
                                 runs.append(asyncio.run(soak_http(case, place, opts)))
+                        print(trajectory(runs[-1], opts.warmup), flush=True)
     except BenchError as e:
         print(f"soak: {e}", file=sys.stderr)
         return 1
