@@ -20,6 +20,7 @@ import httpx
 import uvicorn
 
 from mcpkit.http import HttpApp, HttpConfig
+from mcpkit.http.serve import uvicorn_config
 from mcpkit.server import Server
 from mcpkit_everything.server import build_server
 from wire_schema import validate_server_message
@@ -191,7 +192,8 @@ async def serving(
         listener.bind(("127.0.0.1", 0))
         port = listener.getsockname()[1]
         app = HttpApp(make_server(tmp_path), HttpConfig(port=port, **settings))
-        config = uvicorn.Config(app, lifespan="on", log_config=None, timeout_graceful_shutdown=1)
+        config = uvicorn_config(app, "127.0.0.1", port, "warning")  # as mcp-* --transport http
+        config.timeout_graceful_shutdown = 1
         server = uvicorn.Server(config)
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(server.serve, [listener])

@@ -17,9 +17,11 @@ from ..hosts import Remote, http_hints
 from ..server import Server
 from .addresses import bound_addresses
 from .app import HttpApp
+from .asgi import ASGIApp
 from .config import HttpConfig
 from .guard import host_header, is_loopback
 from .oplog import OperatorLog
+from .protocol import BufferedH11Protocol
 
 TOKEN_VARIABLE = "MCPKIT_AUTH_TOKEN"
 
@@ -75,22 +77,31 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
     listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     config = dataclasses.replace(config, port=listener.getsockname()[1])
     app = HttpApp(server, config)
-    # log_config=None: uvicorn's records go through our stderr handler, never to stdout.
-    uvicorn_config = uvicorn.Config(
-        OperatorLog(app),
-        host=config.host,
-        port=config.port,
+    settings = uvicorn_config(OperatorLog(app), config.host, config.port, log_level)
+    urls = reachable_urls(config)
+    oplog.log_start(server, f"{_transports(config)} {urls[0]}", logging.getLogger().level)
+    sys.stderr.write(how_to_connect(server.info.name, server.info.version, config))
+    with listener:
+        await _Uvicorn(settings, app).serve(sockets=[listener])
+
+
+def uvicorn_config(app: ASGIApp, host: str, port: int, log_level: str) -> uvicorn.Config:
+    """Return uvicorn's settings for serving `app` on `host`:`port`.
+
+    Connections are read through one buffer each (see `protocol`); log_config=None sends
+    uvicorn's records through our stderr handler, never to stdout.
+    """
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=BufferedH11Protocol,
         lifespan="on",
         log_config=None,
         log_level=log_level,
         access_log=False,
         timeout_graceful_shutdown=3,
     )
-    urls = reachable_urls(config)
-    oplog.log_start(server, f"{_transports(config)} {urls[0]}", logging.getLogger().level)
-    sys.stderr.write(how_to_connect(server.info.name, server.info.version, config))
-    with listener:
-        await _Uvicorn(uvicorn_config, app).serve(sockets=[listener])
 
 
 def _bind(host: str, port: int) -> socket.socket:
