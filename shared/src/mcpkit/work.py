@@ -40,17 +40,28 @@ REPORT_EVERY = 0.2
 """Seconds between two progress reports of one piece of work."""
 
 
-async def run(fn: Callable[..., T], /, *args: Any, changes: bool = False, **kwargs: Any) -> T:
+async def run(
+    fn: Callable[..., T],
+    /,
+    *args: Any,
+    changes: bool = False,
+    limiter: anyio.CapacityLimiter | None = None,
+    **kwargs: Any,
+) -> T:
     """Return `fn(*args, **kwargs)`, run in a worker thread.
 
     Cancelled, a read (`changes` false) is no longer waited for; a change is waited for
-    to its end (see the module docstring).
+    to its end (see the module docstring). A `limiter` bounds how many such calls run at
+    once, beside anyio's default bound on all of them.
 
     Raises:
         Exception: what `fn` raises.
     """
     call = partial(fn, *args, **kwargs)
-    return await anyio.to_thread.run_sync(call, abandon_on_cancel=not changes)
+    if limiter is None:
+        return await anyio.to_thread.run_sync(call, abandon_on_cancel=not changes)
+    async with limiter:
+        return await anyio.to_thread.run_sync(call, abandon_on_cancel=not changes)
 
 
 class Progress:

@@ -1,14 +1,18 @@
 """Long work through the in-memory client: progress, cancellation, logging."""
 
+import threading
 import time
-from typing import cast
+from functools import partial
+from typing import Any, cast
 
 import anyio
+import pytest
 
 from checked import connect
 from mcpkit import Context
 from mcpkit.work import Progress
-from mcpkit_fs import walk
+from mcpkit_fs import content_search, walk
+from mcpkit_fs.access import WALKS_AT_ONCE
 from servers.fs.conftest import Tree
 from servers.fs.served import call, server_for
 
@@ -163,3 +167,28 @@ async def test_logging_tells_what_the_server_does(tree: Tree) -> None:
         await call(client, "write_file", path="new.txt", content="x")
         log = await client.wait_for_notification("notifications/message")
         assert log["params"]["data"] == "wrote new.txt (overwrite)"
+
+
+async def test_heavy_walks_take_turns(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, anyio_backend: str
+) -> None:
+    running = 0
+    most = 0
+    lock = threading.Lock()
+    real_search = content_search.search_content
+
+    def slow_search(*args: Any, **kwargs: Any) -> Any:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.05)  # long enough for every other call to have started, if let in
+        with lock:
+            running -= 1
+        return real_search(*args, **kwargs)
+
+    monkeypatch.setattr(content_search, "search_content", slow_search)
+    async with connect(server_for(tree.root)) as client, anyio.create_task_group() as calls:
+        for _ in range(3 * WALKS_AT_ONCE):
+            calls.start_soon(partial(call, client, "search_content", path=".", query="hello"))
+    assert most == WALKS_AT_ONCE

@@ -37,6 +37,7 @@ def register_search_tools(app: Server) -> None:
             max_entries=max_entries,
             tick=Progress(ctx, "entries walked"),
             done=f"tree {path}",
+            heavy=True,
         )
 
     @app.tool(title="Search files by name", annotations=READ, text=render.matches)
@@ -63,6 +64,7 @@ def register_search_tools(app: Server) -> None:
             offset=offset,
             tick=Progress(ctx, "entries walked"),
             done=f"searched {path} for {pattern}",
+            heavy=True,
         )
 
     @app.tool(title="Search file contents", annotations=READ, text=render.content_matches)
@@ -101,4 +103,5 @@ def register_search_tools(app: Server) -> None:
             tick=Progress(ctx, "entries walked"),
             tick_mib=Progress(ctx, "MiB read"),
             done=f"searched contents of {path}",
+            heavy=True,
         )
