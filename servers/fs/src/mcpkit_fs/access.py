@@ -29,9 +29,9 @@ from .sandbox import Sandbox
 MAX_CACHED = 64  # distinct sets of allowed directories remembered
 MAX_WATCHABLE = 256  # directories from client roots that watches may follow
 WALKS_AT_ONCE = 4
-"""Heavy walks (searches, trees) run at once; more wait. They share the GIL, so more at
-once would finish no sooner, but would each hold their pages of results: 32 searches at
-once kept some 40 MiB more for good in the worker threads' heaps (issue 23)."""
+"""How many heavy walks (searches, trees) may run at once; others wait. They share the GIL,
+so more at once would finish no sooner, but each would hold its page of results: with 32
+at once, the worker threads' heaps kept some 40 MiB more after ten minutes (issue 23)."""
 T = TypeVar("T")
 
 
