@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 import anyio
 
 from . import oplog
+from .allocator import fix_mmap_threshold
 from .connection import Connection
 from .envargs import check_flags, choice
 from .http.options import add_http_arguments, http_config
@@ -86,6 +87,7 @@ def run(server: Server, args: argparse.Namespace, *, config_hint: str) -> None:
     `config_hint` is the host configuration to show someone who starts the server on stdio
     from a terminal, where nobody would speak JSON-RPC to it.
     """
+    fix_mmap_threshold()  # before the first large answer (see mcpkit.allocator)
     logging.basicConfig(
         stream=sys.stderr,
         level=args.log_level.upper(),
