@@ -88,7 +88,7 @@ async def serve(server: Server, config: HttpConfig, log_level: str) -> None:
 def uvicorn_config(app: ASGIApp, host: str, port: int, log_level: str) -> uvicorn.Config:
     """Return uvicorn's settings for serving `app` on `host`:`port`.
 
-    Connections are read through one buffer each (see `protocol`); log_config=None sends
+    Connections are read through their thread's buffer (see `protocol`); log_config=None sends
     uvicorn's records through our stderr handler, never to stdout.
     """
     return uvicorn.Config(
