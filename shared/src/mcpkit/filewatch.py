@@ -12,7 +12,6 @@ the callbacks of the files in it are called once, as what changed there before c
 be seen.
 """
 
-import os
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -21,7 +20,16 @@ from typing import NamedTuple
 import anyio
 
 from .treewatch import TreeWatcher
-from .watchloop import Callback, Changes, Plan, Watcher, WatchLoop, absolute, call_back
+from .watchloop import (
+    Callback,
+    Changes,
+    Plan,
+    Watcher,
+    WatchLoop,
+    absolute,
+    call_back,
+    watchable,
+)
 
 
 class _Watch(NamedTuple):
@@ -172,7 +180,7 @@ def _directories(homes: Iterable[Path]) -> set[Path]:
             directories |= {home, home.parent}
         else:
             directories.add(next(d for d in home.parents if d.is_dir()))
-    return {d for d in directories if os.access(d, os.R_OK)}
+    return {d for d in directories if watchable(d)}
 
 
 def _at_or_above(path: Path, home: Path) -> bool:

@@ -13,13 +13,21 @@ written in the root meanwhile was not seen; at once if the root is gone (or a fi
 is no watch to wait for.
 """
 
-import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from .watchloop import Callback, Changes, Plan, Watcher, WatchLoop, absolute, call_back
+from .watchloop import (
+    Callback,
+    Changes,
+    Plan,
+    Watcher,
+    WatchLoop,
+    absolute,
+    call_back,
+    watchable,
+)
 
 WatchEntries = Callable[[Iterable[Path], Callback, Callable[[], None]], Awaitable[None]]
 """`FileWatcher.watch_entries`: call back on changes to the paths themselves."""
@@ -59,7 +67,7 @@ class TreeWatcher(WatchLoop):
             self._wake()
             # A root that is a directory now is called back once its new watch is in
             # place (`_settle`); one that is gone, or a file, has no watch to wait for.
-            if not all(_watchable(root) for root in tree.roots):
+            if not all(watchable(root) for root in tree.roots):
                 await callback()
 
         def entries_in_place() -> None:
@@ -75,7 +83,7 @@ class TreeWatcher(WatchLoop):
             self._wake()
 
     def _plan(self) -> Plan:
-        roots = frozenset(r for t in self._trees.values() for r in t.roots if _watchable(r))
+        roots = frozenset(r for t in self._trees.values() for r in t.roots if watchable(r))
         renewed = frozenset(self._remade & roots)
         self._remade.clear()
         return Plan(roots, bool(renewed), partial(self._settle, renewed=renewed))
@@ -87,7 +95,7 @@ class TreeWatcher(WatchLoop):
 
     def _placed(self, covered: frozenset[Path]) -> None:
         for tree in list(self._trees.values()):
-            if tree.entries_in_place and {r for r in tree.roots if _watchable(r)} <= covered:
+            if tree.entries_in_place and {r for r in tree.roots if watchable(r)} <= covered:
                 tree.in_place()
 
     async def _changes(self, changes: Changes) -> None:
@@ -100,8 +108,3 @@ class TreeWatcher(WatchLoop):
                 if any(root in path.parents for path in changed for root in t.roots)
             }
         )
-
-
-def _watchable(root: Path) -> bool:
-    """Whether `root` is a directory this process may list (see `filewatch._directories`)."""
-    return root.is_dir() and os.access(root, os.R_OK)

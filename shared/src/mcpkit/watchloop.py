@@ -5,6 +5,12 @@ this machinery. A loop asks its subclass which directories its watches need (`_p
 new set gets a new watchfiles watch, and the old one stops once the new one is in place
 and the old has delivered the burst it was gathering (a change at that moment may be told
 twice). A burst of changes (debounced by watchfiles) reaches the subclass as one call.
+
+A directory stays in the watch for `KEEP_FOR` seconds after the plan last wanted it. Each
+new watch costs two threads (watchfiles' and the worker waiting on it), and subscriptions
+that come and go over the same files would otherwise make one every time: a churn of
+threads that leaves glibc's heaps fragmented. A kept directory that is deleted (or moved)
+is dropped at once, as its watch is gone with it.
 """
 
 import logging
@@ -25,6 +31,7 @@ Changes = Collection[tuple[int, str]]  # watchfiles' (Change, path): Change is a
 DEBOUNCE_MS = 300  # longest a burst of changes is gathered before subscribers hear of it
 STEP_MS = 50  # quiet time that ends a burst
 RETIRE_AFTER = (DEBOUNCE_MS + 2 * STEP_MS) / 1000  # a replaced watch delivers what it began
+KEEP_FOR = 60.0  # seconds a directory stays watched after the plan last wanted it
 
 
 class Watcher:
@@ -85,6 +92,7 @@ class WatchLoop:
         self._current: Watcher | None = None  # the newest
         self._serving: Watcher | None = None  # the one before, in place, until the newest is
         self._running: set[Watcher] = set()  # all with a thread, to stop them at the end
+        self._wanted_at: dict[Path, float] = {}  # directory -> when the plan last wanted it
 
     def _plan(self) -> Plan:
         """Return the directories to watch now, and what a new watch of them should do."""
@@ -109,23 +117,49 @@ class WatchLoop:
                 while True:
                     self._wakeup = anyio.Event()
                     plan = self._plan()
+                    directories = self._keep(plan.directories)
                     previous = self._current
-                    if previous is None or plan.directories != previous.directories or plan.renew:
+                    if previous is None or directories != previous.directories or plan.renew:
                         self._replace(previous)
-                        self._current = (
-                            Watcher(plan.directories, self._arrived) if plan.directories else None
-                        )
+                        self._current = Watcher(directories, self._arrived) if directories else None
                         if self._current is not None:
                             self._running.add(self._current)
                             task_group.start_soon(self._follow, self._current)
                             task_group.start_soon(plan.settle, self._current)
                     self._arrived()
-                    await self._wakeup.wait()
+                    with anyio.move_on_after(self._until_one_expires()):
+                        await self._wakeup.wait()
             finally:
                 # watchfiles watches in a thread that cancellation cannot reach: stopping
                 # ends it within a step instead of its 5 s timeout.
                 for watcher in self._running:
                     watcher.stop()
+
+    def _keep(self, wanted: frozenset[Path]) -> frozenset[Path]:
+        """Return `wanted` and the directories wanted in the last `KEEP_FOR` s still there."""
+        now = time.monotonic()
+        self._wanted_at.update(dict.fromkeys(wanted, now))
+        self._wanted_at = {
+            directory: at
+            for directory, at in self._wanted_at.items()
+            if directory in wanted or (now - at < KEEP_FOR and watchable(directory))
+        }
+        return frozenset(self._wanted_at)
+
+    def _until_one_expires(self) -> float:
+        """Return the seconds until a kept directory is no longer kept (inf if none is)."""
+        oldest = min(self._wanted_at.values(), default=math.inf)
+        return max(0.0, oldest + KEEP_FOR - time.monotonic())
+
+    def _forget_deleted(self, changes: Changes) -> None:
+        """Stop keeping the directories that `changes` deleted: their watch went with them."""
+        from watchfiles import Change  # imported by now: the watch runs
+
+        deleted = {Path(path) for change, path in changes if change == Change.deleted}
+        if gone := deleted & self._wanted_at.keys():
+            for directory in gone:
+                del self._wanted_at[directory]
+            self._wake()
 
     def _replace(self, previous: Watcher | None) -> None:
         """Let `previous` serve until its successor is in place, if it is in place itself.
@@ -165,6 +199,7 @@ class WatchLoop:
         try:
             # Each wait for a burst runs in a worker thread; the watcher stops within a step.
             while (changes := await anyio.to_thread.run_sync(next, bursts, None)) is not None:
+                self._forget_deleted(changes)
                 await self._changes(changes)
         except Exception:  # a directory went away, inotify ran out: not the server's end
             logger.exception("Cannot watch %s", ", ".join(map(str, sorted(watcher.directories))))
@@ -181,6 +216,11 @@ async def call_back(callbacks: Iterable[Callback]) -> None:
             await callback()
         except Exception:  # one subscription's trouble must not stop the others
             logger.exception("Telling the subscribers of a change failed")
+
+
+def watchable(directory: Path) -> bool:
+    """Whether `directory` is a directory this process may list, so a watch can take it in."""
+    return directory.is_dir() and os.access(directory, os.R_OK)
 
 
 def absolute(paths: Iterable[Path]) -> frozenset[Path]:
