@@ -522,6 +522,18 @@ async def test_pipelined_burst(server: RawServer) -> None:
     await server.expect_silence(0.1)
 
 
+async def test_a_thousand_answers_queued_at_once_all_leave(server: RawServer) -> None:
+    # Two buffers each (the answer, its newline): more than one writev may take (IOV_MAX).
+    await server.initialize()
+    pings = [{"jsonrpc": "2.0", "id": n, "method": "ping"} for n in range(1000)]
+    for ping in pings:
+        server.methods[ping["id"]] = "ping"
+    await server.send_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in pings))
+    answers = [await server.receive() for _ in pings]
+    assert [a["id"] for a in answers] == list(range(1000))  # in order, none twice
+    await server.expect_silence(0.1)
+
+
 async def test_stdout_is_only_json_with_debug_operator_logs(tmp_path: Path) -> None:
     stderr = tmp_path / "stderr"
     async with RawServer.start(stderr, "--log-level", "debug") as server:

@@ -36,6 +36,9 @@ _CHUNK = 1 << 16
 _MAX_FRAME = 64 << 20  # a message larger than this is refused, not buffered
 _HIGH_WATER = 4 << 20  # stop reading requests while this much output waits for the client
 _CLOSE_TIMEOUT = 5.0  # seconds to flush the last answers when the connection ends
+_BUFFERS_PER_WRITE = 512  # writev takes at most IOV_MAX buffers (1,024 on Linux)
+
+Buffer = bytes | memoryview
 
 
 def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -44,6 +47,26 @@ def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
+
+
+def _write(fd: int, buffers: list[Buffer]) -> int:
+    """Write `buffers` to `fd` in one system call; return the number of bytes written.
+
+    Raises:
+        OSError: the write failed (BlockingIOError: the pipe is full).
+    """
+    if os.name == "nt":  # no writev there
+        return os.write(fd, b"".join(buffers))
+    return os.writev(fd, buffers)
+
+
+def _unwritten(buffers: list[Buffer], written: int) -> list[Buffer]:
+    """Return what of `buffers` is left once their first `written` bytes are out."""
+    for index, buffer in enumerate(buffers):
+        if written < len(buffer):
+            return [memoryview(buffer)[written:], *buffers[index + 1 :]]
+        written -= len(buffer)
+    return []
 
 
 def _pollable(fd: int) -> bool:
@@ -64,7 +87,7 @@ class StdioTransport(OneStream):
     def __init__(self, stdin: int | None = None, stdout: int | None = None) -> None:
         self._in = sys.stdin.fileno() if stdin is None else stdin
         self._out = sys.stdout.fileno() if stdout is None else stdout
-        self._pending: list[bytes | memoryview] = []
+        self._pending: list[Buffer] = []
         self._pending_bytes = 0
         self._wake = anyio.Event()
         self._idle = anyio.Event()
@@ -218,20 +241,19 @@ class StdioTransport(OneStream):
     def _write_some(self) -> None:
         """Write as much of the queue as the pipe takes now, in one system call.
 
-        What the pipe did not take stays queued as a view of the rest, so a large answer
-        draining a pipe-full at a time is not copied again for every write.
+        The queued messages go out as they are, with `writev`: joined first, each answer
+        was copied once more (a 1 MB one, 0.75 ms). What the pipe did not take stays
+        queued, the first of it as a view of its rest, so a large answer draining a
+        pipe-full at a time is not copied again for every write.
         """
         if not self._pending:
             return
-        data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
-        self._pending.clear()
         try:
-            written = os.write(self._out, data)
+            written = _write(self._out, self._pending[:_BUFFERS_PER_WRITE])
         except BlockingIOError:
             written = 0
         except OSError:  # the client closed its end: nothing more can be delivered
             self._broken = True
-            written = len(data)
+            written = self._pending_bytes
         self._pending_bytes -= written
-        if written < len(data):
-            self._pending.append(memoryview(data)[written:])  # the head: order is kept
+        self._pending = _unwritten(self._pending, written)
