@@ -2,6 +2,7 @@
 
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any, cast
 
@@ -11,8 +12,8 @@ import pytest
 from checked import connect
 from mcpkit import Context
 from mcpkit.work import Progress
-from mcpkit_fs import content_search, walk
-from mcpkit_fs.access import WALKS_AT_ONCE
+from mcpkit_fs import content_search, walk, writing
+from mcpkit_fs.access import CHANGES_AT_ONCE, WALKS_AT_ONCE
 from servers.fs.conftest import Tree
 from servers.fs.served import call, server_for
 
@@ -169,15 +170,38 @@ async def test_logging_tells_what_the_server_does(tree: Tree) -> None:
         assert log["params"]["data"] == "wrote new.txt (overwrite)"
 
 
-async def test_heavy_walks_take_turns(
-    tree: Tree, monkeypatch: pytest.MonkeyPatch, anyio_backend: str
+def search_arguments(n: int) -> dict[str, str]:
+    return {"path": ".", "query": "hello"}
+
+
+def write_arguments(n: int) -> dict[str, str]:
+    """Each call to a file of its own: writes to one file take turns anyway."""
+    return {"path": f"new{n}.txt", "content": "new"}
+
+
+@pytest.mark.parametrize(
+    ("module", "function", "tool", "arguments", "at_once"),
+    [
+        (content_search, "search_content", "search_content", search_arguments, WALKS_AT_ONCE),
+        (writing, "write", "write_file", write_arguments, CHANGES_AT_ONCE),
+    ],
+)
+async def test_heavy_walks_and_changes_take_turns(
+    tree: Tree,
+    monkeypatch: pytest.MonkeyPatch,
+    anyio_backend: str,
+    module: object,
+    function: str,
+    tool: str,
+    arguments: Callable[[int], dict[str, str]],
+    at_once: int,
 ) -> None:
     running = 0
     most = 0
     lock = threading.Lock()
-    real_search = content_search.search_content
+    real = getattr(module, function)
 
-    def slow_search(*args: Any, **kwargs: Any) -> Any:
+    def slow(*args: Any, **kwargs: Any) -> Any:
         nonlocal running, most
         with lock:
             running += 1
@@ -185,10 +209,10 @@ async def test_heavy_walks_take_turns(
         time.sleep(0.05)  # long enough for every other call to have started, if let in
         with lock:
             running -= 1
-        return real_search(*args, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(content_search, "search_content", slow_search)
+    monkeypatch.setattr(module, function, slow)
     async with connect(server_for(tree.root)) as client, anyio.create_task_group() as calls:
-        for _ in range(3 * WALKS_AT_ONCE):
-            calls.start_soon(partial(call, client, "search_content", path=".", query="hello"))
-    assert most == WALKS_AT_ONCE
+        for n in range(3 * at_once):
+            calls.start_soon(partial(call, client, tool, **arguments(n)))
+    assert most == at_once

@@ -32,6 +32,11 @@ WALKS_AT_ONCE = 4
 """How many heavy walks (searches, trees) may run at once; others wait. They share the GIL,
 so more at once would finish no sooner, but each would hold its page of results: with 32
 at once, the worker threads' heaps kept some 40 MiB more after ten minutes (issue 23)."""
+CHANGES_AT_ONCE = 4
+"""How many changes (writes, edits, moves) may run at once; others wait. One disk takes
+them no faster in parallel, and each worker thread that runs one keeps freed memory of the
+heap in glibc's cache of its own: with 32 at once, sustained writes grew the heap for
+tens of minutes; with 4, it stops within a minute (issue 23)."""
 T = TypeVar("T")
 
 
@@ -51,6 +56,7 @@ class Access:
         self._sandboxes: dict[tuple[AllowedDir, ...], Sandbox] = {}
         self._mounts = LocalMounts()
         self._walks = anyio.CapacityLimiter(WALKS_AT_ONCE)
+        self._changes = anyio.CapacityLimiter(CHANGES_AT_ONCE)
 
     async def sandbox(self, ctx: Context) -> Sandbox:
         """Return the sandbox for the client of `ctx`.
@@ -95,14 +101,14 @@ class Access:
         (see `mcpkit.work`): its thread, which changes nothing, is left to finish, or to
         hang on a filesystem that does not answer. A change logs at info (the level clients
         get by default) and is finished before a cancellation ends it: all or nothing. A
-        `heavy` walk waits its turn beyond `WALKS_AT_ONCE`.
+        change waits its turn beyond `CHANGES_AT_ONCE`, a `heavy` walk beyond `WALKS_AT_ONCE`.
 
         Raises:
             FsError: from `fn`.
             RootsUnavailable: the client declared roots but cannot be asked for them.
         """
         sandbox = await self.sandbox(ctx)
-        limiter = self._walks if heavy else None
+        limiter = self._changes if changes else self._walks if heavy else None
         result = await work.run(fn, sandbox, *args, changes=changes, limiter=limiter, **kwargs)
         await ctx.log("info" if changes else "debug", done, logger="mcp-fs")
         return result
