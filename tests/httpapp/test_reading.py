@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from httpapp.mcphttp import Served, call, request, serving
-from mcpkit.http.protocol import READ_BUFFER
+from mcpkit.readbuffer import BLOCK
 
 ASYNCIO_READ = 256 * 1024  # what asyncio allocates per read for a plain protocol
 
@@ -38,7 +38,7 @@ async def test_a_body_of_many_reads_arrives_whole(tmp_path: Path) -> None:
         session = await served.initialize()
         response = await served.post(call(2, "echo", {"text": text}), session)
     [message] = served.messages(response)
-    assert len(text) > 10 * READ_BUFFER
+    assert len(text) > 10 * BLOCK
     assert message["result"]["content"] == [{"type": "text", "text": text}]
 
 

@@ -491,6 +491,25 @@ def test_search_content_reads_files_in_blocks_up_to_the_cap(
     assert [Path(m["path"]).name for m in found["matches"]] == ["at-cap.txt"]
 
 
+def test_search_content_reads_a_small_file_without_allocating_a_block(tree: Tree) -> None:
+    # os.read would allocate a whole block per file and shrink it: holes in the heaps.
+    (tree.root / "small.txt").write_text("needle\n")
+    fd = os.open(tree.root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        read = content_search._read_small_file  # pyright: ignore[reportPrivateUsage]
+        read("small.txt", fd)  # the thread's buffer is made once, on first use
+        tracemalloc.start()
+        try:
+            data = read("small.txt", fd)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    finally:
+        os.close(fd)
+    assert data == b"needle\n"
+    assert peak < content_search.READ_BLOCK // 16
+
+
 def test_search_content_reads_a_fifo_swapped_in_after_the_listing_without_blocking(
     tree: Tree,
 ) -> None:

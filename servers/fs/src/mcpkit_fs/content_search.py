@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO, NamedTuple
 
+from mcpkit import readbuffer
+
 from . import finders, large_file_search
 from .errors import FsError
 from .files import open_read
@@ -29,7 +31,7 @@ from .walk import Batch, start
 
 MAX_SEARCHED_FILE = 8 * 1024 * 1024  # larger files are skipped below a directory
 MAX_PAGE_CHARS = 1024 * 1024  # of matching and context lines in one page
-READ_BLOCK = 64 * 1024
+READ_BLOCK = readbuffer.BLOCK  # through the thread's buffer: see `mcpkit.readbuffer`
 # See _read_small_file.
 _SEARCH_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -258,13 +260,13 @@ def _read_small_file(name: str, dir_fd: int) -> bytes | None:
     except OSError:
         return None
     try:
-        data = os.read(handle, READ_BLOCK)
+        data = readbuffer.read(handle, READ_BLOCK)
         if len(data) < READ_BLOCK:  # the whole file (most are smaller than a block)
             return data
         blocks = [data]
         size = len(data)
         while data and size <= MAX_SEARCHED_FILE:
-            data = os.read(handle, READ_BLOCK)
+            data = readbuffer.read(handle, READ_BLOCK)
             blocks.append(data)
             size += len(data)
         return None if size > MAX_SEARCHED_FILE else b"".join(blocks)

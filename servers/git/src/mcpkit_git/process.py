@@ -21,10 +21,11 @@ from typing import NamedTuple
 
 import anyio
 
+from mcpkit import readbuffer
+
 STOP_GRACE = 2.0
 """Seconds git has, once told to stop, to remove its lock files before it is killed."""
 
-CHUNK = 1 << 16
 READ_AT_ONCE = 1 << 20  # then other tasks have a turn
 MAX_ERRORS = 1 << 16
 POLL_LONGEST = 0.05
@@ -130,7 +131,7 @@ def _read_some(fd: int) -> tuple[bytes, bool]:
     size = 0
     while size < READ_AT_ONCE:
         try:
-            chunk = os.read(fd, CHUNK)
+            chunk = readbuffer.read(fd)  # not os.read: see mcpkit.readbuffer
         except BlockingIOError:
             break
         if not chunk:

@@ -10,11 +10,9 @@ On asyncio, stdin stays registered with the event loop while input lasts: regist
 for every read (as `anyio.wait_readable` does) cost another tenth of a small tool call.
 Other backends (trio) wait with `anyio.wait_readable`.
 
-Each read goes into one buffer, kept for the transport's life, and what came is copied out
-at its exact size. `os.read(fd, 64 KiB)` would allocate 64 KiB for every read and shrink it
-to what came: glibc takes such blocks from the heap, and the shrunk ones, alive while their
-requests run, left holes too small for the next 64 KiB. Under sustained load (a host
-writing files for hours) the heap grew without end while live objects did not.
+Each read goes into the thread's read buffer, and what came is copied out at its exact
+size (`mcpkit.readbuffer`): `os.read(fd, 64 KiB)` grew the heap without end under
+sustained load (a host writing files for hours) while live objects did not.
 """
 
 import asyncio  # noqa: TID251 - only to keep stdin registered with the loop (see above)
@@ -28,11 +26,11 @@ from typing import Self
 import anyio
 import anyio.abc
 
+from .. import readbuffer
 from ..jsonrpc import RequestId
 from . import OneStream
 from .framing import Framer, FrameTooLarge
 
-_CHUNK = 1 << 16
 _MAX_FRAME = 64 << 20  # a message larger than this is refused, not buffered
 _HIGH_WATER = 4 << 20  # stop reading requests while this much output waits for the client
 _CLOSE_TIMEOUT = 5.0  # seconds to flush the last answers when the connection ends
@@ -101,7 +99,6 @@ class StdioTransport(OneStream):
         self._input_loop: asyncio.AbstractEventLoop | None = None  # stdin registered with it
         self._in_was_blocking = True
         self._readable = asyncio.Event()  # set by the loop when stdin is registered
-        self._buffer = memoryview(bytearray(_CHUNK))  # every read lands here (see above)
 
     async def __aenter__(self) -> Self:
         if self._out_pollable:
@@ -201,7 +198,7 @@ class StdioTransport(OneStream):
             if self._in_pollable:
                 await anyio.wait_readable(self._in)
             elif os.name == "nt":
-                return await anyio.to_thread.run_sync(os.read, self._in, _CHUNK)
+                return await anyio.to_thread.run_sync(os.read, self._in, readbuffer.BLOCK)
             return self._read_now()
         while True:  # stdin is non-blocking while it is registered
             await self._readable.wait()
@@ -212,13 +209,12 @@ class StdioTransport(OneStream):
                 continue
 
     def _read_now(self) -> bytes:
-        """Read what stdin has (up to 64 KiB) into the buffer; return a copy of just that.
+        """Read what stdin has (up to 64 KiB); return it.
 
         Raises:
             OSError: the read failed (BlockingIOError: nothing to read yet).
         """
-        size = os.readv(self._in, [self._buffer])
-        return self._buffer[:size].tobytes()
+        return readbuffer.read(self._in)
 
     def _stop_reading(self) -> None:
         """Unregister stdin from the asyncio event loop, if it is registered."""
