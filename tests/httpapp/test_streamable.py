@@ -117,6 +117,27 @@ async def test_progress_opens_an_sse_stream_primed_for_resumption(tmp_path: Path
     assert len(set(ids)) == len(ids)
 
 
+async def test_a_stream_delivered_whole_is_not_kept(tmp_path: Path) -> None:
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        arguments = {"duration": 0.05, "steps": 2}
+        response = await served.post(
+            call(2, "long_running_operation", arguments, progressToken="p"), session
+        )
+        priming = parse_sse(response.text)[0]
+        assert priming.id is not None
+        assert len(served.messages(response)) == 3  # two progress reports and the answer
+        resume = {
+            **served.headers(session),
+            "accept": "text/event-stream",
+            "last-event-id": priming.id,
+        }
+        resumed = await served.http.get(served.url, headers=resume)
+    # Every event reached the client: nothing is left to replay, nor held for it.
+    assert resumed.status_code == 200
+    assert served.messages(resumed) == []
+
+
 async def test_no_priming_event_before_2025_11_25(tmp_path: Path) -> None:
     async with serving(tmp_path) as served:
         session = await served.initialize("2025-06-18")

@@ -5,6 +5,7 @@ id, so ids are unique across the process and a client can only resume its own st
 """
 
 from collections import deque
+from collections.abc import Iterable
 from typing import NamedTuple, Protocol
 
 
@@ -39,42 +40,63 @@ class EventStore(Protocol):
         """Return the kept events of `stream_id` that came after `sequence`, in order."""
         ...
 
+    def forget_stream(self, stream_id: str) -> None:
+        """Drop every event of the stream `stream_id` (it was delivered whole)."""
+        ...
+
     def forget(self, session_id: str) -> None:
         """Drop every event of the session `session_id` (it has ended)."""
         ...
 
 
 class MemoryEventStore:
-    """An EventStore in memory, bounded by event count and bytes: the oldest go first.
+    """An EventStore in memory, bounded by event count and bytes: the oldest streams' go first.
 
     A client that comes back after its events were pushed out misses them; the bounds keep a
-    slow or vanished client from growing memory without limit.
+    slow or vanished client from growing memory without limit. A stream delivered whole is
+    forgotten at once: otherwise every answer of a long session stayed in memory until the
+    session ended (issue 23).
     """
 
     def __init__(self, max_events: int = 10_000, max_bytes: int = 32 << 20) -> None:
         self.max_events = max_events
         self.max_bytes = max_bytes
-        self._events: deque[tuple[str, int, bytes]] = deque()
+        self._streams: dict[str, deque[tuple[int, bytes]]] = {}  # oldest stream first
+        self._events = 0
         self._bytes = 0
 
     def append(self, stream_id: str, sequence: int, data: bytes) -> None:
-        """Keep an event, pushing out the oldest ones beyond the bounds."""
-        self._events.append((stream_id, sequence, data))
+        """Keep an event, pushing out the oldest streams' first events beyond the bounds."""
+        self._streams.setdefault(stream_id, deque()).append((sequence, data))
+        self._events += 1
         self._bytes += len(data)
-        while len(self._events) > self.max_events or self._bytes > self.max_bytes:
-            self._bytes -= len(self._events.popleft()[2])
+        while self._events > self.max_events or self._bytes > self.max_bytes:
+            oldest = next(iter(self._streams))
+            events = self._streams[oldest]
+            self._drop([events.popleft()])
+            if not events:
+                del self._streams[oldest]
 
     def after(self, stream_id: str, sequence: int) -> list[StoredEvent]:
-        """Return the kept events of `stream_id` after `sequence` (a scan: resumes are rare)."""
+        """Return the kept events of `stream_id` after `sequence`."""
         return [
-            StoredEvent(event_id(stream, number), data)
-            for stream, number, data in self._events
-            if stream == stream_id and number > sequence
+            StoredEvent(event_id(stream_id, number), data)
+            for number, data in self._streams.get(stream_id, ())
+            if number > sequence
         ]
+
+    def forget_stream(self, stream_id: str) -> None:
+        """Drop the events of `stream_id`."""
+        self._drop(self._streams.pop(stream_id, ()))
 
     def forget(self, session_id: str) -> None:
         """Drop the events of every stream of `session_id`."""
         prefix = f"{session_id}."
-        kept = deque(event for event in self._events if not event[0].startswith(prefix))
-        self._bytes = sum(len(event[2]) for event in kept)
-        self._events = kept
+        for stream_id in [s for s in self._streams if s.startswith(prefix)]:
+            self.forget_stream(stream_id)
+
+    def _drop(self, events: Iterable[tuple[int, bytes]]) -> None:
+        """Count `events` out of the bounds."""
+        for _, data in events:
+            self._events -= 1
+            self._bytes -= len(data)

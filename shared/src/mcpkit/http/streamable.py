@@ -10,7 +10,6 @@ A POST of the stateless era (2026-07-28) is handed to `modern` as soon as its bo
 - DELETE ends the session.
 """
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -280,20 +279,28 @@ class StreamableEndpoint:
 
         Keep-alive comments fill quiet spells. A client that disconnects does not cancel
         anything (the spec says so for the handshake era); its stream keeps its events for a
-        resume.
+        resume. A stream whose every event went out is forgotten by the store.
         """
+        last_sent = ""
+
+        def encode(event: StoredEvent) -> bytes:
+            nonlocal last_sent
+            last_sent = event.event_id
+            return _encode(event, self.config.retry_ms)
+
         session.attached += 1
         try:
             with anyio.CancelScope() as scope:
                 async with anyio.create_task_group() as task_group:
                     task_group.start_soon(request.cancel_on_disconnect, scope)
                     await start(send, 200, [*SSE_HEADERS, *headers.items()])
-                    encode = functools.partial(_encode, retry_ms=self.config.retry_ms)
                     for event in first:
                         await send_chunk(send, encode(event))
                     if events is not None:
                         await relay_sse(send, events, encode, self.config.keepalive)
                     await send({"type": "http.response.body", "body": b""})
+                    if stream is not None and stream.delivered_whole(last_sent):
+                        self.store.forget_stream(stream.id)
                     scope.cancel()
         except OSError:  # the client went away while we wrote
             pass

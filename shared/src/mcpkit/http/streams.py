@@ -72,6 +72,10 @@ class Stream:
         self._end_live()
         self._wake.set()
 
+    def delivered_whole(self, last_sent: str) -> bool:
+        """Whether the stream has ended and `last_sent` is the id of its last event."""
+        return self.ended and last_sent == event_id(self.id, self._sequence)
+
     def request_close(self) -> None:
         """End the current HTTP response early; the stream goes on for the client to resume."""
         self._close_requested = True
