@@ -6,8 +6,7 @@ once when it is deleted, since its watch went with it.
 """
 
 import shutil
-from collections.abc import AsyncGenerator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 import watchfiles
 from watchfiles.main import FileChange
 
+from core.watching import running
 from mcpkit import watchloop
 from mcpkit.watch import FileWatcher
 
@@ -59,14 +59,6 @@ def watches(monkeypatch: pytest.MonkeyPatch) -> Watches:
 
     monkeypatch.setattr(watchfiles, "watch", recorded)
     return seen
-
-
-@asynccontextmanager
-async def running(files: FileWatcher) -> AsyncGenerator[anyio.abc.TaskGroup]:
-    async with anyio.create_task_group() as task_group:
-        task_group.start_soon(files.run)
-        yield task_group
-        task_group.cancel_scope.cancel()
 
 
 async def subscribe(

@@ -1,14 +1,13 @@
 """Whole trees watched recursively: `follow_files(..., recursive=True)` and `watch_tree`."""
 
 import shutil
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 
 from checked import connect
+from core.watching import running
 from mcpkit import Changed, Server
 from mcpkit.watch import FileWatcher
 
@@ -33,14 +32,6 @@ class Heard:
             while self.calls < calls:
                 self._called = anyio.Event()
                 await self._called.wait()
-
-
-@asynccontextmanager
-async def running(files: FileWatcher) -> AsyncGenerator[anyio.abc.TaskGroup]:
-    async with anyio.create_task_group() as task_group:
-        task_group.start_soon(files.run)
-        yield task_group
-        task_group.cancel_scope.cancel()
 
 
 async def follow(

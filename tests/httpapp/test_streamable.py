@@ -16,6 +16,7 @@ from mcp.client.session import IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 
 from httpapp.mcphttp import (
+    Served,
     SseEvent,
     call,
     notification,
@@ -94,13 +95,18 @@ async def test_a_cancelled_request_gets_a_stream_that_ends_without_an_answer(
     assert served.messages(response) == []
 
 
+async def _call_with_progress(served: Served, session: str) -> httpx.Response:
+    """POST a call (id 2) that reports progress twice: its answer comes as SSE."""
+    arguments = {"duration": 0.05, "steps": 2}
+    return await served.post(
+        call(2, "long_running_operation", arguments, progressToken="p"), session
+    )
+
+
 async def test_progress_opens_an_sse_stream_primed_for_resumption(tmp_path: Path) -> None:
     async with serving(tmp_path) as served:
         session = await served.initialize()
-        arguments = {"duration": 0.05, "steps": 2}
-        response = await served.post(
-            call(2, "long_running_operation", arguments, progressToken="p"), session
-        )
+        response = await _call_with_progress(served, session)
     assert response.headers["content-type"] == "text/event-stream"
     events = parse_sse(response.text)
     assert events[0].data == ""
@@ -120,10 +126,7 @@ async def test_progress_opens_an_sse_stream_primed_for_resumption(tmp_path: Path
 async def test_a_stream_delivered_whole_is_not_kept(tmp_path: Path) -> None:
     async with serving(tmp_path) as served:
         session = await served.initialize()
-        arguments = {"duration": 0.05, "steps": 2}
-        response = await served.post(
-            call(2, "long_running_operation", arguments, progressToken="p"), session
-        )
+        response = await _call_with_progress(served, session)
         priming = parse_sse(response.text)[0]
         assert priming.id is not None
         assert len(served.messages(response)) == 3  # two progress reports and the answer

@@ -20,16 +20,7 @@ from typing import NamedTuple
 import anyio
 
 from .treewatch import TreeWatcher
-from .watchloop import (
-    Callback,
-    Changes,
-    Plan,
-    Watcher,
-    WatchLoop,
-    absolute,
-    call_back,
-    watchable,
-)
+from .watchloop import Callback, Changes, Plan, Watcher, WatchLoop, absolute, call_back, watchable
 
 
 class _Watch(NamedTuple):

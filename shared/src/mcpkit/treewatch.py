@@ -18,16 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from .watchloop import (
-    Callback,
-    Changes,
-    Plan,
-    Watcher,
-    WatchLoop,
-    absolute,
-    call_back,
-    watchable,
-)
+from .watchloop import Callback, Changes, Plan, Watcher, WatchLoop, absolute, call_back, watchable
 
 WatchEntries = Callable[[Iterable[Path], Callback, Callable[[], None]], Awaitable[None]]
 """`FileWatcher.watch_entries`: call back on changes to the paths themselves."""
