@@ -22,8 +22,9 @@ from .config import HttpConfig
 from .events import MemoryEventStore
 from .guard import OriginGuard
 from .legacy import LegacyEndpoint
+from .posted import Refused
 from .sessions import SessionTable
-from .streamable import Refused, StreamableEndpoint
+from .streamable import StreamableEndpoint
 
 logger = logging.getLogger("mcpkit.http")
 

@@ -24,8 +24,8 @@ from .asgi import (
     start,
 )
 from .config import HttpConfig
+from .posted import deliver_frame, parse_messages, read_body, refuse
 from .sessions import STREAM_QUEUE, Inflow, SessionTable, new_session_id
-from .streamable import deliver_frame, parse_messages, read_body, refuse
 
 
 class LegacySession(Inflow, OneStream):

@@ -18,7 +18,6 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .. import jsonrpc
-from ..errors import ProtocolError
 from ..jsonrpc import RequestId
 from ..runtime import Runtime
 from ..session import Phase, before_initialize
@@ -28,12 +27,9 @@ from .asgi import (
     JSON_TYPE,
     SSE_HEADERS,
     SSE_TYPE,
-    BodyTooLarge,
-    ClientGone,
     Request,
     Response,
     Send,
-    error_response,
     json_response,
     relay_sse,
     send_chunk,
@@ -42,24 +38,12 @@ from .asgi import (
 )
 from .config import HttpConfig
 from .events import EventStore, StoredEvent, parse_event_id
-from .sessions import HttpSession, Inbox, SessionTable, new_session_id
+from .posted import Refused, deliver_frame, parse_messages, read_body, refuse
+from .sessions import HttpSession, SessionTable, new_session_id
 from .streams import Stream
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
-
-
-class Refused(Exception):
-    """A request the endpoint turns away with an HTTP error."""
-
-    def __init__(self, response: Response) -> None:
-        super().__init__(response.status)
-        self.response = response
-
-
-def refuse(status: int, message: str, code: int = -32600) -> Refused:
-    """Return the exception that answers the request with `status` and a JSON-RPC error."""
-    return Refused(error_response(status, message, code))
 
 
 class StreamableEndpoint:
@@ -344,42 +328,6 @@ def _encode(event: StoredEvent, retry_ms: int) -> bytes:
     return sse_event(event.data, event.event_id, retry_ms=None if event.data else retry_ms)
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """Return the request's body.
-
-    Raises:
-        Refused: 413 when it is over `limit`, 400 when the client left before sending it.
-    """
-    try:
-        return await request.body(limit)
-    except BodyTooLarge:
-        raise refuse(413, f"Payload Too Large: the limit is {limit} bytes") from None
-    except ClientGone:
-        raise refuse(400, "Bad Request: the body did not arrive") from None
-
-
-def parse_messages(body: bytes) -> tuple[list[dict[str, Any]], bool]:
-    """Return the JSON-RPC messages in a POST body, and whether they came as a batch.
-
-    Raises:
-        Refused: 400 with -32700 for malformed JSON, -32600 for anything not JSON-RPC.
-    """
-    try:
-        payload = jsonrpc.decode(body)
-    except ProtocolError as exc:
-        raise Refused(error_response(400, exc.message, exc.code)) from None
-    batch = jsonrpc.as_list(payload)
-    messages: list[Any] = [payload] if batch is None else batch
-    if not messages:
-        raise refuse(400, "Invalid Request: empty batch")
-    for message in messages:
-        try:
-            jsonrpc.classify(message)
-        except ProtocolError as exc:
-            raise Refused(error_response(400, exc.message, exc.code)) from None
-    return messages, batch is not None
-
-
 def header_version(request: Request) -> str:
     """Return the MCP-Protocol-Version header's version (absent: 2025-03-26, as the spec says).
 
@@ -393,15 +341,3 @@ def header_version(request: Request) -> str:
             400, f"Bad Request: unsupported MCP-Protocol-Version {version!r} (use {supported})"
         )
     return version
-
-
-async def deliver_frame(session: Inbox, body: bytes) -> None:
-    """Hand a POSTed body to the session's connection.
-
-    Raises:
-        Refused: 404 if the session ended meanwhile.
-    """
-    try:
-        await session.deliver(body)
-    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-        raise refuse(404, "Not Found: the session has ended", -32001) from None
