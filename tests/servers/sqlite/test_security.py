@@ -164,3 +164,24 @@ async def test_many_large_values_are_summarised_one_at_a_time(files: Files) -> N
     assert len(rows) == 48
     assert all(row[1]["bytes"] == 4_000_000 and row[1]["base64"] is None for row in rows)
     assert [row[0] for row in later["structuredContent"]["rows"]] == list(range(41, 49))
+
+
+async def test_a_row_too_large_to_hold_is_refused_and_the_server_stays_small(
+    files: Files,
+) -> None:
+    # Thirty 4 MB values in one row: 120 MB that SQLite would hold at once, then Python too.
+    wide = "SELECT " + ", ".join(f"randomblob(4000000) AS b{n}" for n in range(30))
+    before = files.digest()
+    async with files.serve() as client:
+        tracemalloc.start()
+        try:
+            result = await client.call_tool("read_query", {"query": wide})
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        after = await client.call_tool("read_query", {"query": "SELECT count(*) FROM items"})
+    assert result["isError"] is True
+    assert "MiB SQLite may hold at once" in text_of(result)
+    assert peak < 40_000_000
+    assert after["structuredContent"]["rows"] == [[100]]
+    assert files.digest() == before

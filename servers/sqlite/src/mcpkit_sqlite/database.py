@@ -20,7 +20,7 @@ import anyio
 from .cells import Params, bind
 from .config import DatabaseSpec
 from .errors import SqliteError
-from .guard import Budget, Guard, GuardedConnection
+from .guard import HEAP_LIMIT, Budget, Guard, GuardedConnection
 from .page import Full, Page
 from .results import Changed, Format, Rows
 
@@ -65,7 +65,7 @@ class Session:
                 with anyio.CancelScope(shield=True):  # queued behind the statement: it has ended
                     await self.own(self.connection.rollback)
                 raise
-            except (sqlite3.Error, sqlite3.Warning) as exc:
+            except (sqlite3.Error, sqlite3.Warning, MemoryError) as exc:  # see guard.HEAP_LIMIT
                 if self.connection.in_transaction:
                     await self.own(self.connection.rollback)
                 raise SqliteError(explain(exc, budget, writes=self.guard.writes)) from None
@@ -205,6 +205,11 @@ class Database:
 def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
     """Return what a sqlite3 error means for the model, and what to do next."""
     message = str(error)
+    if isinstance(error, MemoryError):
+        return (
+            f"The query needs more than the {HEAP_LIMIT >> 20} MiB SQLite may hold at once:"
+            " select fewer or smaller values (length(), substr()) or fewer columns."
+        )
     if budget.timed_out:
         return (
             f"The query ran out of its time budget ({budget.seconds:g} s) and was stopped:"

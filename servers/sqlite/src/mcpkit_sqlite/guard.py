@@ -5,6 +5,9 @@ through `GuardedConnection`, which before any statement of the model's:
 - lowers SQLite's limits: no database may be attached (so neither `ATTACH` nor
   `VACUUM INTO` can reach a file the operator did not name), bounded strings and blobs
   (`randomblob(1e9)` fails), bounded SQL text and expression depth;
+- caps the memory SQLite may hold at once (`HEAP_LIMIT`, for the whole process), so a row
+  of forty 16 MB values fails instead of filling the server, and so does the copy of it
+  Python would make;
 - turns `trusted_schema` off, so a hostile database's views and triggers cannot call
   functions with side effects;
 - installs an authorizer that denies by default. A reader may select, read, recurse,
@@ -27,6 +30,10 @@ from typing import Any
 
 STEPS = 10_000
 """Virtual machine steps between two checks of the budget (a few milliseconds)."""
+
+HEAP_LIMIT = 64 * 1024 * 1024
+"""Bytes SQLite may hold at once, all connections together: a few page caches (2 MB each by
+default) and the largest row a query may make, whose values SQLite holds until the next one."""
 
 LIMITS = {
     sqlite3.SQLITE_LIMIT_ATTACHED: 0,
@@ -165,6 +172,7 @@ class GuardedConnection(sqlite3.Connection):
         for limit, value in LIMITS.items():
             self.setlimit(limit, value)
         self.execute("PRAGMA trusted_schema = OFF")  # before the authorizer, which denies it
+        self.execute(f"PRAGMA hard_heap_limit = {HEAP_LIMIT}")
         if not guard.writes:
             self.execute("PRAGMA query_only = ON")
         self.set_authorizer(guard.authorize)
