@@ -29,7 +29,8 @@ its baseline. Every result is checked against the database read in this process,
 call of each kind in every session: the rows in the structured content and the rows of the
 text (JSON objects) for mcp-sqlite and the floor, the text itself for the reference.
 The bars of the issue are printed as met or MISSED; they do not set the exit status.
-Servers take turns (A B C A B C ...) so that drift of a noisy machine hits them alike. Every
+Servers take turns (A B C A B C ...), call by call for the timed calls and cold start by cold
+start, so that drift of a noisy machine hits them alike. Every
 wait has a timeout; a server that dies, times out, fails a call, breaks the protocol or returns
 a wrong result stops the run (exit status 1). Each server runs in its own process group, killed
 when it is done.
@@ -38,6 +39,7 @@ when it is done.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -197,18 +199,30 @@ def calibrate(connection: sqlite3.Connection, seconds: float) -> Long:
     return Long(sql, expect, time.perf_counter() - started, n)
 
 
-def timed_calls(srv: Client, name: str, expect: dict[str, Expect], out: Measured) -> None:
-    """Every call of CALLS after its warm-ups, the first one checked."""
+def timed_calls(servers: dict[str, Client], work: Work, out: dict[str, Measured]) -> None:
+    """Every call of CALLS after its warm-ups, the first one checked, the servers taking turns.
+
+    Turns go call by call (A B C A B C ...): this machine's speed drifts by a third from one
+    second to the next, and a server timed a whole batch at a time could catch a slow second
+    that the others missed. Each server's CPU is counted over the whole batch: it sits idle
+    while the others answer, but what it does after a response (freeing the rows) is its own.
+    """
     for call in CALLS:
-        params = {"name": "read_query", "arguments": call.arguments(name)}
-        srv.request("tools/call", params)
-        if problem := expect[call.key].problem(name, srv.response["result"]):
-            raise srv.fail(f"read_query {call.sql!r} returned {problem}")
-        for _ in range(call.warmup - 1):
+        for name, srv in servers.items():
+            params = {"name": "read_query", "arguments": call.arguments(name)}
             srv.request("tools/call", params)
-        cpu = cpu_ms(srv.proc.pid)
-        times = [srv.request("tools/call", params) / 1e6 for _ in range(call.count)]
-        out.add(call.key, times, cpu_ms(srv.proc.pid) - cpu)
+            if problem := work.expect[call.key].problem(name, srv.response["result"]):
+                raise srv.fail(f"read_query {call.sql!r} returned {problem}")
+            for _ in range(call.warmup - 1):
+                srv.request("tools/call", params)
+        cpu = {name: cpu_ms(srv.proc.pid) for name, srv in servers.items()}
+        times: dict[str, list[float]] = {name: [] for name in servers}
+        for _ in range(call.count):
+            for name, srv in servers.items():
+                params = {"name": "read_query", "arguments": call.arguments(name)}
+                times[name].append(srv.request("tools/call", params) / 1e6)
+        for name, srv in servers.items():
+            out[name].add(call.key, times[name], cpu_ms(srv.proc.pid) - cpu[name])
 
 
 def busy_pings(srv: Client, name: str, long: Long, out: Measured) -> None:
@@ -239,19 +253,27 @@ def busy_pings(srv: Client, name: str, long: Long, out: Measured) -> None:
     out.ping_ms += [(got[rid][0] - at) / 1e6 for rid, at in sent.items()]
 
 
-def session(name: str, argv: list[str], work: Work, timeout: float, out: Measured) -> None:
-    """One session: the timed calls, the long query with its pings, then the RSS."""
-    with Client(name, argv, timeout) as srv:
-        srv.initialize()
-        srv.send(INITIALIZED)
-        if "read_query" not in srv.tool_names():
-            raise srv.fail("lists no tool read_query")
-        timed_calls(srv, name, work.expect, out)
-        busy_pings(srv, name, work.long, out)
-        out.rss_after_mib.append(tree_rss_mib(srv.proc.pid))
-        srv.request("ping")  # a response sent twice above would show up by now
-        if srv.bad_lines:
-            raise srv.fail(f"{srv.bad_lines} lines on stdout that are not JSON-RPC messages")
+def session(
+    argvs: dict[str, list[str]], work: Work, timeout: float, out: dict[str, Measured]
+) -> None:
+    """One session of every server: the timed calls, then each one's long query with its pings,
+    then its RSS."""
+    with contextlib.ExitStack() as stack:
+        servers = {
+            name: stack.enter_context(Client(name, argv, timeout)) for name, argv in argvs.items()
+        }
+        for srv in servers.values():
+            srv.initialize()
+            srv.send(INITIALIZED)
+            if "read_query" not in srv.tool_names():
+                raise srv.fail("lists no tool read_query")
+        timed_calls(servers, work, out)
+        for name, srv in servers.items():
+            busy_pings(srv, name, work.long, out[name])
+            out[name].rss_after_mib.append(tree_rss_mib(srv.proc.pid))
+            srv.request("ping")  # a response sent twice above would show up by now
+            if srv.bad_lines:
+                raise srv.fail(f"{srv.bad_lines} lines on stdout that are not JSON-RPC messages")
 
 
 def cold_start(name: str, argv: list[str], timeout: float, out: Samples) -> None:
@@ -273,8 +295,7 @@ def run(servers: dict[str, list[str]], work: Work, opts: argparse.Namespace) -> 
             cold_start(name, argv, opts.timeout, measured[name].start)
     for i in range(opts.rounds):
         stdio_bench.progress(f"round {i + 1}/{opts.rounds}")
-        for name, argv in servers.items():
-            session(name, argv, work, opts.timeout, measured[name])
+        session(servers, work, opts.timeout, measured)
     stdio_bench.progress("")
     return {name: summary(m) for name, m in measured.items()}
 
