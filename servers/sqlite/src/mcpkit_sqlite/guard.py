@@ -5,9 +5,9 @@ through `GuardedConnection`, which before any statement of the model's:
 - lowers SQLite's limits: no database may be attached (so neither `ATTACH` nor
   `VACUUM INTO` can reach a file the operator did not name), bounded strings and blobs
   (`randomblob(1e9)` fails), bounded SQL text and expression depth;
-- caps the memory SQLite may hold at once (`HEAP_LIMIT`, for the whole process), so a row
-  of forty 16 MB values fails instead of filling the server, and so does the copy of it
-  Python would make;
+- caps the memory SQLite may hold at once (`HEAP_LIMIT`, for the whole process): a row of
+  forty 16 MB values fails, rather than taking 640 MB in SQLite and as much again in the
+  Python copy the row factory is given;
 - turns `trusted_schema` off, so a hostile database's views and triggers cannot call
   functions with side effects;
 - installs an authorizer that denies by default. A reader may select, read, recurse,
