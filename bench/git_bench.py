@@ -218,7 +218,10 @@ def measure(
         name: {"git_status": [], "git_log": []} for name in figures
     }
     pings: dict[str, list[float]] = {name: [] for name in commands}
-    status_argv = ["git", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"]
+    status_argv = [
+        *("git", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"),
+        "--ignore-submodules=all",
+    ]
     log_argv = ["git", "log", "--no-show-signature", f"--format={LOG_FORMAT}", "--max-count=11"]
     arguments = {"git_log": {"repo_path": str(repo)}, "git_status": {"repo_path": str(repo)}}
     try:

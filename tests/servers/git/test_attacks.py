@@ -69,8 +69,19 @@ def arm(repo: Path, marker: Path, remote: Path) -> None:
     (repo / "c.txt").write_text("new\n")
 
 
-async def call_everything(client: Any, repo: str) -> dict[str, dict[str, Any]]:
-    """Call every tool on `repo`; return the results by step."""
+def ran(marker: Path | None) -> str:
+    """What hostile commands wrote to `marker` so far ("" when none ran)."""
+    return marker.read_text() if marker is not None and marker.exists() else ""
+
+
+async def call_everything(
+    client: Any, repo: str, marker: Path | None = None
+) -> dict[str, dict[str, Any]]:
+    """Call every tool on `repo`; return the results by step.
+
+    Raises:
+        AssertionError: `marker` appeared (the step that armed it is named).
+    """
     calls: list[tuple[str, dict[str, Any]]] = [
         ("git_status", {}),
         ("git_diff_unstaged", {}),
@@ -104,6 +115,8 @@ async def call_everything(client: Any, repo: str) -> dict[str, dict[str, Any]]:
     for index, (tool, arguments) in enumerate(calls):
         result = await client.call_tool(tool, {"repo_path": repo, **arguments})
         results[f"{index} {tool}"] = result
+        if armed := ran(marker):
+            raise AssertionError(f"{tool} {arguments} ran: {armed}")
     return results
 
 
@@ -114,7 +127,7 @@ async def test_every_tool_on_an_armed_repository_runs_nothing(repos: Repos, tmp_
     before = repos.outside_listing()
     tiers = Tiers(history_rewrite=True, remote=True)
     async with repos.serve(tiers=tiers) as client:
-        results = await call_everything(client, str(repos.repo))
+        results = await call_everything(client, str(repos.repo), repos.marker)
     assert not repos.marker.exists(), repos.marker.read_text()
     assert repos.outside_listing() == before
     failed = {step: text_of(result) for step, result in results.items() if result.get("isError")}

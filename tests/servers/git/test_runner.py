@@ -93,6 +93,7 @@ def test_operator_may_keep_their_git_configuration() -> None:
     assert env["GIT_AUTHOR_NAME"] == "Me"
     assert "GIT_CONFIG_GLOBAL" not in env
     assert env["GIT_TERMINAL_PROMPT"] == "0"  # never a prompt, whatever the operator asks
+    assert env["GIT_ALLOW_PROTOCOL"] == "https:ssh:file"  # nor ext::, whatever the repository
 
 
 def test_overrides_come_before_the_command_and_hooks_are_off_unless_allowed() -> None:
@@ -107,7 +108,7 @@ def test_overrides_come_before_the_command_and_hooks_are_off_unless_allowed() ->
         "log.showSignature=false",
         "credential.helper=",
         "core.sshCommand=ssh",
-        "protocol.allow=never",
+        "diff.ignoreSubmodules=all",
         "filter.x.clean=",
     ):
         assert setting in config

@@ -319,9 +319,15 @@ async def test_each_git_command_is_logged_to_the_client(repos: Repos) -> None:
         for n in client.notifications
         if n["method"] == "notifications/message" and n["params"].get("logger") == "git"
     ]
-    assert ["git", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"] in [
-        entry["argv"] for entry in logs
-    ]
+    assert [
+        "git",
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--branch",
+        "--untracked-files=all",
+        "--ignore-submodules=all",
+    ] in [entry["argv"] for entry in logs]
     failed = [entry for entry in logs if entry["status"] not in (0, None)]
     assert failed
     assert failed[0]["argv"][:3] == ["git", "rev-parse", "--verify"]

@@ -90,6 +90,11 @@ async def create_branch(git: Git, branch_name: str, base_branch: str | None = No
     return await done(git, f"Created branch '{name}' at {base[:12]}")
 
 
+SWITCH = ("switch", "--quiet", "--no-guess")
+"""Quiet: its report of local changes would run git in each submodule, which
+`submodule.<name>.ignore` can ask for whatever `diff.ignoreSubmodules` says."""
+
+
 async def checkout(
     git: Git, branch_name: str, *, create: bool = False, start_point: str | None = None
 ) -> Done:
@@ -97,17 +102,17 @@ async def checkout(
     if create:
         name = await git.ref_name(branch_name)
         base = await git.revision(start_point or "HEAD", what="start_point")
-        await git.run(["switch", "--no-guess", "--create", name, base])
+        await git.run([*SWITCH, "--create", name, base])
         return await done(git, f"Switched to a new branch '{name}'")
     plain(branch_name, "branch_name")
     exists = await git.run(
         ["show-ref", "--verify", "--quiet", f"refs/heads/{branch_name}"], check=False
     )
     if exists.status == 0:
-        await git.run(["switch", "--no-guess", branch_name])
+        await git.run([*SWITCH, branch_name])
         return await done(git, f"Switched to branch '{branch_name}'")
     commit_name = await git.revision(branch_name, what="branch_name")
-    await git.run(["switch", "--detach", commit_name])
+    await git.run([*SWITCH, "--detach", commit_name])
     return await done(git, f"HEAD is now detached at {commit_name[:12]}")
 
 

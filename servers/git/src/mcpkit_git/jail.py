@@ -4,9 +4,11 @@ A repository may be used when its work tree, its git directory, its common direc
 every object store it borrows from (alternates) are all inside one allowed place (the
 operator's repositories, as the client's roots narrow them). Git is asked where those
 are, with discovery stopped above the place, so a `.git` file, `core.worktree`, a
-symbolic link or a worktree pointing elsewhere is seen and refused. Bare repositories
+symbolic link or a worktree pointing elsewhere is seen and refused, and so is a link inside
+the git directory (`objects`, `refs`, `logs/HEAD`) that leads out. Bare repositories
 and configuration that includes other files are refused too; filter, diff and merge
-drivers the repository names are neutralised by overrides (remote pack programs, which
+drivers the repository names are neutralised by overrides (a driver with `=` in its name,
+which `-c` cannot name, is refused; remote pack programs, which
 `-c` cannot override, by `changing.sync`'s own options).
 """
 
@@ -25,7 +27,11 @@ DRIVER_KEY = re.compile(
     r"|merge\..+\.driver)$"
 )
 INCLUDE_KEY = re.compile(r"^include(if\..*)?\.path$")
+SUBMODULE_KEY = re.compile(r"^submodule\.(?P<name>.+)\.[^.]+$")
+LOOSE_OBJECTS = re.compile(r"^[0-9a-f]{2}$")
 MAX_ALTERNATE_DEPTH = 5
+MAX_ALTERNATES_BYTES = 64 * 1024
+MAX_CHECKED_ENTRIES = 100_000
 MAX_CACHED = 256
 
 
@@ -54,9 +60,15 @@ def holder(path: str, places: Sequence[tuple[str, bool]]) -> tuple[str, bool] | 
 def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
     """Return the `-c` settings that disarm each driver among configuration `keys`.
 
+    Each submodule named (in `.git/config` or `.gitmodules`) is also set to be ignored:
+    its `submodule.<name>.ignore` beats `diff.ignoreSubmodules`, and a look into it runs
+    git there, under the submodule's own configuration (its own filters, say).
+
     Raises:
         GitError: the configuration includes another file (it cannot be switched off
-            per command, and could arm git from outside the repository).
+            per command, and could arm git from outside the repository), or names a
+            driver or submodule with `=` in its name, which `-c` cannot spell
+            (`-c filter.a=b.clean=` sets `filter.a`).
     """
     overrides: list[tuple[str, str]] = []
     for key in keys:
@@ -67,34 +79,108 @@ def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
                 " refuses such repositories, as an included file could arm git. Remove the"
                 " include from .git/config to use it."
             )
-        match = DRIVER_KEY.match(lowered)
-        if match is None:
+        driver = DRIVER_KEY.match(lowered)
+        submodule = SUBMODULE_KEY.match(key)
+        if driver is None and submodule is None:
             continue
-        overrides.append((key, ""))
-        if match.group("filter") is not None:
-            overrides.append((f"filter.{match.group('filter')}.required", "false"))
+        if "=" in key:
+            raise GitError(
+                f"This repository's configuration names a driver or submodule with '=' in its"
+                f" name ({key}), which git's command line cannot switch off; mcp-git refuses"
+                " such repositories."
+            )
+        if submodule is not None:
+            overrides.append((f"submodule.{submodule.group('name')}.ignore", "all"))
+        elif driver is not None:
+            overrides.append((key, ""))
+            if driver.group("filter") is not None:
+                overrides.append((f"filter.{driver.group('filter')}.required", "false"))
     return tuple(dict.fromkeys(overrides))
 
 
-def alternates_outside(objects: str, place: str, depth: int = 0) -> str | None:
-    """Return an alternate object store (recursively) outside `place`, or None."""
+def alternates_problem(objects: str, place: str, depth: int = 0) -> str | None:
+    """Return what is wrong with the object stores `objects` borrows (recursively), or None.
+
+    Quoted entries, which git unquotes C-style (an octal escape can hide a slash), are
+    refused rather than read the way git reads them.
+    """
     try:
-        with open(os.path.join(objects, "info", "alternates"), encoding="utf-8") as file:
-            lines = file.read().splitlines()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+        text = read_small_file(os.path.join(objects, "info", "alternates"))
     except OSError as exc:
-        return f"{objects} (unreadable alternates: {exc.strerror})"
-    for line in lines:
+        return f"has an alternates file mcp-git cannot use ({exc.strerror})"
+    for line in (text or "").split("\n"):
         entry = line.strip()
         if not entry or entry.startswith("#"):
             continue
-        real = os.path.realpath(os.path.join(objects, entry.strip('"')))
+        if entry.startswith('"'):
+            return f"borrows objects from a quoted path ({entry[:80]}), which mcp-git refuses"
+        real = os.path.realpath(os.path.join(objects, entry))
         if not is_below(real, place) or depth >= MAX_ALTERNATE_DEPTH:
-            return real
-        deeper = alternates_outside(real, place, depth + 1)
+            return f"borrows objects from {real}, outside {place}"
+        deeper = alternates_problem(real, place, depth + 1)
         if deeper is not None:
             return deeper
+    return None
+
+
+def read_small_file(path: str) -> str | None:
+    """Return the text of the regular file at `path`, None if there is none.
+
+    It is opened without waiting and looked at before it is read: a FIFO would block
+    the event loop for good, and `/dev/zero` or a sparse file would fill the memory.
+
+    Raises:
+        OSError: it cannot be read, is not a regular file, or is over MAX_ALTERNATES_BYTES.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    with open(descriptor, "rb") as file:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file")
+        if info.st_size > MAX_ALTERNATES_BYTES:
+            raise OSError(0, f"over {MAX_ALTERNATES_BYTES} bytes")
+        return os.fsdecode(file.read(MAX_ALTERNATES_BYTES))
+
+
+def link_outside(git_dir: str, place: str) -> str | None:
+    """Return a symbolic link in `git_dir` that leads outside `place`, or None.
+
+    Git follows links in its directory (`objects`, `refs`, `logs/HEAD`, ...): one that leads
+    elsewhere would let the model read and write another repository, or append to any file.
+    Links within the place are followed and looked into too. Loose objects are not looked
+    at one by one: git checks that each is the object its name says.
+
+    Raises:
+        GitError: the directory holds more than MAX_CHECKED_ENTRIES entries.
+    """
+    pending, seen, count = [git_dir], {git_dir}, 0
+    while pending:
+        directory = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue  # git cannot read it either
+        count += len(entries)
+        if count > MAX_CHECKED_ENTRIES:
+            raise GitError(
+                f"{git_dir} holds over {MAX_CHECKED_ENTRIES} entries (loose objects aside);"
+                " mcp-git checks every one for links that lead outside, and refuses it"
+            )
+        for entry in entries:
+            if entry.is_symlink():
+                real = os.path.realpath(entry.path)
+                if not is_below(real, place):
+                    return entry.path
+                if os.path.isdir(real) and real not in seen:
+                    seen.add(real)
+                    pending.append(real)
+            elif entry.is_dir(follow_symlinks=False) and not (
+                LOOSE_OBJECTS.match(entry.name) and os.path.basename(directory) == "objects"
+            ):
+                pending.append(entry.path)
     return None
 
 
@@ -126,7 +212,7 @@ def check_parts(repo_path: str, shown: str, place: str) -> tuple[str, str, str]:
     Raises:
         GitError: it is bare, or a part of it (or an object store it borrows) is outside.
     """
-    lines = shown.splitlines()
+    lines = shown.rstrip("\n").split("\n")  # not splitlines: a path may hold U+2028
     if lines[:1] == ["true"] or len(lines) != 4:
         raise GitError(f"{repo_path} is a bare repository; mcp-git works on work trees only")
     top, git_dir, common = (os.path.realpath(line) for line in lines[1:])
@@ -136,9 +222,16 @@ def check_parts(repo_path: str, shown: str, place: str) -> tuple[str, str, str]:
                 f"{repo_path}: its {what} is {path}, outside {place}; mcp-git refuses"
                 " repositories that reach outside their place (.git file, core.worktree)."
             )
-    outside = alternates_outside(os.path.join(common, "objects"), place)
-    if outside is not None:
-        raise GitError(f"{repo_path} borrows objects from {outside}, outside {place}")
+    problem = alternates_problem(os.path.join(common, "objects"), place)
+    if problem is not None:
+        raise GitError(f"{repo_path} {problem}")
+    for directory in dict.fromkeys((git_dir, common)):
+        link = link_outside(directory, place)
+        if link is not None:
+            raise GitError(
+                f"{repo_path}: {link} is a link to {os.path.realpath(link)}, outside {place};"
+                " mcp-git refuses repositories that reach outside their place."
+            )
     return top, git_dir, common
 
 
@@ -150,6 +243,25 @@ SHOW_PARTS = (
     "--absolute-git-dir",
     "--git-common-dir",
 )
+
+
+MODULE_KEYS = (
+    "config",
+    "--file",
+    ".gitmodules",
+    "--no-includes",
+    "--null",
+    "--name-only",
+    "--list",
+)
+
+
+def lstat_mode(path: str) -> int:
+    """Return the mode of `path` itself (not what a link leads to), 0 if there is none."""
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
 
 
 Cache = dict[tuple[str, str], tuple[tuple[object, ...], Repository]]
@@ -169,6 +281,7 @@ def fingerprint(real: str, repo: Repository | None) -> tuple[object, ...]:
     if repo is not None:
         paths += [
             os.path.join(repo.path, ".git"),
+            os.path.join(repo.path, ".gitmodules"),
             os.path.join(repo.git_dir, "config"),
             os.path.join(repo.git_dir, "config.worktree"),
             os.path.join(repo.git_dir, "commondir"),
@@ -227,6 +340,9 @@ async def open_repository(
         top, ["config", "--no-includes", "--null", "--name-only", "--list"], env=ceiling, log=log
     )
     keys = [key for key in listed.text.split("\x00") if key]
+    if stat.S_ISREG(lstat_mode(os.path.join(top, ".gitmodules"))):  # git reads no other kind
+        modules = await runner.run(top, MODULE_KEYS, env=ceiling, log=log, check=False)
+        keys += [key for key in modules.text.split("\x00") if key]
     repo = repo._replace(overrides=driver_overrides(keys))
     if cache is not None:
         if len(cache) >= MAX_CACHED:

@@ -15,7 +15,9 @@ from .errors import GitError
 from .process import Tick
 from .repo import Git, plain
 
-DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--no-color")
+DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=all")
+"""Nothing the repository configures runs, nor does git in a submodule (whose configuration
+is its own, and whose `submodule.<name>.ignore` beats `diff.ignoreSubmodules`)."""
 
 
 class Page(TypedDict):
@@ -90,7 +92,8 @@ async def page(
 
 async def status(git: Git) -> parse.Status:
     """Return the work tree's status (branch, upstream, staged, unstaged, ...)."""
-    result = await git.run(["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"])
+    args = ["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"]
+    result = await git.run([*args, "--ignore-submodules=all"])  # see DIFF_OPTIONS
     return parse.status(result.stdout)
 
 

@@ -6,7 +6,10 @@ repository configuration: command-line configuration beats the repository's own,
 `.git/config` written by someone else cannot make git run a program (fsmonitor, hooks,
 pager, editor, external diff, credential helper, ssh command, signature checker). Drivers
 named by the repository (filters, diff and merge drivers, upload/receive packs) are
-neutralised per repository by `jail.driver_overrides`.
+neutralised per repository by `jail.driver_overrides`. Submodules are left alone
+(`diff.ignoreSubmodules=all`): status and diff would run git in each one, under that
+submodule's own configuration. Remotes speak https, ssh or file only (`GIT_ALLOW_PROTOCOL`,
+which beats any `protocol.<name>.allow` of the repository's: `ext::` runs a command).
 
 Output is capped (the rest is cut, and said so); cancelling the call kills git's whole
 process group; each command is reported to a `Log` callback (argv, exit status, time).
@@ -41,16 +44,13 @@ INERT_CONFIG: tuple[tuple[str, str], ...] = (
     ("commit.gpgSign", "false"),
     ("tag.gpgSign", "false"),
     ("tag.forceSignAnnotated", "false"),
-    ("protocol.allow", "never"),
-    ("protocol.https.allow", "always"),
-    ("protocol.ssh.allow", "always"),
-    ("protocol.file.allow", "always"),
     ("core.alternateRefsCommand", ""),
     ("uploadpack.packObjectsHook", ""),
     ("maintenance.auto", "false"),
     ("gc.auto", "0"),
     ("fetch.recurseSubmodules", "false"),
     ("submodule.recurse", "false"),
+    ("diff.ignoreSubmodules", "all"),  # status and diff would run git in each submodule
     ("color.ui", "false"),
 )
 """Configuration given on every command line: each key is one a repository could arm."""
@@ -152,6 +152,8 @@ class Runner:
                 "GIT_NO_REPLACE_OBJECTS": "1",
                 "GIT_ATTR_NOSYSTEM": "1",
                 "GIT_PROTOCOL_FROM_USER": "0",
+                # Beats every protocol.<name>.allow a repository sets (ext:: runs a command).
+                "GIT_ALLOW_PROTOCOL": "https:ssh:file",
                 "GIT_FLUSH": "0",  # whole buffers: log wrote (and woke us) once per commit
             }
         )

@@ -1,0 +1,140 @@
+"""A hostile repository's layout reaches nothing outside and runs nothing.
+
+Beyond its configuration (test_attacks.py): links inside `.git`, quoted or special
+alternates files, submodules with configurations of their own, drivers whose names `-c`
+cannot spell, and transports a repository re-enables.
+"""
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from mcpkit_git.access import Tiers
+from servers.git.conftest import ENV, Repos, git, make_repo, text_of
+from servers.git.test_attacks import call_everything
+
+
+async def test_links_in_the_git_directory_that_lead_outside_are_refused(repos: Repos) -> None:
+    victim = make_repo(repos.outside / "victim")
+    linked = make_repo(repos.folder / "linked")
+    for part in ("objects", "refs"):
+        os.rename(linked / ".git" / part, repos.folder / f"old-{part}")
+        (linked / ".git" / part).symlink_to(victim / ".git" / part)
+    appending = make_repo(repos.folder / "appending")
+    (appending / ".git" / "logs" / "HEAD").unlink()
+    (appending / ".git" / "logs" / "HEAD").symlink_to(repos.outside / "secret.txt")
+    within = make_repo(repos.folder / "within")  # a link that stays in the place is fine
+    os.rename(within / ".git" / "hooks", repos.folder / "hooks")
+    (within / ".git" / "hooks").symlink_to(repos.folder / "hooks")
+    before = repos.outside_listing()
+    async with repos.serve() as client:
+        results = {
+            (name, tool): await client.call_tool(tool, {"repo_path": name, **arguments})
+            for name in ("linked", "appending")
+            for tool, arguments in (
+                ("git_log", {}),
+                ("git_create_branch", {"branch_name": "planted"}),
+                ("git_commit", {"message": "written outside", "allow_empty": True}),
+            )
+        }
+        fine = await client.call_tool("git_log", {"repo_path": "within"})
+    for (name, tool), result in results.items():
+        assert result["isError"] is True, (name, tool)
+        assert "is a link to" in text_of(result), text_of(result)
+    assert not fine.get("isError"), text_of(fine)
+    assert repos.outside_listing() == before
+    assert git(victim, "branch", "--format=%(refname:short)") == "main\n"
+    assert (repos.outside / "secret.txt").read_text() == "CANARY-outside-the-jail"
+
+
+async def test_odd_alternates_files_are_refused_at_once(repos: Repos) -> None:
+    secret = make_repo(repos.outside / "secret")
+    quoted = make_repo(repos.folder / "quoted")
+    escaped = str(secret / ".git" / "objects").replace("/", "\\057")
+    (quoted / ".git" / "objects" / "info" / "alternates").write_text(f'"{escaped}"\n')
+    fifo = make_repo(repos.folder / "fifo")
+    os.mkfifo(fifo / ".git" / "objects" / "info" / "alternates")
+    huge = make_repo(repos.folder / "huge")
+    with (huge / ".git" / "objects" / "info" / "alternates").open("wb") as file:
+        file.truncate(400 * 1024 * 1024)  # sparse: a read would take 400 MB, not the disk
+    expected = {
+        "quoted": "quoted path",
+        "fifo": "not a regular file",
+        "huge": "over 65536 bytes",
+    }
+    async with repos.serve() as client:
+        started = time.monotonic()
+        for name, reason in expected.items():
+            result = await client.call_tool("git_status", {"repo_path": name})
+            assert result["isError"] is True, name
+            assert reason in text_of(result), text_of(result)
+        assert await client.request("ping") == {}
+    assert time.monotonic() - started < 10
+
+
+async def test_a_driver_whose_name_holds_an_equals_sign_is_refused(repos: Repos) -> None:
+    (repos.repo / ".gitattributes").write_text("* filter=x=y\n")
+    git(repos.repo, "config", "filter.x=y.clean", f"echo equals >> {repos.marker}; cat")
+    (repos.repo / "a.txt").write_text("alpha\nchanged\n")
+    async with repos.serve() as client:
+        results = [
+            await client.call_tool(tool, {"repo_path": str(repos.repo), **arguments})
+            for tool, arguments in (("git_status", {}), ("git_add", {"files": ["a.txt"]}))
+        ]
+    for result in results:
+        assert result["isError"] is True
+        assert "'=' in its name" in text_of(result)
+    assert not repos.marker.exists()
+
+
+def add_submodule(repo: Path, marker: Path) -> Path:
+    """Commit a submodule `sub` into `repo`, its own configuration armed with a filter."""
+    sub = make_repo(repo / "sub")
+    (sub / ".gitattributes").write_text("* filter=evil\n")
+    git(sub, "add", ".gitattributes")
+    git(sub, "commit", "-q", "-m", "attributes")
+    (repo / ".gitmodules").write_text('[submodule "sub"]\n\tpath = sub\n\turl = ./sub\n')
+    git(repo, "config", "submodule.sub.ignore", "none")
+    subprocess.run(
+        ["git", "add", ".gitmodules", "sub"], cwd=repo, env=ENV, check=True, capture_output=True
+    )
+    git(repo, "commit", "-q", "-m", "submodule")
+    git(sub, "config", "filter.evil.clean", f"echo submodule >> {marker}; cat")
+    git(sub, "config", "filter.evil.smudge", f"echo submodule >> {marker}; cat")
+    (sub / "a.txt").write_text("alpha\nbeta\n")  # the same text, touched: git hashes it again
+    return sub
+
+
+async def test_a_submodule_runs_nothing_and_shows_nothing_from_outside(
+    repos: Repos, tmp_path: Path
+) -> None:
+    add_submodule(repos.repo, repos.marker)
+    victim = make_repo(repos.outside / "victim")
+    elsewhere = make_repo(repos.folder / "elsewhere")
+    add_submodule(elsewhere, repos.marker)
+    (elsewhere / "sub" / ".git").rename(tmp_path / "moved-sub.git")
+    (elsewhere / "sub" / ".git").write_text(f"gitdir: {victim / '.git'}\n")
+    git(elsewhere, "config", "diff.submodule", "log")
+    remote = tmp_path / "jail" / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repos.repo), str(remote))
+    git(repos.repo, "remote", "add", "origin", str(remote))
+    (repos.repo / "a.txt").write_text("alpha\nchanged\n")
+    (repos.repo / "c.txt").write_text("new\n")
+    async with repos.serve(tiers=Tiers(history_rewrite=True, remote=True)) as client:
+        results = await call_everything(client, str(repos.repo), repos.marker)
+        shown = await client.call_tool("git_diff_unstaged", {"repo_path": "elsewhere"})
+    assert not repos.marker.exists(), repos.marker.read_text()
+    failed = {step: text_of(result) for step, result in results.items() if result.get("isError")}
+    assert failed == {}
+    assert not shown.get("isError")
+    assert "second" not in text_of(shown)  # the outside repository's commits stay unseen
+
+
+async def test_a_repository_cannot_turn_the_ext_transport_back_on(repos: Repos) -> None:
+    git(repos.repo, "config", "protocol.ext.allow", "always")
+    git(repos.repo, "remote", "add", "origin", f"ext::sh -c touch% {repos.marker}")
+    async with repos.serve(tiers=Tiers(remote=True)) as client:
+        result = await client.call_tool("git_fetch", {"repo_path": str(repos.repo)})
+    assert result["isError"] is True
+    assert not repos.marker.exists()
