@@ -7,6 +7,7 @@ stops it at once (`interrupt`, and the progress handler for what comes after), a
 connection is free again only once it has stopped.
 """
 
+import logging
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,7 +25,13 @@ from .guard import HEAP_LIMIT, Budget, Guard, GuardedConnection
 from .page import Full, Page
 from .results import Changed, Format, Rows
 
+# aiosqlite logs each statement with its bound values at DEBUG: values never reach a log.
+logging.getLogger("aiosqlite").setLevel(logging.INFO)
+
 T = TypeVar("T")
+BAD_VALUES = (MemoryError, OverflowError, UnicodeEncodeError)
+"""Errors of values SQLite cannot take or make: a row over guard.HEAP_LIMIT, an integer
+over 64 bits, text with a lone surrogate."""
 FETCH = 10_001
 """Rows fetched in one hop to the connection's thread (each hop costs some 0.1 ms): a
 whole page of the largest size and the row that says whether more follow. Rows go to a
@@ -52,25 +59,61 @@ class Session:
     async def run(self, budget: Budget, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
         """Return `await work(connection)`, its statements held to `budget`.
 
+        The wait for the connection counts against the budget. At the deadline SQLite is
+        interrupted, as on cancellation: the progress handler alone would miss a step that
+        takes long (count(*) of a whole table is one). Whatever fails, a transaction left
+        open is rolled back, so the write lock is never held past the call.
+
         Raises:
-            SqliteError: SQLite refused or stopped a statement; the message says why.
+            SqliteError: SQLite refused or stopped a statement, a value could not be
+                bound, or the connection stayed busy all the time; the message says why.
         """
-        async with self.lock:
-            self.guard.budget = budget
-            try:
-                return await work(self.connection)
-            except anyio.get_cancelled_exc_class():
-                budget.cancel()
-                await self.connection.interrupt()
-                with anyio.CancelScope(shield=True):  # queued behind the statement: it has ended
-                    await self.own(self.connection.rollback)
-                raise
-            except (sqlite3.Error, sqlite3.Warning, MemoryError) as exc:  # see guard.HEAP_LIMIT
-                if self.connection.in_transaction:
-                    await self.own(self.connection.rollback)
-                raise SqliteError(explain(exc, budget, writes=self.guard.writes)) from None
-            finally:
-                self.guard.budget = None
+        await self._take_connection(budget)
+        self.guard.budget = budget
+        try:
+            with anyio.move_on_after(budget.deadline - time.monotonic()):
+                return await self._guarded(budget, work)
+            budget.timed_out = True
+            raise SqliteError(explain(TimeoutError(), budget, writes=self.guard.writes))
+        finally:
+            self.guard.budget = None
+            self.lock.release()
+
+    async def _take_connection(self, budget: Budget) -> None:
+        try:
+            self.lock.acquire_nowait()
+        except anyio.WouldBlock:
+            with anyio.move_on_after(budget.deadline - time.monotonic()) as waiting:
+                await self.lock.acquire()
+            if waiting.cancelled_caught:
+                raise SqliteError(
+                    "The database is busy with another statement that has not finished within"
+                    f" this one's time budget ({budget.seconds:g} s); try again in a moment."
+                ) from None
+
+    async def _guarded(
+        self, budget: Budget, work: Callable[[aiosqlite.Connection], Awaitable[T]]
+    ) -> T:
+        try:
+            return await work(self.connection)
+        except anyio.get_cancelled_exc_class():
+            budget.cancel()
+            await self.connection.interrupt()
+            with anyio.CancelScope(shield=True):  # queued behind the statement: it has ended
+                await self.own(self.connection.rollback)
+            raise
+        except (sqlite3.Error, sqlite3.Warning, *BAD_VALUES) as exc:
+            await self.end_transaction()
+            raise SqliteError(explain(exc, budget, writes=self.guard.writes)) from None
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self.end_transaction()
+            raise
+
+    async def end_transaction(self) -> None:
+        """Roll back the transaction a failed call left open, if any."""
+        if self.connection.in_transaction:
+            await self.own(self.connection.rollback)
 
     async def own(self, statement: Callable[[], Awaitable[object]]) -> None:
         """Run the server's own BEGIN, COMMIT or ROLLBACK, which the model's may not be."""
@@ -167,6 +210,7 @@ class Database:
         if writer is None:
             raise SqliteError(f"Database {self.name} is read-only: nothing was changed.")
         budget = Budget(seconds)
+        bound = [(sql, bind(params)) for sql, params in statements]  # before BEGIN: see bind
 
         async def write(connection: aiosqlite.Connection) -> Changed:
             changes_before = connection.total_changes
@@ -174,8 +218,8 @@ class Database:
             if several:
                 await writer.own(partial(connection.execute, "BEGIN IMMEDIATE"))
             last_rowid = 0
-            for sql, params in statements:
-                cursor = await connection.execute(sql, bind(params))
+            for sql, values in bound:
+                cursor = await connection.execute(sql, values)
                 last_rowid = cursor.lastrowid or last_rowid
                 await cursor.close()
             if several:
@@ -205,6 +249,13 @@ class Database:
 def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
     """Return what a sqlite3 error means for the model, and what to do next."""
     message = str(error)
+    if isinstance(error, OverflowError):
+        return "An integer is out of SQLite's range (-2**63 to 2**63 - 1). Nothing was changed."
+    if isinstance(error, UnicodeEncodeError):
+        return (
+            "The statement or a parameter holds text that is not valid Unicode (a lone"
+            " surrogate). Nothing was changed."
+        )
     if isinstance(error, MemoryError):
         return (
             f"The query needs more than the {HEAP_LIMIT >> 20} MiB SQLite may hold at once:"
@@ -217,6 +268,8 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
         )
     if message == "interrupted":
         return "The query was cancelled."
+    if message.startswith("access to") and message.endswith("is prohibited"):  # see guard
+        return f"Not authorized: {message}; sqlite_stmt shows other sessions' statements."
     if "not authorized" in message or "authorization denied" in message:
         if writes:
             return (

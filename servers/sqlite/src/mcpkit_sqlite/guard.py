@@ -13,7 +13,9 @@ through `GuardedConnection`, which before any statement of the model's:
 - installs an authorizer that denies by default. A reader may select, read, recurse,
   call functions other than `load_extension` and `fts3_tokenizer`, and read the
   pragmas that describe a schema; a writer may also insert, update, delete, create, drop
-  and alter. Nobody may attach, detach, make virtual tables, or set pragmas
+  and alter (not TEMP objects: a TEMP trigger would change later writes unseen, and TEMP
+  tables grow a file nobody named). Nobody may read `sqlite_stmt` (other sessions'
+  statements), attach, detach, make virtual tables, or set pragmas
   (`query_only`, `writable_schema`, `journal_mode`, ...); only the server begins and ends
   transactions, so a model cannot hold the write lock (`BEGIN EXCLUSIVE` left open) or
   commit half of an `execute_transaction`;
@@ -56,19 +58,13 @@ _WRITES = {
     sqlite3.SQLITE_CREATE_INDEX,
     sqlite3.SQLITE_CREATE_VIEW,
     sqlite3.SQLITE_CREATE_TRIGGER,
-    sqlite3.SQLITE_CREATE_TEMP_TABLE,
-    sqlite3.SQLITE_CREATE_TEMP_INDEX,
-    sqlite3.SQLITE_CREATE_TEMP_VIEW,
-    sqlite3.SQLITE_CREATE_TEMP_TRIGGER,
     sqlite3.SQLITE_DROP_TABLE,
     sqlite3.SQLITE_DROP_INDEX,
     sqlite3.SQLITE_DROP_VIEW,
     sqlite3.SQLITE_DROP_TRIGGER,
-    sqlite3.SQLITE_DROP_TEMP_TABLE,
-    sqlite3.SQLITE_DROP_TEMP_INDEX,
-    sqlite3.SQLITE_DROP_TEMP_VIEW,
-    sqlite3.SQLITE_DROP_TEMP_TRIGGER,
 }
+HIDDEN_TABLES = frozenset(("sqlite_stmt",))
+"""Tables nobody may read: the statements every connection has prepared (other sessions')."""
 DENIED_FUNCTIONS = frozenset(("load_extension", "fts3_tokenizer"))
 """Functions nobody may call: one loads native code, the other hands out pointers."""
 SCHEMA_PRAGMAS = frozenset(
@@ -144,6 +140,8 @@ class Guard:
         self, action: int, arg1: str | None, arg2: str | None, database: str | None, source: Any
     ) -> int:
         """Allow or deny one action of a statement being prepared (see the module docstring)."""
+        if action == sqlite3.SQLITE_READ and (arg1 or "").lower() in HIDDEN_TABLES:
+            return sqlite3.SQLITE_DENY
         if action in _READS or (self.writes and action in _WRITES):
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_TRANSACTION and self.server_statement:

@@ -17,7 +17,7 @@ from . import render
 from .catalog import Catalog
 from .cells import Params
 from .errors import SqliteError
-from .memo import Memo
+from .memo import MAX_INSIGHT_CHARS, Memo
 from .results import Changed, Format, Rows
 
 READ = ToolAnnotations(
@@ -121,7 +121,9 @@ def register_query_tools(app: Server, *, writable: bool) -> None:
 
     @app.tool(title="Add a business insight", annotations=NOTE)
     async def append_insight(
-        ctx: Context, memo: Memo, insight: Annotated[str, Param(min_length=1)]
+        ctx: Context,
+        memo: Memo,
+        insight: Annotated[str, Param(min_length=1, max_length=MAX_INSIGHT_CHARS)],
     ) -> str:
         """Add an insight to the memo (memo://insights)."""
         count = memo.append(insight)

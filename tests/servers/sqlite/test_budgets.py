@@ -1,0 +1,143 @@
+"""What one statement may hold: its connection, for its time budget, and no transaction after.
+
+A statement that SQLite's progress handler cannot stop (one long step) is interrupted at
+its deadline; a statement waiting for a busy connection gives up at its deadline; a
+transaction that fails for any reason, SQLite's or not, is rolled back.
+"""
+
+import sqlite3
+import time
+
+import anyio
+import pytest
+
+from mcpkit_sqlite.config import DatabaseSpec
+from mcpkit_sqlite.database import Database
+from mcpkit_sqlite.errors import SqliteError
+from mcpkit_sqlite.memo import MAX_INSIGHTS, Memo
+from servers.sqlite.conftest import Files, text_of
+
+ONE_LONG_STEP = "SELECT pause(1.0)"  # a function call: SQLite checks nothing until it returns
+
+
+async def open_with_pause(files: Files) -> Database:
+    """The served database, its reader given `pause(seconds)`, one step of that long."""
+    db = await Database.open(DatabaseSpec("main", str(files.main), writable=False))
+
+    def pause(seconds: float) -> int:
+        time.sleep(seconds)
+        return 1
+
+    await db.reader.connection.create_function(  # pyright: ignore[reportUnknownMemberType]
+        "pause", 1, pause
+    )
+    return db
+
+
+async def query(db: Database, sql: str, seconds: float) -> object:
+    return await db.query(
+        sql,
+        None,
+        max_rows=10,
+        offset=0,
+        max_cell_bytes=1000,
+        max_result_bytes=10_000,
+        seconds=seconds,
+    )
+
+
+async def test_a_step_the_progress_handler_misses_is_stopped_at_the_deadline(
+    files: Files,
+) -> None:
+    db = await open_with_pause(files)
+    try:
+        with pytest.raises(SqliteError, match=r"ran out of its time budget \(0.2 s\)"):
+            await query(db, ONE_LONG_STEP, 0.2)
+        assert await db.values("SELECT count(*) FROM items") == [(100,)]  # free again
+    finally:
+        await db.close()
+
+
+async def test_a_statement_waiting_for_a_busy_connection_gives_up_at_its_deadline(
+    files: Files,
+) -> None:
+    db = await open_with_pause(files)
+    outcome: list[str] = []
+
+    async def long() -> None:
+        await query(db, ONE_LONG_STEP, 5.0)
+        outcome.append("long finished")
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(long)
+            await anyio.sleep(0.1)
+            started = time.monotonic()
+            with pytest.raises(SqliteError, match="busy with another statement"):
+                await query(db, "SELECT 1", 0.2)
+            outcome.append(f"gave up after {time.monotonic() - started:.1f} s")
+    finally:
+        await db.close()
+    assert outcome == ["gave up after 0.2 s", "long finished"]
+
+
+BAD_PARAMETERS = [
+    ({"$base64": "not base64!"}, "not valid base64"),
+    (2**64, "out of SQLite's range"),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), BAD_PARAMETERS)
+async def test_a_transaction_with_a_bad_value_leaves_no_lock_and_loses_no_later_write(
+    files: Files, value: object, expected: str
+) -> None:
+    statements = [
+        {"sql": "INSERT INTO items (name) VALUES (?)", "params": ["first"]},
+        {"sql": "INSERT INTO items (name) VALUES (?)", "params": [value]},
+    ]
+    async with files.serve(write=True) as client:
+        failed = await client.call_tool("execute_transaction", {"statements": statements})
+        after = await client.call_tool(
+            "write_query", {"query": "INSERT INTO items (name) VALUES ('after')"}
+        )
+        with sqlite3.connect(files.main, timeout=0) as other:  # no lock is left held
+            other.execute("INSERT INTO items (name) VALUES ('other')")
+    assert failed["isError"] is True
+    assert expected in text_of(failed)
+    assert not after.get("isError")
+    with sqlite3.connect(files.main) as db:
+        names = [name for (name,) in db.execute("SELECT name FROM items WHERE id > 100")]
+    assert names == ["after", "other"]
+
+
+async def test_temp_objects_and_other_sessions_statements_are_out_of_reach(files: Files) -> None:
+    trigger = (
+        "CREATE TEMP TRIGGER t AFTER INSERT ON items"
+        " BEGIN UPDATE items SET name = 'tampered' WHERE rowid = new.rowid; END"
+    )
+    async with files.serve(write=True) as client:
+        results = [
+            await client.call_tool("write_query", {"query": sql})
+            for sql in (trigger, "CREATE TEMP TABLE scratch (a)")
+        ]
+        statements = await client.call_tool("read_query", {"query": "SELECT sql FROM sqlite_stmt"})
+    for result in results:
+        assert result["isError"] is True
+        assert "Not authorized" in text_of(result)
+    assert statements["isError"] is True  # refused, or not built into this SQLite
+    assert any(reason in text_of(statements) for reason in ("Not authorized", "no such table"))
+
+
+def test_the_memo_keeps_a_bounded_number_of_insights() -> None:
+    memo = Memo()
+    for n in range(MAX_INSIGHTS):
+        memo.append(f"insight {n}")
+    with pytest.raises(SqliteError, match="as many as it keeps"):
+        memo.append("one more")
+    assert len(memo.insights) == MAX_INSIGHTS
+
+
+async def test_an_insight_is_bounded_in_length(files: Files) -> None:
+    async with files.serve() as client:
+        result = await client.call_tool("append_insight", {"insight": "x" * 10_001})
+    assert result["isError"] is True
