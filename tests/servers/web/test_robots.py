@@ -1,8 +1,10 @@
 """robots.txt rules directly: RFC 9309 matching and what an unusable file means."""
 
+import time
+
 import pytest
 
-from mcpkit_web.robots import Robots, product_token
+from mcpkit_web.robots import Robots, Rule, product_token
 
 FILE = """# comment
 User-agent: mcp-web
@@ -64,3 +66,32 @@ def test_unusable_files_per_rfc_9309(status: int | None, allowed: bool) -> None:
 def test_product_token() -> None:
     assert product_token("Mozilla/5.0 (X11)") == "mozilla"
     assert product_token("mcp-web/0.1 (+https://x)") == "mcp-web"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("/a*b*c", "/axxbyyc", True),
+        ("/a*b*c", "/axxcyyb", False),
+        ("/a*c$", "/abcabc", True),
+        ("/a*c$", "/abcab", False),
+        ("/a*bc$", "/abc", True),
+        ("/ab*b$", "/ab", False),  # the end may not reuse what the start matched
+        ("/*", "/", True),
+        ("/x$", "/x", True),
+        ("/x$", "/xy", False),
+        ("/x", "/xy", True),
+    ],
+)
+def test_stars_and_the_end_anchor(pattern: str, path: str, matches: bool) -> None:
+    assert Rule(allow=False, pattern=pattern).matches(path) is matches
+
+
+def test_a_pattern_of_many_stars_takes_no_longer_than_one() -> None:
+    # A regex backtracks through every way of splitting the path among the stars: ten of
+    # them against 30 characters took seconds (twelve took 72 s; twenty-four, hours).
+    rules = Robots.parse("User-agent: *\nDisallow: /" + "*" * 10 + "\x01\n")
+    started = time.monotonic()
+    verdict = rules.verdict("mcp-web/0.1", "https://s.test/" + "a" * 30)
+    assert time.monotonic() - started < 0.5
+    assert verdict.allowed is True
