@@ -2,9 +2,9 @@
 
 Every page goes through `Web.get`, so the address guards, robots.txt (unless the operator
 ignores it), the caps and the body cache apply to each; crawled pages stay in the cache,
-where the page resources serve them. URL patterns are regular expressions searched in
-the whole URL; `include` keeps only matching URLs (the start page always counts),
-`exclude` drops matching ones.
+where the page resources serve them. URL patterns are `wildcard` patterns found anywhere
+in the URL (`*` any characters, a final `$` the end); `include` keeps only matching URLs
+(the start page always counts), `exclude` drops matching ones.
 """
 
 import re
@@ -14,6 +14,7 @@ from urllib.parse import urljoin
 
 import anyio
 
+from . import wildcard
 from .content import decode
 from .errors import WebError
 from .inspect import links, same_site
@@ -28,31 +29,22 @@ class Scope:
     """Which URLs a walk may visit."""
 
     start: str
-    include: tuple[re.Pattern[str], ...] = ()
-    exclude: tuple[re.Pattern[str], ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
     same_site: bool = True
 
     @classmethod
     def of(cls, start: str, include: Sequence[str], exclude: Sequence[str], same: bool) -> "Scope":
-        """Return the scope, its patterns compiled.
-
-        Raises:
-            WebError: a pattern is not a valid regular expression.
-        """
-        try:
-            return cls(
-                start, tuple(map(re.compile, include)), tuple(map(re.compile, exclude)), same
-            )
-        except re.error as exc:
-            raise WebError(f"invalid URL pattern: {exc}") from exc
+        """Return the scope."""
+        return cls(start, tuple(include), tuple(exclude), same)
 
     def admits(self, url: str) -> bool:
         """Say whether `url` is inside the scope."""
         if self.same_site and not same_site(self.start, url):
             return False
-        if any(pattern.search(url) for pattern in self.exclude):
+        if any(wildcard.matches(pattern, url) for pattern in self.exclude):
             return False
-        return not self.include or any(pattern.search(url) for pattern in self.include)
+        return not self.include or any(wildcard.matches(pattern, url) for pattern in self.include)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,11 @@ from .search import Hit, Search
 from .web import Web
 
 Patterns = Annotated[
-    tuple[str, ...], Param(description="Regular expressions searched in each URL.", max_length=20)
+    tuple[str, ...],
+    Param(
+        description="URL patterns: text found in the URL, * any characters, $ the end.",
+        max_length=20,
+    ),
 ]
 SameSite = Annotated[bool, Param(description="Stay on the start page's host.")]
 

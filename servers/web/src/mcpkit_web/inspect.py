@@ -6,11 +6,11 @@ only the page's own site or matching a pattern) and `fields` (`"css"` for the te
 each match, `"css@attr"` for an attribute).
 """
 
-import re
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 from typing_extensions import TypedDict
 
+from . import wildcard
 from .errors import WebError
 from .markdown import parse
 
@@ -77,13 +77,8 @@ def links(
 ) -> list[Link]:
     """Return the page's distinct http(s) links, in page order, fragments dropped.
 
-    Raises:
-        WebError: `pattern` is not a valid regular expression.
+    `pattern` (a `wildcard` pattern) keeps the links whose URL it matches.
     """
-    try:
-        wanted = re.compile(pattern) if pattern else None
-    except re.error as exc:
-        raise WebError(f"invalid pattern {pattern!r}: {exc}") from exc
     found: dict[str, str] = {}
     for anchor in parse(html).find_all("a"):
         href = str(anchor.get("href") or "").strip()
@@ -92,7 +87,7 @@ def links(
             continue
         if same_domain and not same_site(url, absolute):
             continue
-        if wanted is not None and wanted.search(absolute) is None:
+        if pattern and not wildcard.matches(pattern, absolute):
             continue
         found[absolute] = " ".join(anchor.get_text(" ").split())
     return [Link(url=href, text=text) for href, text in found.items()]

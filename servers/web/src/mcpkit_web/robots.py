@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from . import wildcard
+
 MAX_ROBOTS_BYTES = 500_000
 
 
@@ -20,28 +22,8 @@ class Rule:
     pattern: str
 
     def matches(self, path: str) -> bool:
-        """Say whether the rule's pattern (with `*` and a final `$`) matches `path`.
-
-        The pieces between stars are found in order, each at its first place: the time
-        grows with the path, never with the number of stars (as a regex's backtracking
-        would, to minutes for a hostile `/*****...*x`).
-        """
-        anchored = self.pattern.endswith("$")
-        first, *rest = (self.pattern[:-1] if anchored else self.pattern).split("*")
-        if not path.startswith(first):
-            return False
-        if not rest:
-            return path == first if anchored else True
-        *middle, last = rest
-        position = len(first)
-        for piece in middle:
-            found = path.find(piece, position)
-            if found < 0:
-                return False
-            position = found + len(piece)
-        if anchored:
-            return path.endswith(last) and len(path) - len(last) >= position
-        return path.find(last, position) >= 0
+        """Say whether the rule's pattern (with `*` and a final `$`) matches `path`."""
+        return wildcard.matches(self.pattern, path, from_start=True)
 
     def __str__(self) -> str:
         return f"{'Allow' if self.allow else 'Disallow'}: {self.pattern}"

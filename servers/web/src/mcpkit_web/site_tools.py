@@ -123,7 +123,8 @@ def register_site_tools(app: Server) -> None:
             bool, Param(description="Only links to the page's own host.")
         ] = False,
         pattern: Annotated[
-            str | None, Param(description="A regular expression the link URL must contain.")
+            str | None,
+            Param(description="Text the link URL must contain (* any characters, $ the end)."),
         ] = None,
         timeout: Timeout = None,
     ) -> Links:
