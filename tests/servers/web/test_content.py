@@ -213,3 +213,22 @@ def test_html_format_escapes_text_and_attributes_and_a_selector_never_picks_scri
     with pytest.raises(WebError, match="matches nothing"):
         md(page, selector="script")
     assert md(page, selector="main") == "<script>x&y"
+
+
+@pytest.mark.parametrize("charset", ["rot13", "base64", "idna", "undefined", "punycode"])
+def test_a_charset_that_is_no_text_encoding_falls_back_to_utf8(charset: str) -> None:
+    assert decode("<p>café</p>".encode(), f"text/html; charset={charset}") == "<p>café</p>"
+    assert "café" in md_typed("<p>café</p>", f"text/html; charset={charset}")
+
+
+def md_typed(html: str, content_type: str) -> str:
+    return extract(html.encode(), "text/html", content_type, "https://s.test/").text
+
+
+def test_a_lopsided_table_is_not_made_square() -> None:
+    # One row of 5,000 cells over 5,000 rows of one: squared, 25 million cells.
+    html = "<table><tr>" + "<td>w</td>" * 5000 + "</tr>" + "<tr><td>r</td></tr>" * 5000
+    text = md(html + "</table>")
+    assert len(text) < 100_000
+    assert text.count("r") == 5000
+    assert md("<table><tr><td>a<td>b<tr><td>c</table>") == "| a | b |\n| --- | --- |\n| c |  |"

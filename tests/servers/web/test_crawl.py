@@ -1,5 +1,6 @@
 """map_site and crawl through the in-memory client, on a small stub site."""
 
+import time
 from typing import Any
 
 from servers.web.conftest import serve, text_of
@@ -87,3 +88,18 @@ async def test_map_site_reads_the_sitemap_and_the_start_page(site: Site) -> None
     assert mapped["from_sitemap"] == 1
     assert only_a["urls"] == [site.url("/a")]
     assert regex["structuredContent"]["urls"] == []  # text that no URL holds: not a regex
+
+
+async def test_a_page_of_unclosed_titles_is_read_in_time_and_off_the_event_loop(
+    site: Site,
+) -> None:
+    # A lazy regex for the title scanned the rest of the page from every "<title": time in
+    # the square of the page (seconds here, minutes for a megabyte).
+    site.page("/", "<title>" * 20_000)
+    async with serve() as client:
+        started = time.monotonic()
+        result = await client.call_tool("crawl", {"url": site.url("/"), "max_pages": 1})
+        took = time.monotonic() - started
+        assert await client.request("ping") == {}
+    assert not result.get("isError"), text_of(result)
+    assert took < 3

@@ -64,8 +64,10 @@ def charset_of(body: bytes, content_type: str) -> str:
 
 def decode(body: bytes, content_type: str) -> str:
     """Return the body as text in its charset (undecodable bytes replaced, BOM dropped)."""
-    name = charset_of(body, content_type)
-    text = body.decode(name, errors="replace")
+    try:
+        text = body.decode(charset_of(body, content_type), errors="replace")
+    except (LookupError, UnicodeError):  # a codec for no text (base64, rot13) or not all (idna)
+        text = body.decode("utf-8", errors="replace")
     return text.removeprefix("\ufeff")
 
 

@@ -28,6 +28,9 @@ BLOCKS = frozenset(
         *("table", "ul"),
     )
 )
+MAX_TABLE_CELLS = 50_000
+"""Cells of a table made square: a wider one comes as rows of tab-separated cells, as a
+table of 5,000 rows under one row of 5,000 cells would fill 25 million (75 MB of text)."""
 _SPACE = re.compile(r"[ \t\r\n\f\v]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
@@ -207,10 +210,10 @@ class Renderer:
                 rows.append(cells)
         if not rows:
             return []
-        if self.mode == "text":
+        width = max(len(row) for row in rows)
+        if self.mode == "text" or width * len(rows) > MAX_TABLE_CELLS:
             return ["\n".join("\t".join(row) for row in rows)]
         rows = [[cell.replace("|", "\\|") for cell in row] for row in rows]
-        width = max(len(row) for row in rows)
         rows = [row + [""] * (width - len(row)) for row in rows]
         lines = ["| " + " | ".join(row) + " |" for row in rows]
         lines.insert(1, "|" + " --- |" * width)

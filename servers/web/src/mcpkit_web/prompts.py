@@ -7,7 +7,7 @@ the tools; page text in a prompt is framed as untrusted content.
 
 from typing import Annotated
 
-from mcpkit import Context, Param, Server
+from mcpkit import Context, Param, Server, work
 
 from .content import page_text
 from .errors import WebError
@@ -28,7 +28,8 @@ def register_prompts(app: Server) -> None:
         await ctx.log("info", report.as_log(), logger="mcp-web")
         if page.status >= 400:
             raise WebError(f"failed to fetch {url}: status code {page.status}")
-        return f"Contents of {url}:\n{framed(page_text(page), page.url)}"
+        text = await work.run(page_text, page)  # parsing may take long: off the event loop
+        return f"Contents of {url}:\n{framed(text, page.url)}"
 
     @app.prompt(title="Summarise a page")
     async def summarize_page(

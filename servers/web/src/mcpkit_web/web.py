@@ -13,6 +13,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mcpkit import work
+
 from .addresses import Policy
 from .content import page_text
 from .errors import Refused, WebError
@@ -222,5 +224,6 @@ class PagePoller:
         if "last-modified" in page.headers:
             self.validators["if-modified-since"] = page.headers["last-modified"]
         self.web.cache.put(self.url, page)
-        self.last = hashlib.sha256(page_text(page).encode()).hexdigest()
+        text = await work.run(page_text, page)  # parsing may take long: off the event loop
+        self.last = hashlib.sha256(text.encode()).hexdigest()
         return self.last
