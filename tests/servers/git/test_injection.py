@@ -129,3 +129,36 @@ async def test_there_is_no_tool_to_make_a_repository(repos: Repos) -> None:
     async with repos.serve(tiers=Tiers(history_rewrite=True, remote=True)) as client:
         names = {tool["name"] for tool in (await client.request("tools/list"))["tools"]}
     assert not {"git_init", "git_clone"} & names
+
+
+async def test_names_with_unicode_line_separators_are_read_whole(repos: Repos) -> None:
+    # str.splitlines() also splits at U+2028 and \x1c: a branch "evil\u2028main" read
+    # that way showed a branch "main" as the current one, and hid text after \x1c.
+    git(repos.repo, "switch", "-q", "-c", "evil\u2028main")
+    (repos.repo / "a.txt").write_text("needle\x1cHIDDEN\n")
+    git(repos.repo, "commit", "-q", "-am", "separators")
+    async with repos.serve() as client:
+        branches = await client.call_tool("git_branch", {"repo_path": str(repos.repo)})
+        found = await client.call_tool(
+            "git_grep", {"repo_path": str(repos.repo), "pattern": "needle"}
+        )
+    assert branches["structuredContent"]["current"] == "evil\u2028main"
+    assert sorted(branches["structuredContent"]["branches"]) == ["evil\u2028main", "main"]
+    assert [m["text"] for m in found["structuredContent"]["matches"]] == ["needle\x1cHIDDEN"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        ("git_commit", {"message": "a\x00b", "allow_empty": True}, "cannot be given these"),
+        ("git_commit", {"message": "m" * 200_000, "allow_empty": True}, "cannot be given these"),
+        ("git_stash", {"action": "show", "ref": "stash@{\u00b2}"}, "stash entry"),
+    ],
+)
+async def test_values_git_cannot_take_are_clear_errors(
+    repos: Repos, tool: str, arguments: dict[str, Any], expected: str
+) -> None:
+    async with repos.serve() as client:
+        result = await client.call_tool(tool, {"repo_path": str(repos.repo), **arguments})
+    assert result["isError"] is True
+    assert expected in text_of(result), text_of(result)

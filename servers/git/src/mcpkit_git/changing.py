@@ -57,7 +57,7 @@ async def commit(git: Git, message: str, *, amend: bool = False, allow_empty: bo
     if allow_empty:
         args.append("--allow-empty")
     result = await git.run(args)
-    return await done(git, result.text.splitlines()[0] if result.text else "Committed")
+    return await done(git, result.text.split("\n")[0] if result.text else "Committed")
 
 
 async def reset(
@@ -142,7 +142,7 @@ async def stash(
     entry: list[str] = []
     if ref is not None:
         number = ref.removeprefix("stash@{").removesuffix("}")
-        if not number.isdigit():
+        if not number.isdecimal():
             raise GitError("ref must be a stash entry such as stash@{0}")
         entry = [f"stash@{{{int(number)}}}"]
     if action == "push":
@@ -204,7 +204,7 @@ async def remote_name(git: Git, remote: str) -> str:
         raise GitError(f"No remote named {remote!r}; remotes: {result.text.split() or 'none'}")
     for push in (False, True):
         args = ["remote", "get-url", "--all", *(["--push"] if push else []), remote]
-        for url in (await git.run(args)).text.splitlines():
+        for url in (await git.run(args)).text.split("\n"):
             if escapes(url, git.repo.path, git.repo.place):
                 raise GitError(
                     f"Remote {remote!r} is {url}, a path outside {git.repo.place}: refused"

@@ -194,7 +194,11 @@ def locate(repo_path: str, places: Sequence[tuple[str, bool]]) -> tuple[str, str
         raise GitError("No repository is allowed to this client (see git_list_repositories).")
     if "\x00" in repo_path or not repo_path.strip():
         raise GitError("repo_path must be a path to a repository")
-    real = os.path.realpath(os.path.join(places[0][0], os.path.expanduser(repo_path)))
+    try:
+        real = os.path.realpath(os.path.join(places[0][0], os.path.expanduser(repo_path)))
+        os.fsencode(real)
+    except ValueError:  # a lone surrogate, which no file name holds
+        raise GitError("repo_path must be a path to a repository") from None
     found = holder(real, places)
     if found is None:
         raise GitError(

@@ -220,7 +220,7 @@ async def branches(
     result = await git.run(args)
     names: list[str] = []
     current = None
-    for line in result.text.splitlines():
+    for line in filter(None, result.text.split("\n")):  # not splitlines: a name may hold U+2028
         name, _, head = line.partition("\x00")
         names.append(name)
         if head == "*":
@@ -313,7 +313,7 @@ async def grep(
         raise GitError(result.error or "git grep failed")
     prefix = f"{rev[0]}:" if rev else ""
     matches: list[Match] = []
-    for row in result.text.splitlines():
+    for row in result.text.split("\n"):  # not splitlines: a name may hold U+2028
         fields = row.split("\x00", 2)
         if len(fields) == 3:
             name = fields[0][len(prefix) :] if prefix else fields[0]

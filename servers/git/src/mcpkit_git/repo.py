@@ -69,6 +69,8 @@ class Git:
             )
         except (GitFailed, TimedOut) as exc:
             raise GitError(str(exc)) from None
+        except (OSError, ValueError) as exc:  # too long, a NUL, a lone surrogate
+            raise GitError(f"git cannot be given these arguments: {exc}") from None
 
     async def revision(self, rev: str, *, what: str = "revision", peel: str = "commit") -> str:
         """Return the object name `rev` resolves to (peeled to a `peel`, if given).
