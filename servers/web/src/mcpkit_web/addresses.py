@@ -3,7 +3,8 @@
 A URL names a host; the host resolves to addresses; only a public address may be dialled
 (unless the operator allows private networks). "Public" is decided on the address itself
 after unwrapping every form that embeds an IPv4 address (IPv4-mapped, NAT64, 6to4,
-Teredo), so `::ffff:127.0.0.1` or `64:ff9b::a9fe:a9fe` are what they hide. Numeric host
+Teredo), so `::ffff:127.0.0.1` or `64:ff9b::a9fe:a9fe` are what they hide; the forms
+nothing public uses (IPv4-compatible, SIIT, local-use NAT64) are refused whole. Numeric host
 spellings (`2130706433`, `0x7f.1`, `0177.0.0.1`) are read as the C library reads them,
 so the check sees the address a connection would reach. This machine's own addresses
 (`own`) are never public, since they reach its own services.
@@ -32,6 +33,9 @@ _DENIED = tuple(
         "100.100.100.200/32",
         "168.63.129.16/32",
         "fd00:ec2::254/128",
+        "::/96",  # IPv4-compatible (::127.0.0.1), long deprecated: no public host uses it
+        "::ffff:0:0:0/96",  # SIIT translated IPv4 (::ffff:0:7f00:1)
+        "64:ff9b:1::/48",  # local-use NAT64: the network's own translator, never public
     )
 )
 
