@@ -2,6 +2,9 @@
 
 import base64
 
+import pytest
+
+from mcpkit_web import web as web_module
 from mcpkit_web.addresses import Policy
 from mcpkit_web.pages import framed
 from mcpkit_web.web import Web
@@ -152,3 +155,18 @@ async def test_http_errors_and_bad_arguments_are_tool_errors(site: Site) -> None
         bad = await client.call_tool("fetch", {"url": site.url("/"), "max_length": 0})
     assert "status code 404" in text_of(missing)
     assert bad["isError"] is True
+
+
+async def test_an_unreadable_robots_txt_is_asked_again_and_a_readable_one_kept(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web_module, "ROBOTS_FAILURE_KEPT", 0.0)  # instead of a minute
+    site.page("/page", "<p>fine</p>")
+    site.routes["/robots.txt"] = Route(b"busy", status=503)
+    async with serve() as client:
+        refused = await client.call_tool("fetch", {"url": site.url("/page")})
+        site.routes["/robots.txt"] = Route(b"User-agent: *\nDisallow: /private\n")
+        fetched = [await client.call_tool("fetch", {"url": site.url("/page")}) for _ in range(2)]
+    assert "robots.txt answered 503" in text_of(refused)
+    assert all("fine" in text_of(result) for result in fetched)
+    assert site.hits("/robots.txt") == 2  # the failure, then rules kept for both fetches

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     import httpx
 
 CACHE_SECONDS = 300.0
+ROBOTS_KEPT = 24 * 3600.0
+"""Seconds a site's robots.txt rules are used (RFC 9309: no longer than 24 hours)."""
+ROBOTS_FAILURE_KEPT = 60.0
+"""Seconds an unreadable robots.txt keeps its site off limits before it is asked again."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,8 @@ class Web:
     obey_robots: bool = True
     min_poll_interval: float = 60.0
     cache: BodyCache = field(default_factory=BodyCache)
-    robots: dict[str, Robots] = field(default_factory=dict[str, Robots])
+    robots: dict[str, tuple[float, Robots]] = field(default_factory=dict[str, tuple[float, Robots]])
+    """Each site's rules by robots.txt URL, with the time.monotonic() until which they hold."""
     _client: "httpx.AsyncClient | None" = None
 
     @property
@@ -164,11 +169,17 @@ class Web:
         return page, report
 
     async def robots_for(self, url: str, *, timeout: float | None = None) -> Robots:
-        """Return the robots rules of `url`'s site (fetched once per site, then kept)."""
+        """Return the robots rules of `url`'s site (fetched, then kept a while).
+
+        Rules are kept ROBOTS_KEPT seconds; a robots.txt that could not be read (no answer,
+        401, 403, 429, 5xx: the site is off limits meanwhile) is asked again after
+        ROBOTS_FAILURE_KEPT.
+        """
         where = robots_url(url)
-        known = self.robots.get(where)
-        if known is not None:
-            return known
+        known = self.robots.pop(where, None)
+        if known is not None and time.monotonic() < known[0]:
+            self.robots[where] = known  # now the most recently used
+            return known[1]
         capped = Settings(
             user_agent=self.settings.user_agent,
             max_bytes=MAX_ROBOTS_BYTES,
@@ -185,7 +196,8 @@ class Web:
             rules = Robots.from_response(None, "")
         if len(self.robots) >= 256:
             self.robots.pop(next(iter(self.robots)))
-        self.robots[where] = rules
+        kept = ROBOTS_FAILURE_KEPT if rules.everything is False else ROBOTS_KEPT
+        self.robots[where] = (time.monotonic() + kept, rules)
         return rules
 
     async def robots_verdict(self, url: str, *, timeout: float | None = None) -> Verdict:
