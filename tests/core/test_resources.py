@@ -25,6 +25,7 @@ from mcpkit import (
     runtime,
 )
 from mcpkit.jsonrpc import as_object
+from mcpkit.runtime import MAX_SUBSCRIPTIONS
 from mcpkit.testing import RPCError
 from mcpkit.watch import FileWatcher
 
@@ -165,6 +166,21 @@ async def test_subscribing_twice_runs_one_watch() -> None:
         await client.request("resources/unsubscribe", {"uri": "mem://items/3"})
         await anyio.sleep(0.01)
         assert watching == []
+
+
+async def test_a_client_watches_a_bounded_number_of_resources() -> None:
+    app, watching = make_server()
+    async with connect(app) as client:
+        for n in range(MAX_SUBSCRIPTIONS):
+            await client.request("resources/subscribe", {"uri": f"mem://items/{n}"})
+        await client.request("resources/subscribe", {"uri": "mem://items/0"})  # held already
+        with pytest.raises(RPCError) as refused:
+            await client.request("resources/subscribe", {"uri": "mem://items/more"})
+        assert refused.value.code == -32602
+        assert "unsubscribe from some first" in refused.value.message
+        assert len(watching) == MAX_SUBSCRIPTIONS
+        await client.request("resources/unsubscribe", {"uri": "mem://items/0"})
+        assert await client.request("resources/subscribe", {"uri": "mem://items/more"}) == {}
 
 
 async def test_subscribing_to_an_unknown_resource_is_refused() -> None:

@@ -30,7 +30,7 @@ from .errors import (
 )
 from .jsonrpc import JSON, RequestId
 from .requeststate import RequestStates, binding
-from .runtime import Runtime
+from .runtime import MAX_SUBSCRIPTIONS, Runtime
 from .server import Server
 from .session import declares
 from .shape import dump
@@ -337,6 +337,7 @@ async def listen(
     subscribing = requested is not None and "resources" in capabilities
     served = [uri for uri in requested or () if isinstance(uri, str) and _served(server, uri)]
     uris = [uri for uri in served if await _admitted(server, ctx, uri)] if subscribing else []
+    del uris[MAX_SUBSCRIPTIONS:]  # the acknowledgement names the ones honoured
     listener = Listener(send, request_id, kinds)
     runtime.connections.add(listener)
     try:

@@ -15,7 +15,7 @@ import anyio
 import anyio.abc
 
 from .context import Context, ListKind
-from .errors import MethodNotFound, ProtocolError, ResourceNotFound
+from .errors import InvalidParams, MethodNotFound, ProtocolError, ResourceNotFound
 from .lifespan import provided_values
 from .params import params_string
 from .requeststate import RequestStates
@@ -73,6 +73,11 @@ def _started(uri: str) -> WatchStart:
     return start
 
 
+MAX_SUBSCRIPTIONS = 256
+"""Resources one subscriber may watch at once: each watch costs the server (a poll, a
+directory watched), and a client that spells one URI in many ways would have many."""
+
+
 class Runtime:
     """Connections, subscriptions and watches of a running server."""
 
@@ -85,6 +90,7 @@ class Runtime:
         """What the server's lifespan provides, by type, while the runtime is entered."""
         self._exit_stack = AsyncExitStack()
         self._subscribers: dict[str, set[Subscriber]] = {}
+        self._held: dict[Subscriber, int] = {}  # how many URIs each subscriber watches
         self._watch_scopes: dict[str, anyio.CancelScope] = {}
         self._starts: dict[str, WatchStart] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -141,9 +147,20 @@ class Runtime:
 
         Raises:
             ResourceNotFound: no resource has the URI.
+            InvalidParams: `connection` watches MAX_SUBSCRIPTIONS resources already.
         """
         self.server.find_resource(uri)
         subscribers = self._subscribers.setdefault(uri, set())
+        if connection not in subscribers:
+            held = self._held.get(connection, 0)
+            if held >= MAX_SUBSCRIPTIONS:
+                if not subscribers:
+                    del self._subscribers[uri]
+                raise InvalidParams(
+                    f"This client is subscribed to {held} resources, the most it may be at"
+                    " once: unsubscribe from some first."
+                )
+            self._held[connection] = held + 1
         if not subscribers:  # not again when a subscriber subscribes twice
             self._start_watch(uri)
         subscribers.add(connection)
@@ -203,6 +220,9 @@ class Runtime:
         if subscribers is None or connection not in subscribers:
             return
         subscribers.discard(connection)
+        held = self._held.pop(connection) - 1
+        if held:
+            self._held[connection] = held
         if not subscribers:
             self._forget(uri)
 
