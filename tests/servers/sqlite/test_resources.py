@@ -41,6 +41,24 @@ async def test_schema_table_and_sample(files: Files) -> None:
     assert "No table or view 'nope' in main" in missing.value.message
 
 
+async def test_a_listed_uri_reads_its_own_table_whatever_its_name(files: Files) -> None:
+    names = ["t/sample", "pct%41", "h#frag", "q?x=1", "sp ace"]
+    with sqlite3.connect(files.main) as db:
+        for name in names:
+            quoted = name.replace('"', '""')
+            db.execute(f'CREATE TABLE "{quoted}" (a)')
+            db.execute(f'INSERT INTO "{quoted}" VALUES (?)', (name,))
+    async with files.serve() as client:
+        listed = (await client.request("resources/list"))["resources"]
+        read_back = {
+            entry["name"]: json.loads(await read(client, entry["uri"]))
+            for entry in listed
+            if entry["name"] in names
+        }
+    assert sorted(read_back) == sorted(names)
+    assert all(table["name"] == name for name, table in read_back.items())
+
+
 async def test_insights_memo_and_its_notification(files: Files) -> None:
     async with files.serve() as client:
         empty = await read(client, "memo://insights")

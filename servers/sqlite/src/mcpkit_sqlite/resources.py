@@ -9,6 +9,7 @@ Completion offers the names of databases and tables.
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 
@@ -62,9 +63,11 @@ def register_resources(app: Server) -> None:
         """Each database's schema, and each of its tables and views."""
         listed: list[Resource] = []
         for name, db in (await catalog.usable(ctx)).items():
-            listed.append(Resource(uri=f"sqlite://{name}/schema", name=f"{name} schema"))
+            where = quote(name, safe="")  # a name may hold /, ?, # or %: each is encoded
+            listed.append(Resource(uri=SCHEMA.format(database=where), name=f"{name} schema"))
             for table in await schema.table_names(db):
-                listed.append(Resource(uri=f"sqlite://{name}/table/{table}", name=table))
+                uri = TABLE.format(database=where, table=quote(table, safe=""))
+                listed.append(Resource(uri=uri, name=table))
         return listed
 
 
