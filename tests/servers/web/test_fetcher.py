@@ -2,13 +2,19 @@
 
 import gzip
 import time
+import tracemalloc
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, ClassVar, cast
 
 import pytest
 
 from mcpkit_web.addresses import Policy
 from mcpkit_web.errors import WebError
-from mcpkit_web.fetcher import Fetched, Settings, fetch, make_client
+from mcpkit_web.fetcher import Fetched, Settings, fetch, make_client, read_capped
 from servers.web.stub import Route, Site
+
+if TYPE_CHECKING:
+    import httpx
 
 PUBLIC = Policy(test_public=("127.0.0.1",))
 DEFAULTS = Settings()
@@ -156,3 +162,24 @@ async def test_a_trickling_server_cannot_hold_the_call(site: Site) -> None:
     with pytest.raises(WebError, match=r"longer than 0\.5 s"):
         await fetch_with(site.url("/slow"), timeout=0.5)
     assert time.monotonic() - started < 2
+
+
+class TwoBytesAtATime:
+    """A response whose body comes in chunks of two bytes, as a hostile server may send it."""
+
+    headers: ClassVar[dict[str, str]] = {}
+
+    async def aiter_raw(self) -> AsyncIterator[bytes]:
+        for _ in range(250_000):
+            yield b"ab"
+
+
+async def test_a_body_of_tiny_chunks_is_held_as_its_bytes() -> None:
+    tracemalloc.start()
+    try:
+        body = await read_capped(cast("httpx.Response", TwoBytesAtATime()), 10_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert body == b"ab" * 250_000
+    assert peak < 3_000_000  # a list of the chunks took 9 MB for this half-megabyte

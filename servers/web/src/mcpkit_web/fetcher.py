@@ -191,23 +191,23 @@ async def read_capped(response: "httpx.Response", cap: int) -> bytes:
         decoder = None
     else:
         raise WebError(f"unsupported content-encoding {encoding!r}")
-    parts: list[bytes] = []
-    size = 0
+    # One buffer, not a list of chunks: a body sent two bytes at a time would be five
+    # million bytes objects of some 35 bytes each.
+    body = bytearray()
     chunks = response.aiter_raw()
     try:
         async for raw in chunks:
             try:
-                chunk = raw if decoder is None else decoder.decompress(raw, cap - size + 1)
+                chunk = raw if decoder is None else decoder.decompress(raw, cap - len(body) + 1)
             except zlib.error as exc:
                 raise WebError(f"the response's {encoding} body is corrupt") from exc
-            size += len(chunk)
-            if size > cap:
+            if len(body) + len(chunk) > cap:
                 raise WebError(f"the response passed the {cap}-byte download cap (decoded)")
-            parts.append(chunk)
+            body += chunk
     except WebError:
         await _abandon(response, chunks)
         raise
-    return b"".join(parts)
+    return bytes(body)
 
 
 async def _abandon(response: "httpx.Response", chunks: AsyncIterator[bytes]) -> None:
