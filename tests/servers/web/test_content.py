@@ -2,11 +2,13 @@
 
 import json
 import sys
+import time
 
 import pytest
 
 from mcpkit_web.content import Format, charset_of, decode, extract
 from mcpkit_web.errors import WebError
+from mcpkit_web.tree import read
 
 ARTICLE = """<!doctype html><html lang="en"><head><title>The Title</title>
 <style>.x{color:red}</style><script>var secret = 1;</script></head><body>
@@ -232,3 +234,19 @@ def test_a_lopsided_table_is_not_made_square() -> None:
     assert len(text) < 100_000
     assert text.count("r") == 5000
     assert md("<table><tr><td>a<td>b<tr><td>c</table>") == "| a | b |\n| --- | --- |\n| c |  |"
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<div>" * 10_000 + "</x>" * 10_000,  # end tags with nothing to close
+        "<div>" * 10_000 + "<li><dt>" * 10_000,  # items with nothing to end
+        "<table><td><table>" + "<div>" * 10_000 + "<td></td>" * 10_000,  # a far cell
+    ],
+    ids=["unmatched-end-tags", "items", "far-cell"],
+)
+def test_reading_takes_time_in_proportion_to_the_page(html: str) -> None:
+    # Searching the open elements from each tag took seconds here (a minute per megabyte).
+    started = time.monotonic()
+    read(html)
+    assert time.monotonic() - started < 1.0

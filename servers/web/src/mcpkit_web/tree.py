@@ -53,6 +53,10 @@ _SIBLINGS = {
     "th": (frozenset(("td", "th")), frozenset(("tr", "table"))),
 }
 _SCOPES = frozenset(("article", "main"))
+IMPLIED_SCAN = 64
+"""Open elements looked through for the item a new one ends (`<li>` ends an open `<li>`):
+deeper than that it is taken as closed. Unbounded, a page of ten thousand open `<div>`s
+then alternating items took time in the square of its size."""
 
 
 class Node:
@@ -152,6 +156,7 @@ class _Reader(HTMLParser):
         self.page = Page(Node("[document]", {}))
         # Open elements as (name, node); node is None inside a skipped element.
         self.open: list[tuple[str, Node | None]] = [("[document]", self.page.root)]
+        self.opened: dict[str, int] = {}  # how many of each name are open, for end tags
         self.scopes = 0  # open <article>/<main> elements, which keep their header and footer
         self.title: list[str] | None = None
 
@@ -169,6 +174,7 @@ class _Reader(HTMLParser):
             self._note(node)
         if tag not in VOID:
             self.open.append((tag, node))
+            self.opened[tag] = self.opened.get(tag, 0) + 1
             if node is not None and tag in _SCOPES:
                 self.scopes += 1
 
@@ -176,11 +182,12 @@ class _Reader(HTMLParser):
         if tag == "title" and self.title is not None:
             self.page.title = " ".join(part.strip() for part in self.title if part.strip())
             self.title = None
+        if not self.opened.get(tag):
+            return  # nothing open to close: ignored, as browsers do (and without a search)
         for depth in range(len(self.open) - 1, 0, -1):
             if self.open[depth][0] == tag:
                 self._pop_to(depth)
                 return
-        # An end tag with nothing open to close is ignored, as browsers do.
 
     def handle_data(self, data: str) -> None:
         if self.title is not None:
@@ -216,7 +223,7 @@ class _Reader(HTMLParser):
         if rule is None:
             return
         siblings, containers = rule
-        for depth in range(len(self.open) - 1, 0, -1):
+        for depth in range(len(self.open) - 1, max(0, len(self.open) - 1 - IMPLIED_SCAN), -1):
             name = self.open[depth][0]
             if name in siblings:
                 self._pop_to(depth)
@@ -226,6 +233,7 @@ class _Reader(HTMLParser):
 
     def _pop_to(self, depth: int) -> None:
         while len(self.open) > depth:
-            _, node = self.open.pop()
+            name, node = self.open.pop()
+            self.opened[name] -= 1
             if node is not None and node.name in _SCOPES:
                 self.scopes -= 1
