@@ -250,3 +250,13 @@ def test_reading_takes_time_in_proportion_to_the_page(html: str) -> None:
     started = time.monotonic()
     read(html)
     assert time.monotonic() - started < 1.0
+
+
+def test_a_selector_reads_a_match_inside_another_once() -> None:
+    # Each nested match was read again, copied once per match around it: 400 deep, 80,000
+    # copies of the innermost text.
+    html = "<div>" * 400 + "deep" + "</div>" * 400
+    started = time.monotonic()
+    assert md(html, selector="div") == "deep"
+    assert time.monotonic() - started < 2.0
+    assert md("<p>a</p><div><p>b</p></div><p>c</p>", selector="p, div") == "a\n\nb\n\nc"

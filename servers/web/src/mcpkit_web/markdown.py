@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 from .tree import DROPPED, Node, read
 
 if TYPE_CHECKING:
-    from bs4 import BeautifulSoup
+    from bs4 import BeautifulSoup, Tag
 
 Mode = Literal["markdown", "text"]
 
@@ -62,7 +62,7 @@ def main_content(html: str, selector: str | None = None) -> tuple[str, list[Node
         raise ValueError(f"invalid CSS selector {selector!r}: {exc}") from exc
     nodes = [
         node
-        for element in chosen
+        for element in _outermost(chosen)
         if element.name not in DROPPED
         for node in read(str(element), boilerplate=False).root.children
         if isinstance(node, Node)
@@ -70,6 +70,21 @@ def main_content(html: str, selector: str | None = None) -> tuple[str, list[Node
     if not nodes:
         raise ValueError(f"the CSS selector {selector!r} matches nothing on the page")
     return title, nodes
+
+
+def _outermost(elements: "list[Tag]") -> "list[Tag]":
+    """Return the elements that no other of them holds, in order.
+
+    A match inside another is read with it already: read again, two thousand nested
+    `<div>`s matching `div` took 30 s and 600 MB, each inner one copied once per outer.
+    """
+    held: set[int] = set()
+    kept: list[Tag] = []
+    for element in elements:
+        if id(element) not in held:
+            kept.append(element)
+            held.update(id(inner) for inner in element.descendants)
+    return kept
 
 
 @dataclass
