@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin
 
+from .tame import tame
 from .tree import DROPPED, Node, read
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def parse(html: str) -> "BeautifulSoup":
     """Return the page as a BeautifulSoup tree (bs4 is imported here, on first use)."""
     from bs4 import BeautifulSoup
 
-    return BeautifulSoup(html, "html.parser")
+    return BeautifulSoup(tame(html), "html.parser")
 
 
 def main_content(html: str, selector: str | None = None) -> tuple[str, list[Node]]:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from html import escape
 from html.parser import HTMLParser
 
+from .tame import tame
+
 DROPPED = frozenset(
     (
         *("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object"),
@@ -128,7 +130,7 @@ class Page:
 def read(html: str, *, boilerplate: bool = True) -> Page:
     """Return the page's tree without what is never content (nor boilerplate, if asked)."""
     reader = _Reader(boilerplate)
-    reader.feed(html)
+    reader.feed(tame(html))
     reader.close()
     return reader.page
 
