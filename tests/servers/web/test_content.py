@@ -260,3 +260,12 @@ def test_a_selector_reads_a_match_inside_another_once() -> None:
     assert md(html, selector="div") == "deep"
     assert time.monotonic() - started < 2.0
     assert md("<p>a</p><div><p>b</p></div><p>c</p>", selector="p, div") == "a\n\nb\n\nc"
+
+
+def test_json_and_xml_too_deep_or_too_large_to_lay_out_are_shown_as_sent() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert extract(deep, "application/json", "", "https://s.test/").text == deep.decode()
+    nested = b"<a>" * 100_000 + b"</a>" * 100_000
+    assert extract(nested, "application/xml", "", "https://s.test/").text == nested.decode()
+    large = b"<r>" + b"<a/>" * 300_000 + b"</r>"  # a DOM of 2.4 million took a gigabyte
+    assert extract(large, "application/xml", "", "https://s.test/").text == large.decode()

@@ -164,6 +164,16 @@ async def test_a_trickling_server_cannot_hold_the_call(site: Site) -> None:
     assert time.monotonic() - started < 2
 
 
+async def test_a_pause_longer_than_httpx_default_read_timeout_is_within_the_deadline(
+    site: Site,
+) -> None:
+    # httpx gives up after 5 s without a byte, with the message "ReadTimeout: ": only the
+    # fetch's own deadline may end it, and then say so.
+    site.routes["/pause"] = Route(b"xy", trickle=5.5)
+    page = await fetch_with(site.url("/pause"), timeout=10)
+    assert page.body == b"xy"
+
+
 class TwoBytesAtATime:
     """A response whose body comes in chunks of two bytes, as a hostile server may send it."""
 

@@ -170,22 +170,29 @@ def pdf_text(body: bytes) -> str:
     return "\n\n".join(page.strip() for page in pages if page.strip())
 
 
+MAX_PRETTY = 1024 * 1024
+"""Characters of JSON or XML laid out again; a larger body is shown as sent (a DOM of
+2.4 million `<a/>` took a gigabyte)."""
+
+
 def _pretty_json(text: str) -> str:
+    if len(text) > MAX_PRETTY:
+        return text
     try:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to lay out
         return text
 
 
 def _pretty_xml(text: str) -> str:
-    if "<!ENTITY" in text or "<!entity" in text:
+    if "<!ENTITY" in text or "<!entity" in text or len(text) > MAX_PRETTY:
         return text  # never expand entities (billion laughs); the text is shown as sent
     from xml.dom import minidom
     from xml.parsers.expat import ExpatError
 
     try:
         pretty = minidom.parseString(text.encode()).toprettyxml(indent="  ")
-    except (ExpatError, ValueError):
+    except (ExpatError, ValueError, RecursionError):
         return text
     return "\n".join(line for line in pretty.split("\n") if line.strip())
 

@@ -98,7 +98,7 @@ def make_client(policy: Policy, settings: Settings) -> "httpx.AsyncClient":
     if settings.proxy is not None:
         # Through a proxy the proxy resolves and dials; `fetch` checks the name beforehand.
         proxy = None if settings.proxy == "env" else settings.proxy
-        return httpx.AsyncClient(proxy=proxy, trust_env=settings.proxy == "env")
+        return httpx.AsyncClient(proxy=proxy, trust_env=settings.proxy == "env", timeout=None)
     import httpcore
 
     from .pinned import PinnedBackend
@@ -113,7 +113,8 @@ def make_client(policy: Policy, settings: Settings) -> "httpx.AsyncClient":
         max_connections=20,
         keepalive_expiry=30.0,
     )
-    return httpx.AsyncClient(transport=transport, trust_env=False)
+    # No timeout of httpx's own (5 s between two reads): the fetch's one deadline decides.
+    return httpx.AsyncClient(transport=transport, trust_env=False, timeout=None)
 
 
 async def fetch(
