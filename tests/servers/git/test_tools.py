@@ -359,3 +359,27 @@ async def test_long_reads_report_progress(repos: Repos) -> None:
     assert [line["line"] for line in lines] == list(range(1, len(lines) + 1))
     assert lines[-1]["text"] == f"needle {len(lines) - 1}"
     assert tokens == {"grep", "blame"}
+
+
+async def test_pages_reach_past_the_output_cap_and_an_oversized_commit_says_so(
+    repos: Repos,
+) -> None:
+    from mcpkit_git.runner import Settings
+
+    content = "".join(f"line {n:05}\n" for n in range(500))  # 5,500 bytes
+    (repos.repo / "long.txt").write_text(content)
+    git(repos.repo, "add", "long.txt")
+    git(repos.repo, "commit", "-q", "-m", "a subject of " + "x" * 2000)
+    show = {"repo_path": str(repos.repo), "revision": "HEAD", "path": "long.txt"}
+    pages: list[str] = []
+    async with repos.serve(settings=Settings(max_output=1000)) as client:
+        offset: int | None = 0
+        while offset is not None and len(pages) < 20:
+            got = await client.call_tool("git_show", {**show, "offset": offset, "max_bytes": 700})
+            pages.append(got["structuredContent"]["text"])
+            offset = got["structuredContent"]["next_offset"]
+        log = await client.call_tool("git_log", {"repo_path": str(repos.repo), "max_count": 1})
+    assert "".join(pages) == content  # each page within the cap, however far in
+    assert len(pages) == 8
+    assert log["isError"] is True
+    assert "larger than the output cap: skip past it (skip=1)" in text_of(log)

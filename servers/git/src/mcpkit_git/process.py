@@ -59,8 +59,12 @@ async def communicate(
     env: dict[str, str],
     cap: int,
     on_output: Tick | None = None,
+    skip: int = 0,
 ) -> Result:
     """Run `argv` and return its output, stopping it once standard output passes `cap`.
+
+    The first `skip` bytes of standard output are read and dropped: the cap is on what
+    is kept, so a page far into a long output is not cut to nothing.
 
     Cancelling the call stops the process and its group (see `stop`).
 
@@ -72,6 +76,7 @@ async def communicate(
     assert process.stderr is not None
     out = bytearray()
     err = bytearray()
+    read = 0  # bytes of standard output, skipped ones included
     truncated = False
     try:
         # Both pipes are read as they fill (git would block on a full one), woken by one
@@ -89,9 +94,11 @@ async def communicate(
                     if key.fileobj is process.stderr:
                         err.extend(chunk[: MAX_ERRORS - len(err)])  # the rest is dropped
                         continue
-                    out.extend(chunk)
+                    read += len(chunk)
+                    dropped = min(len(chunk), skip - (read - len(chunk)))
+                    out.extend(chunk[max(dropped, 0) :])
                     if on_output is not None and chunk:
-                        await on_output(len(out))
+                        await on_output(read)
                     if len(out) > cap:
                         truncated = True
                         del out[cap:]

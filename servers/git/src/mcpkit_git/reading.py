@@ -80,13 +80,11 @@ async def page(
     git: Git, args: Sequence[str], offset: int, max_bytes: int, tick: Tick | None = None
 ) -> Page:
     """Return the page of `git args`'s output from byte `offset`, at most `max_bytes` long."""
-    result = await git.run(args, max_bytes=offset + max_bytes, on_output=tick)
-    body = result.stdout[offset:]
-    truncated = result.truncated
+    result = await git.run(args, max_bytes=max_bytes, skip=offset, on_output=tick)
     return Page(
-        text=body.decode("utf-8", "replace"),
-        truncated=truncated,
-        next_offset=offset + len(body) if truncated else None,
+        text=result.stdout.decode("utf-8", "replace"),
+        truncated=result.truncated,
+        next_offset=offset + len(result.stdout) if result.truncated else None,
     )
 
 
@@ -163,6 +161,11 @@ async def log(
     args += ["--end-of-options", *revisions, "--", *git.paths(paths)[1:]]
     result = await git.run(args, on_output=tick)
     read = parse.commits(result.stdout)  # a record cut by the cap is left out
+    if result.truncated and not read:  # paging on would ask for the same commit again
+        raise GitError(
+            f"The commit after the first {skip} is larger than the output cap: skip past it"
+            f" (skip={skip + 1}) or narrow the log (paths, a revision range)."
+        )
     found = read[:max_count]
     more = result.truncated or len(read) > max_count
     return Log(commits=found, next_skip=skip + len(found) if more else None)

@@ -44,6 +44,7 @@ class Git:
         max_bytes: int | None = None,
         on_output: Tick | None = None,
         literal: bool = True,
+        skip: int = 0,
     ) -> Result:
         """Run `git args` in the repository (`literal`: pathspecs have no magic).
 
@@ -66,6 +67,7 @@ class Git:
                 max_bytes=max_bytes,
                 log=self.log,
                 on_output=on_output,
+                skip=skip,
             )
         except (GitFailed, TimedOut) as exc:
             raise GitError(str(exc)) from None

@@ -215,11 +215,13 @@ class Runner:
         max_bytes: int | None = None,
         log: Log | None = None,
         on_output: Tick | None = None,
+        skip: int = 0,
     ) -> Result:
         """Run `git args` in `cwd` and return its result.
 
         `env` adds variables (e.g. `GIT_CEILING_DIRECTORIES`); `max_bytes` caps standard
-        output (default: the operator's cap; the rest is cut and `truncated` set);
+        output (default: the operator's cap; the rest is cut and `truncated` set) after its
+        first `skip` bytes, which are dropped;
         `on_output(n)` hears the number of bytes read so far.
 
         Raises:
@@ -235,7 +237,7 @@ class Runner:
         status: int | None = None
         try:
             with anyio.fail_after(self.settings.timeout):
-                result = await communicate(argv, cwd, environment, cap, on_output)
+                result = await communicate(argv, cwd, environment, cap, on_output, skip)
             status = result.status
         except TimeoutError:
             raise TimedOut(
