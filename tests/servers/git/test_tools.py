@@ -1,5 +1,6 @@
 """mcp-git's tools through the in-memory client: what each returns, typed and as text."""
 
+import tracemalloc
 from typing import Any
 
 from servers.git.conftest import Repos, git, text_of
@@ -383,3 +384,20 @@ async def test_pages_reach_past_the_output_cap_and_an_oversized_commit_says_so(
     assert len(pages) == 8
     assert log["isError"] is True
     assert "larger than the output cap: skip past it (skip=1)" in text_of(log)
+
+
+async def test_grep_reads_only_what_its_results_need(repos: Repos) -> None:
+    (repos.repo / "many.txt").write_text("a match\n" * 200_000)
+    git(repos.repo, "add", "many.txt")
+    git(repos.repo, "commit", "-q", "-m", "many matches")
+    args = {"repo_path": str(repos.repo), "pattern": "match", "max_results": 3}
+    async with repos.serve() as client:
+        tracemalloc.start()
+        try:
+            found = await client.call_tool("git_grep", args)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert [m["line"] for m in found["structuredContent"]["matches"]] == [1, 2, 3]
+    assert found["structuredContent"]["truncated"] is True
+    assert peak < 5_000_000  # 200,000 matches are 4.4 MB of output, 60 MB as matches

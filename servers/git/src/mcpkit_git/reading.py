@@ -289,6 +289,12 @@ def _blame_lines(text: str) -> list[BlameLine]:
     return lines
 
 
+GREP_BYTES_AT_FIRST = 64 * 1024
+GREP_BYTES_PER_RESULT = 2048
+"""Output read for each result asked: git grep goes on to the last match, and the 8 MiB
+that a million short matches fill took 270 MiB to read as matches, for max_results 1."""
+
+
 async def grep(
     git: Git,
     pattern: str,
@@ -311,12 +317,14 @@ async def grep(
         [*args, *rev, "--", *git.paths(paths)[1:]],
         on_output=tick,
         check=False,
+        max_bytes=GREP_BYTES_AT_FIRST + GREP_BYTES_PER_RESULT * max_results,
     )
     if result.status not in (0, 1):
         raise GitError(result.error or "git grep failed")
     prefix = f"{rev[0]}:" if rev else ""
     matches: list[Match] = []
-    for row in result.text.split("\n"):  # not splitlines: a name may hold U+2028
+    rows = result.text.split("\n")  # not splitlines: a name may hold U+2028
+    for row in rows[:-1] if result.truncated else rows:  # a row cut by the cap is left out
         fields = row.split("\x00", 2)
         if len(fields) == 3:
             name = fields[0][len(prefix) :] if prefix else fields[0]
