@@ -270,8 +270,8 @@ async def test_blame_grep_ls_files_merge_base(repos: Repos) -> None:
     assert blame["lines"][0]["summary"] == "first"
     assert [line["text"] for line in ranged["lines"]] == ["beta"]
     assert {(m["path"], m["line"]) for m in found["matches"]} == {("a.txt", 2), ("b.txt", 1)}
-    assert files == {"files": ["a.txt"]}
-    assert at_main == {"files": ["a.txt", "b.txt"]}
+    assert files == {"files": ["a.txt"], "truncated": False}
+    assert at_main == {"files": ["a.txt", "b.txt"], "truncated": False}
     assert base == {"merge_base": first}
 
 
@@ -384,6 +384,23 @@ async def test_pages_reach_past_the_output_cap_and_an_oversized_commit_says_so(
     assert len(pages) == 8
     assert log["isError"] is True
     assert "larger than the output cap: skip past it (skip=1)" in text_of(log)
+
+
+async def test_ls_files_lists_at_most_what_is_asked_and_says_more_follow(repos: Repos) -> None:
+    names = [f"f{n:04}.txt" for n in range(1500)]
+    for name in names:
+        (repos.repo / name).write_text("")
+    git(repos.repo, "add", ".")
+    git(repos.repo, "commit", "-q", "-m", "many files")
+    args = {"repo_path": str(repos.repo), "max_files": 1000}
+    async with repos.serve() as client:
+        listed = (await client.call_tool("git_ls_files", args))["structuredContent"]
+        at_head = (await client.call_tool("git_ls_files", {**args, "revision": "HEAD"}))[
+            "structuredContent"
+        ]
+    for files in (listed, at_head):
+        assert files["truncated"] is True
+        assert files["files"] == sorted([*names, "a.txt", "b.txt"])[:1000]
 
 
 async def test_grep_reads_only_what_its_results_need(repos: Repos) -> None:

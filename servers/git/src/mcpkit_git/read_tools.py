@@ -39,9 +39,10 @@ class MergeBase(TypedDict):
 
 
 class Files(TypedDict):
-    """Tracked file paths."""
+    """Tracked file paths, and whether more were left out (ask for more, or narrow paths)."""
 
     files: list[str]
+    truncated: bool
 
 
 def register_read_tools(app: Server) -> None:
@@ -245,10 +246,14 @@ def register_more_read_tools(app: Server) -> None:
         repo_path: RepoPath,
         revision: str | None = None,
         paths: Paths = None,
+        max_files: Annotated[int, Param(ge=1, le=100_000)] = 10_000,
     ) -> Files:
         """List the files git tracks (in the index, or at a revision)."""
         git = await repos.open(ctx, repo_path)
-        return Files(files=await reading.ls_files(git, revision=revision, paths=paths))
+        files, truncated = await reading.ls_files(
+            git, revision=revision, paths=paths, max_files=max_files
+        )
+        return Files(files=files, truncated=truncated)
 
     @app.tool(title="Common ancestor", annotations=READ, text=render.merge_base)
     async def git_merge_base(

@@ -289,6 +289,8 @@ def _blame_lines(text: str) -> list[BlameLine]:
     return lines
 
 
+FILE_NAME_BYTES = 1024
+"""Output read for each file name asked for (most are far shorter)."""
 GREP_BYTES_AT_FIRST = 64 * 1024
 GREP_BYTES_PER_RESULT = 2048
 """Output read for each result asked: git grep goes on to the last match, and the 8 MiB
@@ -334,17 +336,26 @@ async def grep(
 
 
 async def ls_files(
-    git: Git, *, revision: str | None = None, paths: Sequence[str] | None = None
-) -> list[str]:
-    """Return tracked files (in the index, or in the tree of `revision`)."""
+    git: Git,
+    *,
+    revision: str | None = None,
+    paths: Sequence[str] | None = None,
+    max_files: int = 10_000,
+) -> tuple[list[str], bool]:
+    """Return tracked files (in the index, or at `revision`) and whether more were left out.
+
+    At most `max_files` are read: a million names would fill the output cap and memory.
+    """
     checked = git.paths(paths)[1:]
     if revision is not None:  # ls-tree takes no `--`: its paths follow --end-of-options
         tree = await git.revision(revision)
         args = ["ls-tree", "-r", "-z", "--name-only", "--end-of-options", tree, *checked]
     else:
         args = ["ls-files", "-z", "--cached", "--", *checked]
-    result = await git.run(args)
-    return [name for name in result.text.split("\x00") if name]
+    result = await git.run(args, max_bytes=max_files * FILE_NAME_BYTES)
+    names = result.text.split("\x00")
+    names = names[:-1] if result.truncated else [name for name in names if name]  # cut: out
+    return names[:max_files], result.truncated or len(names) > max_files
 
 
 async def merge_base(git: Git, a: str, b: str) -> str | None:

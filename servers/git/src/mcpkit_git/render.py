@@ -74,7 +74,12 @@ def matches(value: Any) -> str:
 
 def files(value: Any) -> str:
     """Render file paths, one per line."""
-    return "\n".join(value["files"]) or "(no files)"
+    listed = "\n".join(value["files"]) or "(no files)"
+    return (
+        f"{listed}\n(more files follow: narrow paths or raise max_files)"
+        if value["truncated"]
+        else listed
+    )
 
 
 def merge_base(value: Any) -> str:

@@ -216,7 +216,9 @@ async def complete_path(
     if git is None:
         return []
     try:
-        files = await reading.ls_files(git, revision=arguments.get("ref") or "HEAD")
+        files, _ = await reading.ls_files(
+            git, revision=arguments.get("ref") or "HEAD", max_files=100_000
+        )
     except GitError:
         return []
     return [name for name in files if name.startswith(value)][:MAX_COMPLETIONS]
