@@ -418,3 +418,20 @@ async def test_grep_reads_only_what_its_results_need(repos: Repos) -> None:
     assert [m["line"] for m in found["structuredContent"]["matches"]] == [1, 2, 3]
     assert found["structuredContent"]["truncated"] is True
     assert peak < 5_000_000  # 200,000 matches are 4.4 MB of output, 60 MB as matches
+
+
+async def test_blame_of_a_long_file_comes_a_part_at_a_time(repos: Repos) -> None:
+    (repos.repo / "long.txt").write_text("".join(f"line {n}\n" for n in range(60_000)))
+    git(repos.repo, "add", "long.txt")
+    git(repos.repo, "commit", "-q", "-m", "long")
+    path = {"repo_path": str(repos.repo), "path": "long.txt"}
+    async with repos.serve() as client:
+        first = (await client.call_tool("git_blame", path))["structuredContent"]
+        last = len(first["lines"])
+        rest = (await client.call_tool("git_blame", {**path, "start_line": last + 1}))[
+            "structuredContent"
+        ]
+    assert first["truncated"] is True
+    assert 5_000 < last < 60_000
+    assert [line["line"] for line in first["lines"]] == list(range(1, last + 1))
+    assert rest["lines"][0]["text"] == f"line {last}"

@@ -247,10 +247,13 @@ async def blame(
         args.append(f"-L{start_line or 1},{end_line or ''}")
     if revision is not None:  # an object name: git blame 2.39 mistakes --end-of-options
         args.append(await git.revision(revision))
-    result = await git.run([*args, "--", relative], on_output=tick)
-    lines = _blame_lines(result.text)
+    result = await git.run([*args, "--", relative], on_output=tick, max_bytes=BLAME_BYTES)
+    text = result.text
+    if result.truncated:  # the last row, and the last line's rows, may be cut
+        text = text[: text.rfind("\n")]
+    lines = _blame_lines(text)
     if result.truncated and lines:
-        lines.pop()  # perhaps cut in the middle
+        lines.pop()
     return Blame(path=relative, lines=lines, truncated=result.truncated)
 
 
@@ -289,6 +292,9 @@ def _blame_lines(text: str) -> list[BlameLine]:
     return lines
 
 
+BLAME_BYTES = 1024 * 1024
+"""Blame output read at once (some 15,000 lines): a 1.5-million-line file made a 23 MB
+answer; the rest is a start_line away."""
 FILE_NAME_BYTES = 1024
 """Output read for each file name asked for (most are far shorter)."""
 GREP_BYTES_AT_FIRST = 64 * 1024
