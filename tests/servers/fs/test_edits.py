@@ -2,6 +2,8 @@
 
 import codecs
 import random
+import time
+import tracemalloc
 import unicodedata
 
 import pytest
@@ -199,3 +201,28 @@ def test_a_diff_is_cut_at_its_cap_and_says_so(tree: Tree, monkeypatch: pytest.Mo
     assert (tree.root / "many.txt").read_text().count("new") == 500  # the edit is whole
     small = writing.edit(tree.sandbox, "many.txt", [Edit("row 7 new", "row 7")])
     assert "goes on" not in small["diff"]
+
+
+def test_an_edit_of_many_repeated_lines_that_matches_nowhere_fails_in_time(tree: Tree) -> None:
+    # Each line of oldText voted once per equal file line, and every start compared every
+    # line: a 2.5 KB oldText against a 1 MB file took two minutes.
+    (tree.root / "same.txt").write_text("xxxx\n" * 200_000)
+    started = time.monotonic()
+    with pytest.raises(FsError, match="oldText was not found"):
+        writing.edit(tree.sandbox, "same.txt", [Edit("xxxx\n" * 500 + "nomatch", "y")])
+    assert time.monotonic() - started < 5
+
+
+def test_an_edit_whose_result_would_be_huge_is_refused_before_it_is_made(tree: Tree) -> None:
+    (tree.root / "as.txt").write_text("a\n" * 100_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(FsError, match="over the 16,777,216 a file may be edited to"):
+            writing.edit(
+                tree.sandbox, "as.txt", [Edit("a", "b" * 5000, replace_all=True)], dry_run=True
+            )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000  # the replacement alone would have been 500 MB
+    assert (tree.root / "as.txt").read_text() == "a\n" * 100_000

@@ -26,6 +26,10 @@ NEAR_ENOUGH = 0.9  # a place this similar is the one meant: the search ends ther
 # Characters tell a typo apart best, but comparing them takes time that grows with the
 # square of their number (3 s for 20,000): a longer oldText is compared line by line.
 MAX_COMPARED_CHARS = 2000
+MAX_VOTES_PER_LINE = 3  # a line oldText repeats more often tells no place apart
+MAX_RESULT_CHARS = 16 * 1024 * 1024
+"""Characters an edited text may have: replacing every "a" of a 200 KB file with 5,000
+characters would make a gigabyte before anything could refuse it."""
 
 
 class EditMismatch(ValueError):
@@ -57,9 +61,12 @@ def _apply(text: str, edit: Edit, number: int) -> tuple[str, int]:
     if not edit.old:
         raise EditMismatch(f"Edit {number}: oldText is empty; give the exact text to replace.")
     if edit.replace_all and edit.old in text:
-        return text.replace(edit.old, edit.new), text.count(edit.old)
+        count = text.count(edit.old)
+        _check_size(text, edit, count, number)
+        return text.replace(edit.old, edit.new), count
     starts = _occurrences(text, edit.old)
     if len(starts) == 1:
+        _check_size(text, edit, 1, number)
         return text.replace(edit.old, edit.new, 1), 1
     if starts:
         lines = ", ".join(str(text.count("\n", 0, start) + 1) for start in starts)
@@ -85,6 +92,16 @@ def _apply(text: str, edit: Edit, number: int) -> tuple[str, int]:
     raise EditMismatch(f"Edit {number}: oldText was not found. {_near_miss(text, edit.old)}")
 
 
+def _check_size(text: str, edit: Edit, count: int, number: int) -> None:
+    """Refuse an edit whose result would pass MAX_RESULT_CHARS, before it is made."""
+    size = len(text) + count * (len(edit.new) - len(edit.old))
+    if size > MAX_RESULT_CHARS:
+        raise EditMismatch(
+            f"Edit {number}: the edited text would be {size:,} characters, over the"
+            f" {MAX_RESULT_CHARS:,} a file may be edited to; nothing was changed."
+        )
+
+
 def _occurrences(text: str, old: str) -> list[int]:
     """Return where `old` starts in `text`, overlapping ones too, `MAX_SHOWN_LINES` at most."""
     starts: list[int] = []
@@ -106,11 +123,18 @@ def _apply_ignoring_indentation(text: str, edit: Edit, number: int) -> str | Non
     lines = text.split("\n")
     wanted = [line.strip() for line in edit.old.strip("\n").split("\n")]
     size = len(wanted)
-    starts = [
-        i
-        for i in range(len(lines) - size + 1)
-        if [line.strip() for line in lines[i : i + size]] == wanted
-    ]
+    # The stripped lines are searched as one text (str.find): comparing line lists at
+    # every start took time in the file's lines times oldText's, an hour for a long one.
+    stripped = "\n" + "\n".join(line.strip() for line in lines) + "\n"
+    needle = "\n" + "\n".join(wanted) + "\n"
+    starts: list[int] = []
+    line, counted = 0, 0
+    found = stripped.find(needle)
+    while found != -1:
+        line += stripped.count("\n", counted, found)
+        counted = found
+        starts.append(line)
+        found = stripped.find(needle, found + 1)
     if len(starts) > 1:
         shown = ", ".join(str(start + 1) for start in starts[:MAX_SHOWN_LINES])
         raise EditMismatch(
@@ -160,6 +184,7 @@ def _likely_starts(lines: list[str], wanted: list[str], last_start: int) -> list
     for offset, line in enumerate(wanted):
         if len(key := line.strip()) >= 4:
             offsets.setdefault(key, []).append(offset)
+    offsets = {key: found for key, found in offsets.items() if len(found) <= MAX_VOTES_PER_LINE}
     votes: Counter[int] = Counter()
     for number, line in enumerate(lines):
         for offset in offsets.get(line.strip(), ()):
