@@ -7,6 +7,7 @@ import os
 import random
 import shutil
 import subprocess
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -228,6 +229,26 @@ def test_one_file_search_counts_lines_as_read_text_file_does(
     (match,) = found["matches"]
     line = reading.read_text(tree.sandbox, "mac.txt", offset=match["line"], limit=1)
     assert (match["line"], line["content"]) == (3, "the needle\r")
+
+
+def test_a_regex_slow_on_every_line_gives_up_after_its_time_in_all(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each line took just under LINE_SECONDS, so none was given up on: a file of such
+    # lines took as many seconds as it has lines, in a thread no cancellation stops.
+    monkeypatch.setattr(finders, "SEARCH_SECONDS", 0.5)
+    (tree.root / "slow.txt").write_text(("a" * 500 + "\n") * 4)  # (a+)+b: 0.6 s a line
+    started = time.monotonic()
+    with pytest.raises(FsError, match=r"took over 0.5 s in all"):
+        content_search.search_content(tree.sandbox, "slow.txt", "(a+)+b", is_regex=True, exclude=[])
+    assert time.monotonic() - started < 3
+
+
+def test_an_expression_nested_too_deeply_to_compile_is_a_clear_error(tree: Tree) -> None:
+    (tree.root / "a.txt").write_text("a\n")
+    nested = "(" * 5000 + "a" + ")" * 5000  # the regex module's parser recurses
+    with pytest.raises(FsError, match="nested too deeply"):
+        content_search.search_content(tree.sandbox, "a.txt", nested, is_regex=True, exclude=[])
 
 
 @pytest.mark.parametrize(

@@ -4,12 +4,15 @@ A regular expression comes from the model, and some take exponential time to fai
 (`^(a|a)*$` against a line of `a`s and a `!`). Python's `re` holds the GIL while it
 matches, so one such search would freeze every request of the server, cancellations
 included. Expressions therefore run in the `regex` module, which reads the same syntax,
-lets other threads run while it matches, and gives up on a line after `LINE_SECONDS`.
+lets other threads run while it matches, and gives up on a line after `LINE_SECONDS` and
+on a whole search after `SEARCH_SECONDS` of matching (a file of lines that each take just
+under a second would otherwise take hours, in a thread a cancellation cannot stop).
 Literal text, which cannot backtrack, keeps to `re`: the per-line call costs a fifth.
 An expression that would compile into too much memory is refused first (`expression_size`).
 """
 
 import re
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -33,6 +36,7 @@ Prefilter = Callable[[bytes], bool]
 BlockTest = Callable[[str], bool]
 
 LINE_SECONDS = 1.0  # far beyond what any real line takes
+SEARCH_SECONDS = 15.0  # matching time for one search: a real one spends a fraction
 # What lets an expression look past the ends of a line: lookarounds, \A \Z \z \G, verbs
 # such as (*SKIP), and turning MULTILINE off.
 _LOOKS_PAST_LINES = re.compile(r"\(\?<?[=!]|\\[AZzG]|\(\*|\(\?[a-zA-Z]*-[a-zA-Z]*m")
@@ -76,11 +80,12 @@ def byte_prefilter(query: str, *, case_sensitive: bool) -> Prefilter | None:
 
 
 def expression(query: str, *, case_sensitive: bool) -> Find:
-    """Return the `Find` of the regular expression `query`, bounded in time per line.
+    """Return the `Find` of the regular expression `query`, bounded in time per line and in all.
 
     Raises:
         FsError: the expression is invalid; `find` raises it for a line that takes over
-            `LINE_SECONDS`.
+            `LINE_SECONDS`, once the search has matched for `SEARCH_SECONDS`, or when the
+            expression needs more memory than there is (a recursive one, say).
     """
     import regex  # here, not at start-up: it takes some 0.1 s to import
 
@@ -89,18 +94,39 @@ def expression(query: str, *, case_sensitive: bool) -> Find:
         pattern = regex.compile(query, regex.V0 | (0 if case_sensitive else regex.IGNORECASE))
     except regex.error as exc:
         raise FsError(f"Invalid regular expression: {exc}. Fix it or set is_regex=false.") from None
+    except RecursionError:
+        raise FsError("The regular expression is nested too deeply to compile.") from None
+    left = SEARCH_SECONDS
 
     def find(line: str) -> Hit | None:
+        nonlocal left
+        if left <= 0:
+            raise _too_slow(f"{SEARCH_SECONDS:g} s in all")
+        started = time.monotonic()
         try:
-            return pattern.search(line, concurrent=True, timeout=LINE_SECONDS)
+            return pattern.search(line, concurrent=True, timeout=min(LINE_SECONDS, left))
         except TimeoutError:
-            raise FsError(
-                f"The regular expression took over {LINE_SECONDS:g} s on one line: it"
-                " backtracks too much. Simplify it (avoid nested or overlapping repeats"
-                " such as (a+)+ or (a|a)*), or search for literal text."
+            on_line = left > LINE_SECONDS
+            raise _too_slow(
+                f"{LINE_SECONDS:g} s on one line" if on_line else f"{SEARCH_SECONDS:g} s in all"
             ) from None
+        except MemoryError:
+            raise FsError(
+                "The regular expression needs more memory than there is (a recursive one,"
+                " such as (?R), say): simplify it."
+            ) from None
+        finally:
+            left -= time.monotonic() - started
 
     return find
+
+
+def _too_slow(limit: str) -> FsError:
+    return FsError(
+        f"The regular expression took over {limit}: it backtracks too much. Simplify it"
+        " (avoid nested or overlapping repeats such as (a+)+ or (a|a)*), narrow the search,"
+        " or search for literal text."
+    )
 
 
 def block_test(query: str, *, case_sensitive: bool) -> BlockTest | None:
