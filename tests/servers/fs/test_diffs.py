@@ -3,6 +3,7 @@
 import random
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,28 @@ def test_a_diff_of_long_lines_is_cut_within_a_line(monkeypatch: pytest.MonkeyPat
     assert 1000 <= len(diff) < 1100
     assert diff.endswith("\n[the diff goes on: cut after 1,000 characters]\n")
     assert diff.startswith("--- old\n+++ new\n@@ -1 +1 @@\n-aaa")
+
+
+def test_texts_of_lines_that_recur_everywhere_diff_in_time_and_still_apply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 40,000 lines of 120 values each: difflib weighed every pair of equal lines, 6.6 s
+    # here and hours at 200,000. The changed middle now comes as one change.
+    monkeypatch.setattr(diffs, "MAX_DIFF_CHARS", 10_000_000)  # to apply it whole
+    chance = random.Random(5)
+    before, after = (
+        "".join(f"v{chance.randrange(120)}\n" for _ in range(40_000)) for _ in range(2)
+    )
+    started = time.monotonic()
+    diff = unified_diff(before, after, "f", "f")
+    assert time.monotonic() - started < 2
+    (tmp_path / "f").write_text(before)
+    subprocess.run(
+        [_tool("patch"), "--quiet", "-p0", "f"],
+        cwd=tmp_path,
+        input=diff,
+        text=True,
+        check=True,
+        capture_output=True,
+    )
+    assert (tmp_path / "f").read_text() == after

@@ -6,11 +6,16 @@ of repeated lines (a log, a CSV): difflib's matcher treats lines that recur thro
 long text as noise, and would otherwise rewrite half the file around a one-line change.
 """
 
+from collections import Counter
 from collections.abc import Iterator
 
 from .text import bare_lines, common_ends, one_line
 
 MAX_DIFF_CHARS = 256 * 1024  # as much as a read returns by default
+MAX_MATCHING_PAIRS = 5_000_000
+"""Pairs of equal lines difflib may weigh. Its matching takes time in about that number,
+which lines that recur everywhere make the square of the text (two files of 200,000 lines
+of 120 values took hours): past it, the changed middle is shown as one change."""
 NO_NEWLINE = "\\ No newline at end of file"
 # Marks a text's last line when no line ending follows it. Bare lines never hold "\n", so
 # the marked line differs from the same line ended, as `diff` has it.
@@ -52,14 +57,19 @@ def _diff_lines(
     import difflib  # here, not at start-up: only an edit or a comparison needs it
 
     head, tail = common_ends(old, new)
-    matcher = difflib.SequenceMatcher(
-        None, old[head : len(old) - tail], new[head : len(new) - tail]
-    )
+    old_middle, new_middle = old[head : len(old) - tail], new[head : len(new) - tail]
+    counts = Counter(new_middle)
+    if sum(counts[line] for line in old_middle) > MAX_MATCHING_PAIRS:
+        groups = [[("replace", 0, len(old_middle), 0, len(new_middle))]]
+    else:
+        groups = list(
+            difflib.SequenceMatcher(None, old_middle, new_middle).get_grouped_opcodes(context)
+        )
     # The middle parts begin and end with a change: shifted by `head`, their first and
     # last hunks take their context from the lines set aside.
     hunks = [
         [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in group]
-        for group in matcher.get_grouped_opcodes(context)
+        for group in groups
     ]
     lead, trail = min(context, head), min(context, tail)
     hunks[0].insert(0, ("equal", head - lead, head, head - lead, head))

@@ -139,6 +139,7 @@ def register_read_tools(app: Server) -> None:
             path_b,
             context=context_lines,
             done=f"compared {path_a} and {path_b}",
+            heavy=True,  # two files of 16 MiB: it takes its turn among walks
         )
 
 
