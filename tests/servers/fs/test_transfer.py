@@ -283,3 +283,24 @@ def test_recursive_delete_never_follows_links(tree: Tree) -> None:
     (tree.root / "sub" / "escape").symlink_to(tree.out)
     transfer.delete(tree.sandbox, "sub", recursive=True)
     assert (tree.out / "secret.txt").exists()
+
+
+def test_a_copy_keeps_the_holes_of_a_sparse_file(tree: Tree) -> None:
+    # Written out whole, a 1 GiB file of holes took 1 GiB of disk: one of a terabyte, or a
+    # tree of them, would fill it.
+    size = 1 << 30
+    with (tree.root / "sparse.bin").open("wb") as file:
+        file.truncate(size)
+        file.seek(size // 2)
+        file.write(b"data in the middle")
+    (tree.root / "holes").mkdir()
+    os.link(tree.root / "sparse.bin", tree.root / "holes" / "again.bin")
+    transfer.copy(tree.sandbox, "sparse.bin", "copy.bin")
+    transfer.copy(tree.sandbox, "holes", "holes-copy", recursive=True)
+    for copied in (tree.root / "copy.bin", tree.root / "holes-copy" / "again.bin"):
+        status = copied.stat()
+        assert status.st_size == size
+        assert status.st_blocks * 512 < 16 * 1024 * 1024
+        with copied.open("rb") as file:
+            file.seek(size // 2 - 4)
+            assert file.read(22) == b"\0" * 4 + b"data in the middle"

@@ -6,9 +6,9 @@ temporary file in the same directory, then `os.replace`, which replaces a name a
 writes through a link.
 """
 
+import errno
 import os
 import secrets
-import shutil
 import stat
 from contextlib import suppress
 from typing import BinaryIO
@@ -131,7 +131,7 @@ def write_atomic(
             if isinstance(data, bytes):
                 file.write(data)
             else:
-                shutil.copyfileobj(data, file)
+                copy_stored(data, file)
             if mode is not None:
                 os.fchmod(file.fileno(), mode & PERMISSIONS)
             file.flush()
@@ -146,6 +146,41 @@ def write_atomic(
         with suppress(FileNotFoundError):
             os.unlink(temporary, dir_fd=place.dir_fd)
         raise explain(exc, place.shown) from None
+
+
+COPY_BLOCK = 1024 * 1024
+
+
+def copy_stored(source: BinaryIO, target: BinaryIO) -> None:
+    """Copy the file `source` into the empty file `target` as it is stored: holes stay holes.
+
+    Written out whole, a file of holes (`truncate -s 1T`, a few KiB on disk) would fill
+    the disk. Only the parts that hold data are copied (`SEEK_DATA`, `SEEK_HOLE`; where a
+    filesystem cannot tell, all of it is data), then `target` is given the full size.
+    """
+    source.flush()
+    target.flush()
+    src, dst = source.fileno(), target.fileno()
+    size = os.fstat(src).st_size
+    position = 0
+    while position < size:
+        try:
+            start = os.lseek(src, position, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # no data after `position`: holes to the end
+                break
+            raise
+        end = os.lseek(src, start, os.SEEK_HOLE)
+        while start < end:
+            block = os.pread(src, min(COPY_BLOCK, end - start), start)
+            if not block:  # the file shrank meanwhile
+                break
+            written = 0
+            while written < len(block):
+                written += os.pwrite(dst, block[written:], start + written)
+            start += len(block)
+        position = max(end, start)
+    os.ftruncate(dst, size)
 
 
 def temporary_name() -> str:

@@ -5,7 +5,6 @@ what cannot be copied (FIFOs, sockets, devices), and leaves nothing behind if it
 """
 
 import os
-import shutil
 import stat
 from contextlib import suppress
 from typing import BinaryIO
@@ -15,6 +14,7 @@ from .files import (
     FILE_FLAGS,
     NEW_FLAGS,
     PERMISSIONS,
+    copy_stored,
     open_directory,
     open_read,
     temporary_name,
@@ -154,7 +154,7 @@ def _copy_file(source: BinaryIO, name: str, dst_fd: int, mode: int) -> bool:
         if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):  # swapped since the listing
             return False
         with os.fdopen(os.open(name, NEW_FLAGS, 0o600, dir_fd=dst_fd), "wb") as target:
-            shutil.copyfileobj(source, target)
+            copy_stored(source, target)
             os.fchmod(target.fileno(), stat.S_IMODE(mode) & PERMISSIONS)
     return True
 
