@@ -2,6 +2,8 @@
 
 import hashlib
 import os
+import random
+import tracemalloc
 
 import pytest
 
@@ -133,3 +135,47 @@ def test_allowed_directories(tree: Tree) -> None:
         (str(tree.root), False),
         (str(tree.out), True),
     ]
+
+
+def test_pages_of_a_large_directory_are_the_pages_of_the_whole_listing(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(listing, "PRUNE_AFTER", 3)  # prune often: what a listing keeps is cut
+    chance = random.Random(11)
+    for n in chance.sample(range(1000), 300):
+        (tree.root / f"f{n:03}").write_bytes(b"x" * chance.randrange(100))
+    for n in chance.sample(range(1000), 40):
+        (tree.root / f"d{n:03}").mkdir()
+    whole = listing.list_directory(tree.sandbox, ".", limit=10_000)
+    sized = listing.list_directory_with_sizes(tree.sandbox, ".", sort_by="size", limit=10_000)
+    for offset in (0, 7, 150, 333):
+        page = listing.list_directory(tree.sandbox, ".", offset=offset, limit=9)
+        assert listing.named_entries(page) == listing.named_entries(whole)[offset : offset + 9]
+        by_size = listing.list_directory_with_sizes(
+            tree.sandbox, ".", sort_by="size", offset=offset, limit=9
+        )
+        assert by_size["entries"] == sized["entries"][offset : offset + 9]
+        assert (by_size["total_entries"], by_size["total_size"]) == (
+            sized["total_entries"],
+            sized["total_size"],
+        )
+    assert [e["size"] or 0 for e in sized["entries"]] == sorted(
+        (e["size"] or 0 for e in sized["entries"]), reverse=True
+    )
+
+
+def test_a_page_of_a_huge_directory_holds_the_page_not_the_directory(tree: Tree) -> None:
+    huge = tree.root / "huge"
+    huge.mkdir()
+    for n in range(60_000):
+        (huge / f"{n:08}-a-name-as-long-as-many-are-in-real-trees").touch()
+    tracemalloc.start()
+    try:
+        page = listing.list_directory(tree.sandbox, "huge", limit=10)
+        sized = listing.list_directory_with_sizes(tree.sandbox, "huge", sort_by="size", limit=10)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (page["total_entries"], len(page["files"])) == (60_000, 10)
+    assert (sized["total_entries"], len(sized["entries"])) == (60_000, 10)
+    assert peak < 8_000_000  # each entry held: 20 MB, and with sizes, 50 MB
