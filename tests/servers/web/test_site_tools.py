@@ -1,7 +1,13 @@
 """The reading tools through the in-memory client: metadata, links, fields, robots, many pages."""
 
+import threading
+import time
 from typing import Any
 
+import pytest
+
+from mcpkit_web import page_tools
+from mcpkit_web.content import extract
 from servers.web.conftest import serve, text_of
 from servers.web.stub import Route, Site
 
@@ -124,3 +130,31 @@ async def test_fetch_many_reports_progress_and_keeps_going_past_failures(site: S
     assert "only http and https" in pages[6]["error"]
     assert [p["progress"] for p in progress] == [1, 2, 3, 4, 5, 6, 7]
     assert {p["total"] for p in progress} == {7}
+
+
+async def test_fetch_many_extracts_at_most_two_pages_at_once(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Extraction holds the GIL, so more at once are no faster, and each may hold 200 MB.
+    running: list[int] = []
+    lock = threading.Lock()
+    at_once = 0
+
+    def counting_extract(*args: Any, **kwargs: Any) -> Any:
+        nonlocal at_once
+        with lock:
+            at_once += 1
+            running.append(at_once)
+        time.sleep(0.05)
+        with lock:
+            at_once -= 1
+        return extract(*args, **kwargs)
+
+    monkeypatch.setattr(page_tools, "extract", counting_extract)
+    for n in range(6):
+        site.page(f"/{n}", f"<p>page {n}</p>")
+    urls = [site.url(f"/{n}") for n in range(6)]
+    async with serve() as client:
+        result = await client.call_tool("fetch_many", {"urls": urls, "concurrency": 8})
+    assert all(page["ok"] for page in result["structuredContent"]["pages"])
+    assert max(running) == page_tools.EXTRACTIONS_AT_ONCE

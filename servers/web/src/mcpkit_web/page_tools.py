@@ -3,6 +3,9 @@
 import base64
 from typing import Annotated
 
+import anyio
+from anyio.lowlevel import RunVar
+
 from mcpkit import Context, ImageContent, Param, Server, TextContent, ToolAnnotations, work
 
 from .content import Extracted, Format, extract
@@ -45,14 +48,27 @@ async def load(
     return page
 
 
+EXTRACTIONS_AT_ONCE = 2
+"""Pages extracted at once. Extraction is Python holding the GIL, so more at once are no
+faster, and each may hold some 200 MB for a 10 MB page: fetch_many of eight took 1 GB."""
+_EXTRACTIONS = RunVar[anyio.CapacityLimiter]("mcp-web extractions")
+
+
 async def readable(
     page: Fetched, *, format: Format = "markdown", selector: str | None = None, raw: bool = False
 ) -> Extracted:
     """Return the readable form of a response, extracted in a worker thread.
 
+    At most `EXTRACTIONS_AT_ONCE` run at once, in each event loop; the others wait.
+
     Raises:
         WebError: see `content.extract`.
     """
+    try:
+        limiter = _EXTRACTIONS.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(EXTRACTIONS_AT_ONCE)
+        _EXTRACTIONS.set(limiter)
     content_type = page.headers.get("content-type", "")
     return await work.run(
         extract,
@@ -63,6 +79,7 @@ async def readable(
         format=format,
         selector=selector,
         raw=raw,
+        limiter=limiter,
     )
 
 
