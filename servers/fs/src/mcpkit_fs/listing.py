@@ -10,7 +10,7 @@ import stat
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from .errors import AccessDenied, FsError
 from .files import open_directory, open_read
@@ -36,6 +36,7 @@ from .ticks import Tick, no_tick
 LOOP_ENTRIES = 2000  # what a listing may do `on_loop` (see reading.LOOP_FILE_BYTES)
 PRUNE_AFTER = 4096  # entries beyond twice a page's end that a listing holds before it prunes
 ScanT = TypeVar("ScanT")
+Sortable = TypeVar("Sortable", str, tuple[tuple[int, str], SizedEntry])  # what a listing keeps
 SortBy = Literal["name", "size"]
 
 
@@ -195,9 +196,9 @@ def _names_by_kind(
         names.append(item.name)
         count += 1
         if len(names) > 2 * keep + PRUNE_AFTER:
-            _keep_first(names, keep, str)
+            _keep_first(names, keep)
     for names in kinds.values():
-        _keep_first(names, keep, str)
+        _keep_first(names, keep)
     return tuple(kinds.values()), count
 
 
@@ -208,32 +209,25 @@ def _sized(
 
     Entries come by name, or largest first by `size` (ties by name); each costs a stat.
     """
-    order = _by_name if sort_by == "name" else _by_size
-    entries: list[SizedEntry] = []
+    by_size = sort_by == "size"
+    keyed: list[tuple[tuple[int, str], SizedEntry]] = []  # names differ: keys never tie
     count = total = 0
     for item in items:
         entry = _sized_entry(item)
-        entries.append(entry)
+        size = entry["size"] or 0
+        keyed.append(((-size if by_size else 0, entry["name"]), entry))
         count += 1
-        total += entry["size"] or 0
-        if len(entries) > 2 * keep + PRUNE_AFTER:
-            _keep_first(entries, keep, order)
-    _keep_first(entries, keep, order)
-    return entries, count, total
+        total += size
+        if len(keyed) > 2 * keep + PRUNE_AFTER:
+            _keep_first(keyed, keep)
+    _keep_first(keyed, keep)
+    return [entry for _, entry in keyed], count, total
 
 
-def _keep_first(items: list[ScanT], keep: int, key: Callable[[ScanT], Any]) -> None:
-    """Sort `items` (by `key`) and drop all but the first `keep`."""
-    items.sort(key=key)
+def _keep_first(items: list[Sortable], keep: int) -> None:
+    """Sort `items` and drop all but the first `keep`."""
+    items.sort()
     del items[keep:]
-
-
-def _by_name(entry: SizedEntry) -> str:
-    return entry["name"]
-
-
-def _by_size(entry: SizedEntry) -> tuple[int, str]:
-    return -(entry["size"] or 0), entry["name"]
 
 
 def _sized_entry(item: os.DirEntry[str]) -> SizedEntry:
