@@ -249,15 +249,9 @@ SHOW_PARTS = (
 )
 
 
-MODULE_KEYS = (
-    "config",
-    "--file",
-    ".gitmodules",
-    "--no-includes",
-    "--null",
-    "--name-only",
-    "--list",
-)
+def list_keys(*source: str) -> list[str]:
+    """Return the git command that lists the configuration's key names (or `source`'s)."""
+    return ["config", *source, "--no-includes", "--null", "--name-only", "--list"]
 
 
 def lstat_mode(path: str) -> int:
@@ -340,13 +334,11 @@ async def open_repository(
     repo = Repository(top, git_dir, common, place, read_only, ())
     # Taken before the configuration is read: a change while it is read shows next time.
     state = fingerprint(real, repo)
-    listed = await runner.run(
-        top, ["config", "--no-includes", "--null", "--name-only", "--list"], env=ceiling, log=log
-    )
-    keys = [key for key in listed.text.split("\x00") if key]
+    listed = [await runner.run(top, list_keys(), env=ceiling, log=log)]
     if stat.S_ISREG(lstat_mode(os.path.join(top, ".gitmodules"))):  # git reads no other kind
-        modules = await runner.run(top, MODULE_KEYS, env=ceiling, log=log, check=False)
-        keys += [key for key in modules.text.split("\x00") if key]
+        modules = list_keys("--file", ".gitmodules")
+        listed.append(await runner.run(top, modules, env=ceiling, log=log, check=False))
+    keys = [key for result in listed for key in result.text.split("\x00") if key]
     repo = repo._replace(overrides=driver_overrides(keys))
     if cache is not None:
         if len(cache) >= MAX_CACHED:

@@ -12,7 +12,7 @@ from typing_extensions import TypedDict
 
 from . import parse
 from .errors import GitError
-from .process import Tick
+from .process import Result, Tick
 from .repo import Git, plain
 
 DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=all")
@@ -248,12 +248,9 @@ async def blame(
     if revision is not None:  # an object name: git blame 2.39 mistakes --end-of-options
         args.append(await git.revision(revision))
     result = await git.run([*args, "--", relative], on_output=tick, max_bytes=BLAME_BYTES)
-    text = result.text
-    if result.truncated:  # the last row, and the last line's rows, may be cut
-        text = text[: text.rfind("\n")]
-    lines = _blame_lines(text)
+    lines = _blame_lines(_whole(result, "\n"))
     if result.truncated and lines:
-        lines.pop()
+        lines.pop()  # its rows may have been cut
     return Blame(path=relative, lines=lines, truncated=result.truncated)
 
 
@@ -331,8 +328,7 @@ async def grep(
         raise GitError(result.error or "git grep failed")
     prefix = f"{rev[0]}:" if rev else ""
     matches: list[Match] = []
-    rows = result.text.split("\n")  # not splitlines: a name may hold U+2028
-    for row in rows[:-1] if result.truncated else rows:  # a row cut by the cap is left out
+    for row in _whole(result, "\n").split("\n"):  # not splitlines: a name may hold U+2028
         fields = row.split("\x00", 2)
         if len(fields) == 3:
             name = fields[0][len(prefix) :] if prefix else fields[0]
@@ -359,9 +355,14 @@ async def ls_files(
     else:
         args = ["ls-files", "-z", "--cached", "--", *checked]
     result = await git.run(args, max_bytes=max_files * FILE_NAME_BYTES)
-    names = result.text.split("\x00")
-    names = names[:-1] if result.truncated else [name for name in names if name]  # cut: out
+    names = [name for name in _whole(result, "\x00").split("\x00") if name]
     return names[:max_files], result.truncated or len(names) > max_files
+
+
+def _whole(result: Result, end: str) -> str:
+    """Return the output up to its last `end`: past it, a record the output cap cut."""
+    text = result.text
+    return text[: text.rfind(end) + 1] if result.truncated else text
 
 
 async def merge_base(git: Git, a: str, b: str) -> str | None:
