@@ -71,10 +71,10 @@ class Session:
         await self._take_connection(budget)
         self.guard.budget = budget
         try:
-            with anyio.move_on_after(budget.deadline - time.monotonic()):
+            with anyio.move_on_after(budget.left()):
                 return await self._guarded(budget, work)
             budget.timed_out = True
-            raise SqliteError(explain(TimeoutError(), budget, writes=self.guard.writes))
+            raise SqliteError(out_of_time(budget))
         finally:
             self.guard.budget = None
             self.lock.release()
@@ -83,7 +83,7 @@ class Session:
         try:
             self.lock.acquire_nowait()
         except anyio.WouldBlock:
-            with anyio.move_on_after(budget.deadline - time.monotonic()) as waiting:
+            with anyio.move_on_after(budget.left()) as waiting:
                 await self.lock.acquire()
             if waiting.cancelled_caught:
                 raise SqliteError(
@@ -246,6 +246,14 @@ class Database:
         return await self.reader.run(Budget(10.0), fetch)
 
 
+def out_of_time(budget: Budget) -> str:
+    """Say that a statement ran out of its time budget, and what to do next."""
+    return (
+        f"The query ran out of its time budget ({budget.seconds:g} s) and was stopped:"
+        " narrow it (WHERE, LIMIT, an index) or raise timeout_ms."
+    )
+
+
 def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
     """Return what a sqlite3 error means for the model, and what to do next."""
     message = str(error)
@@ -262,10 +270,7 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
             " select fewer or smaller values (length(), substr()) or fewer columns."
         )
     if budget.timed_out:
-        return (
-            f"The query ran out of its time budget ({budget.seconds:g} s) and was stopped:"
-            " narrow it (WHERE, LIMIT, an index) or raise timeout_ms."
-        )
+        return out_of_time(budget)
     if message == "interrupted":
         return "The query was cancelled."
     if message.startswith("access to") and message.endswith("is prohibited"):  # see guard

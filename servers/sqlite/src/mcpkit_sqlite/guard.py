@@ -110,6 +110,10 @@ class Budget:
         self.timed_out = False
         self._cancelled = threading.Event()
 
+    def left(self) -> float:
+        """Return the seconds until the deadline (negative once it has passed)."""
+        return self.deadline - time.monotonic()
+
     def cancel(self) -> None:
         """Stop the statement at its next check (from any thread)."""
         self._cancelled.set()
