@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit_web import page_tools
+from mcpkit_web import page_tools, parsing
 from mcpkit_web.content import extract
 from servers.web.conftest import serve, text_of
 from servers.web.stub import Route, Site
@@ -132,7 +132,7 @@ async def test_fetch_many_reports_progress_and_keeps_going_past_failures(site: S
     assert {p["total"] for p in progress} == {7}
 
 
-async def test_fetch_many_extracts_at_most_two_pages_at_once(
+async def test_at_most_two_pages_are_parsed_at_once(
     site: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Extraction holds the GIL, so more at once are no faster, and each may hold 200 MB.
@@ -157,4 +157,4 @@ async def test_fetch_many_extracts_at_most_two_pages_at_once(
     async with serve() as client:
         result = await client.call_tool("fetch_many", {"urls": urls, "concurrency": 8})
     assert all(page["ok"] for page in result["structuredContent"]["pages"])
-    assert max(running) == page_tools.EXTRACTIONS_AT_ONCE
+    assert max(running) == parsing.AT_ONCE

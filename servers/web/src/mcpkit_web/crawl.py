@@ -14,13 +14,12 @@ from urllib.parse import urljoin
 
 import anyio
 
-from mcpkit import work
-
 from . import wildcard
 from .content import decode
 from .errors import WebError
 from .fetcher import Fetched
 from .inspect import links, same_site
+from .parsing import parsed
 from .web import Web
 
 LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.IGNORECASE)
@@ -89,8 +88,7 @@ async def crawl(
             continue
         title, found = "", []
         if page.content_type in ("text/html", "application/xhtml+xml", "") and page.status < 400:
-            # Parsing may take long: off the event loop.
-            title, found = await work.run(_read, page, depth < max_depth)
+            title, found = await parsed(_read, page, depth < max_depth)
         for target in found:
             if target not in seen and scope.admits(target):
                 seen.add(target)
@@ -120,7 +118,7 @@ async def site_map(
                 continue
             if page.status >= 400:
                 continue
-            for loc in await work.run(_locations, page.body):
+            for loc in await parsed(_locations, page.body):
                 if loc.endswith(".xml") and "sitemap" in loc.lower():
                     pending.append(loc)
                 elif scope.admits(loc):
@@ -128,7 +126,7 @@ async def site_map(
     from_sitemap = len(found)
     page, _ = await web.get(scope.start)
     if page.content_type in ("text/html", "application/xhtml+xml", ""):
-        _, urls = await work.run(_read, page, True)
+        _, urls = await parsed(_read, page, True)
         found.update(dict.fromkeys(url for url in urls if scope.admits(url)))
     return list(found)[:max_urls], min(from_sitemap, max_urls)
 

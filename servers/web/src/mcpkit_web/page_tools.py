@@ -3,15 +3,13 @@
 import base64
 from typing import Annotated
 
-import anyio
-from anyio.lowlevel import RunVar
-
-from mcpkit import Context, ImageContent, Param, Server, TextContent, ToolAnnotations, work
+from mcpkit import Context, ImageContent, Param, Server, TextContent, ToolAnnotations
 
 from .content import Extracted, Format, extract
 from .errors import WebError
 from .fetcher import Fetched
 from .pages import framed, paged, with_links
+from .parsing import parsed
 from .web import Web
 
 READ_WEB = ToolAnnotations(
@@ -48,29 +46,16 @@ async def load(
     return page
 
 
-EXTRACTIONS_AT_ONCE = 2
-"""Pages extracted at once. Extraction is Python holding the GIL, so more at once are no
-faster, and each may hold some 200 MB for a 10 MB page: fetch_many of eight took 1 GB."""
-_EXTRACTIONS = RunVar[anyio.CapacityLimiter]("mcp-web extractions")
-
-
 async def readable(
     page: Fetched, *, format: Format = "markdown", selector: str | None = None, raw: bool = False
 ) -> Extracted:
-    """Return the readable form of a response, extracted in a worker thread.
-
-    At most `EXTRACTIONS_AT_ONCE` run at once, in each event loop; the others wait.
+    """Return the readable form of a response, extracted in a worker thread (see `parsing`).
 
     Raises:
         WebError: see `content.extract`.
     """
-    try:
-        limiter = _EXTRACTIONS.get()
-    except LookupError:
-        limiter = anyio.CapacityLimiter(EXTRACTIONS_AT_ONCE)
-        _EXTRACTIONS.set(limiter)
     content_type = page.headers.get("content-type", "")
-    return await work.run(
+    return await parsed(
         extract,
         page.body,
         page.content_type,
@@ -79,7 +64,6 @@ async def readable(
         format=format,
         selector=selector,
         raw=raw,
-        limiter=limiter,
     )
 
 

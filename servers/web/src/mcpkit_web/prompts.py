@@ -7,11 +7,12 @@ the tools; page text in a prompt is framed as untrusted content.
 
 from typing import Annotated
 
-from mcpkit import Context, Param, Server, work
+from mcpkit import Context, Param, Server
 
 from .content import page_text
 from .errors import WebError
 from .pages import framed
+from .parsing import parsed
 from .resources import complete_cached
 from .web import Web
 
@@ -28,7 +29,7 @@ def register_prompts(app: Server) -> None:
         await ctx.log("info", report.as_log(), logger="mcp-web")
         if page.status >= 400:
             raise WebError(f"failed to fetch {url}: status code {page.status}")
-        text = await work.run(page_text, page)  # parsing may take long: off the event loop
+        text = await parsed(page_text, page)
         return f"Contents of {url}:\n{framed(text, page.url)}"
 
     @app.prompt(title="Summarise a page")

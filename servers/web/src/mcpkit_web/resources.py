@@ -10,10 +10,11 @@ robots.txt as mcp-web read it. Page URLs complete from the cache.
 
 from collections.abc import Mapping
 
-from mcpkit import Changed, Context, Resource, Server, work
+from mcpkit import Changed, Context, Resource, Server
 
 from .content import page_text
 from .errors import WebError
+from .parsing import parsed
 from .web import PagePoller, Web
 
 PAGE = "web://page/{+url}"
@@ -35,7 +36,7 @@ def register_resources(app: Server) -> None:
         await ctx.log("info", report.as_log(), logger="mcp-web")
         if page.status >= 400:
             raise WebError(f"{url} answered status code {page.status}")
-        return await work.run(page_text, page)  # parsing may take long: off the event loop
+        return await parsed(page_text, page)
 
     @app.resource(ROBOTS, mime_type="text/plain", title="A site's robots.txt")
     async def read_robots(web: Web, origin: str) -> str:

@@ -5,7 +5,7 @@ from typing import Annotated
 import anyio
 from typing_extensions import TypedDict
 
-from mcpkit import Context, Param, Server, work
+from mcpkit import Context, Param, Server
 
 from . import inspect
 from .content import Format, decode
@@ -13,6 +13,7 @@ from .errors import WebError
 from .fetcher import Fetched
 from .page_tools import READ_WEB, FormatArg, Timeout, Url, load, readable
 from .pages import framed
+from .parsing import parsed
 from .robots import robots_url
 from .web import Web
 
@@ -104,7 +105,7 @@ def register_site_tools(app: Server) -> None:
             title="", description="", language="", canonical="", open_graph={}
         )
         if page.content_type in ("text/html", "application/xhtml+xml", ""):
-            found = await work.run(inspect.metadata, html_of(page), page.url)
+            found = await parsed(inspect.metadata, html_of(page), page.url)
         return PageMetadata(
             url=url,
             final_url=page.url,
@@ -130,7 +131,7 @@ def register_site_tools(app: Server) -> None:
     ) -> Links:
         """List a page's links (absolute URLs with their text, each once, in page order)."""
         page = await load(ctx, web, url, timeout)
-        found = await work.run(
+        found = await parsed(
             inspect.links, html_of(page), page.url, same_domain=same_domain, pattern=pattern
         )
         return Links(url=page.url, links=found)
@@ -156,7 +157,7 @@ def register_site_tools(app: Server) -> None:
         Each field gets the texts (or `@attr` values) of the elements its selector matches.
         """
         page = await load(ctx, web, url, timeout)
-        found = await work.run(inspect.fields, html_of(page), fields)
+        found = await parsed(inspect.fields, html_of(page), fields)
         return Fields(url=page.url, fields=found)
 
     @app.tool(annotations=READ_WEB)

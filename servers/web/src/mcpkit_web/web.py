@@ -13,12 +13,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mcpkit import work
-
 from .addresses import Policy
 from .content import page_text
 from .errors import Refused, WebError
 from .fetcher import Fetched, Settings, check_url, fetch
+from .parsing import parsed
 from .robots import MAX_ROBOTS_BYTES, Robots, Verdict, robots_url
 
 if TYPE_CHECKING:
@@ -236,6 +235,6 @@ class PagePoller:
         if "last-modified" in page.headers:
             self.validators["if-modified-since"] = page.headers["last-modified"]
         self.web.cache.put(self.url, page)
-        text = await work.run(page_text, page)  # parsing may take long: off the event loop
+        text = await parsed(page_text, page)
         self.last = hashlib.sha256(text.encode()).hexdigest()
         return self.last
