@@ -20,15 +20,20 @@ from servers.sqlite.conftest import Files, text_of
 ONE_LONG_STEP = "SELECT pause(1.0)"  # a function call: SQLite checks nothing until it returns
 
 
-async def open_with_pause(files: Files) -> Database:
-    """The served database, its reader given `pause(seconds)`, one step of that long."""
-    db = await Database.open(DatabaseSpec("main", str(files.main), writable=False))
+def pause(seconds: float) -> int:
+    time.sleep(seconds)
+    return 1
 
-    def pause(seconds: float) -> int:
-        time.sleep(seconds)
-        return 1
 
-    await db.reader.connection.create_function(  # pyright: ignore[reportUnknownMemberType]
+async def open_with_pause(files: Files, *, writable: bool = False) -> Database:
+    """The served database, its connection given `pause(seconds)`, one step of that long.
+
+    The reader's, or with `writable` the writer's.
+    """
+    db = await Database.open(DatabaseSpec("main", str(files.main), writable=writable))
+    session = db.writer if writable else db.reader
+    assert session is not None
+    await session.connection.create_function(  # pyright: ignore[reportUnknownMemberType]
         "pause", 1, pause
     )
     return db
@@ -56,6 +61,24 @@ async def test_a_step_the_progress_handler_misses_is_stopped_at_the_deadline(
         assert await db.values("SELECT count(*) FROM items") == [(100,)]  # free again
     finally:
         await db.close()
+
+
+async def test_a_write_stopped_at_its_deadline_changes_nothing_when_its_step_ends(
+    files: Files,
+) -> None:
+    # One statement, no transaction of the model's: left to autocommit, SQLite would
+    # commit it when the long step returns, after the model was told it was stopped.
+    db = await open_with_pause(files, writable=True)
+    try:
+        with pytest.raises(SqliteError, match="ran out of its time budget"):
+            await db.change(
+                [("UPDATE items SET name = 'late ' || pause(1.0) WHERE id = 1", None)], seconds=0.2
+            )
+        assert await db.values("SELECT name FROM items WHERE id = 1") == [("item 1",)]
+    finally:
+        await db.close()
+    with sqlite3.connect(files.main) as other:
+        assert other.execute("SELECT name FROM items WHERE id = 1").fetchall() == [("item 1",)]
 
 
 async def test_a_statement_waiting_for_a_busy_connection_gives_up_at_its_deadline(

@@ -214,16 +214,15 @@ class Database:
 
         async def write(connection: aiosqlite.Connection) -> Changed:
             changes_before = connection.total_changes
-            several = len(statements) > 1  # one statement is a transaction of its own
-            if several:
-                await writer.own(partial(connection.execute, "BEGIN IMMEDIATE"))
+            # One statement too: left to autocommit, a statement stopped at its deadline in
+            # a step that SQLite cannot interrupt would commit when that step returns.
+            await writer.own(partial(connection.execute, "BEGIN IMMEDIATE"))
             last_rowid = 0
             for sql, values in bound:
                 cursor = await connection.execute(sql, values)
                 last_rowid = cursor.lastrowid or last_rowid
                 await cursor.close()
-            if several:
-                await writer.own(connection.commit)
+            await writer.own(connection.commit)
             return Changed(
                 database=self.name,
                 rows_affected=connection.total_changes - changes_before,
@@ -275,11 +274,13 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
         return "The query was cancelled."
     if message.startswith("access to") and message.endswith("is prohibited"):  # see guard
         return f"Not authorized: {message}; sqlite_stmt shows other sessions' statements."
-    if "not authorized" in message or "authorization denied" in message:
+    # VACUUM is refused by the authorizer; in the server's transaction SQLite says so first.
+    refused = "cannot VACUUM from within a transaction" in message
+    if refused or "not authorized" in message or "authorization denied" in message:
         if writes:
             return (
-                "Not authorized: ATTACH, DETACH, pragmas that set something, virtual tables"
-                " and load_extension are refused. Nothing was changed."
+                "Not authorized: ATTACH, DETACH, VACUUM, pragmas that set something, virtual"
+                " tables and load_extension are refused. Nothing was changed."
             )
         return (
             "Not authorized: this connection only reads (no INSERT, UPDATE, DELETE, CREATE,"
