@@ -21,7 +21,11 @@ from e2e.sqlite.helpers import (
     structured,
     text_of,
 )
+from mcpkit_sqlite.database import STOP_GRACE
 
+UNSTOPPABLE = "SELECT length(trim(printf('%.*c', 400000, 'a'), printf('%.*c', 200000, 'b') || 'a'))"
+"""A query of one step that takes minutes: trim() compares each character of one text with
+each of the other, and SQLite looks for an interruption only between steps."""
 BUDGET_SPENT = (
     "The query ran out of its time budget ({seconds} s) and was stopped:"
     " narrow it (WHERE, LIMIT, an index) or raise timeout_ms."
@@ -124,3 +128,17 @@ async def test_cancelling_an_endless_query_frees_the_server_at_once(
     assert structured(after)["rows"] == [[100]]
     assert record.responses(call["id"]) == []  # a cancelled request is not answered
     assert reports[-1] < 60
+
+
+async def test_a_query_sqlite_cannot_stop_is_given_up_at_its_deadline(
+    sqlite: SqliteServers, era: Era, shop: Path
+) -> None:
+    async with sqlite.open(era, str(shop), "--timeout", "1") as link:
+        with anyio.fail_after(20):  # the query itself would take minutes
+            started = time.monotonic()
+            result = await link.peer.call_tool("read_query", {"query": UNSTOPPABLE})
+            took = time.monotonic() - started
+            after = await link.peer.call_tool("read_query", {"query": "SELECT count(*) FROM items"})
+    assert "in a step SQLite cannot stop" in error_text(result)
+    assert took < 1 + STOP_GRACE + 3
+    assert structured(after)["rows"] == [[100]]  # a new connection serves meanwhile

@@ -16,6 +16,9 @@ import pytest
 from e2e.harness import SHUTDOWN_LIMIT
 from e2e.http_wire import free_port
 from e2e.sqlite.helpers import MCP_SQLITE, make_shop
+from e2e.sqlite.test_budget import UNSTOPPABLE
+from mcpkit.connection import END_GRACE
+from mcpkit_sqlite.database import STOP_GRACE
 
 LIMIT = 10.0
 """Seconds a server that should stop at start is given before it is killed."""
@@ -172,3 +175,17 @@ def test_the_end_of_stdin_does_not_wait_for_an_open_listen_stream(tmp_path: Path
     assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
     assert acknowledged["params"]["notifications"] == notifications
     assert took < SHUTDOWN_LIMIT / 2, f"took {took:.2f} s to exit after stdin closed"
+
+
+def test_the_end_of_stdin_does_not_wait_for_a_query_sqlite_cannot_stop(tmp_path: Path) -> None:
+    # The query runs for minutes in one step that SQLite cannot interrupt; its thread would
+    # hold the process for as long, after the host has gone.
+    shop = make_shop(tmp_path / "shop.db")
+    call = {"name": "read_query", "arguments": {"query": UNSTOPPABLE}, "_meta": MODERN_META}
+    with subprocess.Popen(
+        [MCP_SQLITE, str(shop)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as process:
+        write_line(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+        time.sleep(1.0)  # it runs
+        took = seconds_to_exit(process)
+    assert took < END_GRACE + STOP_GRACE + 3, f"took {took:.2f} s to exit after stdin closed"

@@ -11,8 +11,9 @@ import time
 import anyio
 import pytest
 
+from mcpkit_sqlite import database
 from mcpkit_sqlite.config import DatabaseSpec
-from mcpkit_sqlite.database import Database
+from mcpkit_sqlite.database import MAX_GIVEN_UP, Database, Session
 from mcpkit_sqlite.errors import SqliteError
 from mcpkit_sqlite.memo import MAX_INSIGHTS, Memo
 from servers.sqlite.conftest import Files, text_of
@@ -37,6 +38,13 @@ async def open_with_pause(files: Files, *, writable: bool = False) -> Database:
         "pause", 1, pause
     )
     return db
+
+
+async def ended(session: Session) -> None:
+    """Wait until the statements `session` gave up on have ended (at most 10 s)."""
+    with anyio.fail_after(10):
+        while not all(done() for done in session.given_up):  # noqa: ASYNC110 - a future of aiosqlite's thread
+            await anyio.sleep(0.05)
 
 
 async def query(db: Database, sql: str, seconds: float) -> object:
@@ -79,6 +87,53 @@ async def test_a_write_stopped_at_its_deadline_changes_nothing_when_its_step_end
         await db.close()
     with sqlite3.connect(files.main) as other:
         assert other.execute("SELECT name FROM items WHERE id = 1").fetchall() == [("item 1",)]
+
+
+async def test_a_statement_that_will_not_stop_is_given_up_and_the_database_serves_on(
+    files: Files, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(database, "STOP_GRACE", 0.3)
+    db = await open_with_pause(files)
+    try:
+        took: list[float] = []
+        for given_up in range(MAX_GIVEN_UP):
+            if given_up:  # a new connection serves, without the test's function
+                assert await db.values("SELECT count(*) FROM items") == [(100,)]
+                await db.reader.connection.create_function(  # pyright: ignore[reportUnknownMemberType]
+                    "pause", 1, pause
+                )
+            started = time.monotonic()
+            with pytest.raises(SqliteError, match="in a step SQLite cannot stop"):
+                await query(db, "SELECT pause(3.0)", 0.2)
+            took.append(time.monotonic() - started)
+        with pytest.raises(SqliteError, match=f"{MAX_GIVEN_UP} earlier queries .* still run"):
+            await query(db, "SELECT 1", 1.0)
+        await ended(db.reader)
+        assert await db.values("SELECT 1") == [(1,)]
+    finally:
+        await db.close()
+    assert max(took) < 2.0  # the 0.2 s budget and the 0.3 s grace, not the 3 s step
+
+
+async def test_a_write_given_up_on_keeps_nothing_and_leaves_no_lock(
+    files: Files, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(database, "STOP_GRACE", 0.3)
+    db = await open_with_pause(files, writable=True)
+    try:
+        with pytest.raises(SqliteError, match="nothing it does is kept"):
+            await db.change(
+                [("UPDATE items SET name = 'late ' || pause(2.0) WHERE id = 1", None)], seconds=0.2
+            )
+        # Waits for the lock, which the given-up write holds until its step ends.
+        await db.change([("UPDATE items SET price = 0 WHERE id = 2", None)], seconds=10.0)
+        assert db.writer is not None
+        await ended(db.writer)
+    finally:
+        await db.close()
+    with sqlite3.connect(files.main) as other:
+        rows = other.execute("SELECT name, price FROM items WHERE id IN (1, 2)").fetchall()
+    assert rows == [("item 1", 0.5), ("item 2", 0)]
 
 
 async def test_a_statement_waiting_for_a_busy_connection_gives_up_at_its_deadline(

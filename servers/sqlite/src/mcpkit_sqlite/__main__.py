@@ -10,6 +10,7 @@ from mcpkit import Server, cli, envargs, oplog
 from . import __version__
 from .catalog import Limits, RootsMode
 from .config import parse_databases
+from .database import threads_left
 from .server import build_server
 
 CONFIG_HINT = """{
@@ -91,6 +92,10 @@ def configured_server(args: argparse.Namespace) -> Server:
 def main(argv: Sequence[str] | None = None) -> None:
     """Run mcp-sqlite until the client disconnects; exit with status 2 on a bad configuration."""
     cli.main(configured_server, make_parser(), argv=argv, config_hint=CONFIG_HINT)
+    if threads_left():
+        # A statement given up on (database.STOP_GRACE) may run for hours yet: exit without
+        # waiting for it. The system closes its files; SQLite's journal undoes its writes.
+        os._exit(0)
 
 
 if __name__ == "__main__":

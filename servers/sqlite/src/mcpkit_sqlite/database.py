@@ -4,11 +4,14 @@ Each database has a reader, opened `mode=ro`, and a writer when it may be writte
 `aiosqlite` connection (its own thread) behind a lock: one statement at a time each. A
 statement runs under a `Budget`: when its time is up or its request is cancelled, SQLite
 stops it at once (`interrupt`, and the progress handler for what comes after), and the
-connection is free again only once it has stopped.
+connection is free again only once it has stopped. A statement stuck in a step SQLite
+cannot stop is given up instead (see `STOP_GRACE`): its connection is closed when it ends,
+and a new one serves the database meanwhile.
 """
 
 import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
@@ -36,25 +39,46 @@ FETCH = 10_001
 """Rows fetched in one hop to the connection's thread (each hop costs some 0.1 ms): a
 whole page of the largest size and the row that says whether more follow. Rows go to a
 `Page` as they are made, so a large fetch holds no more memory than a small one."""
+STOP_GRACE = 2.0
+"""Seconds a stopped statement has to end before its connection is given up. SQLite looks
+for an interruption between the steps of a statement, and one step may take hours: trim(),
+instr() and replace() compare each character of a long text with each of another."""
+MAX_GIVEN_UP = 2
+"""Statements given up on that may still run per connection, each holding a thread and a
+processor until it ends: past this many, the connection takes no new statement."""
 Tick = Callable[[float], None]
+
+logger = logging.getLogger(__name__)
+
+
+async def connect(path: str, *, writes: bool) -> tuple[aiosqlite.Connection, Guard]:
+    """Open `path` (which exists) read-only, or read-write if `writes`; return it and its guard.
+
+    Raises:
+        sqlite3.Error: it cannot be opened.
+    """
+    guard = Guard(writes=writes)
+    uri = f"file:{quote(path)}?mode={'rw' if writes else 'ro'}"
+    factory = partial(GuardedConnection, guard=guard)
+    connection = await aiosqlite.connect(uri, uri=True, factory=factory, isolation_level=None)
+    return connection, guard
 
 
 class Session:
     """One guarded connection and the lock that gives it to one statement at a time."""
 
-    def __init__(self, connection: aiosqlite.Connection, guard: Guard) -> None:
+    def __init__(self, path: str, connection: aiosqlite.Connection, guard: Guard) -> None:
+        self.path = path
         self.connection = connection
         self.guard = guard
         self.lock = anyio.Lock()
+        self.given_up: list[Callable[[], bool]] = []
+        """For each connection given up, whether its statement has ended since."""
 
     @classmethod
     async def open(cls, path: str, *, writes: bool) -> "Session":
         """Open `path` (which exists) read-only, or read-write if `writes`."""
-        guard = Guard(writes=writes)
-        uri = f"file:{quote(path)}?mode={'rw' if writes else 'ro'}"
-        factory = partial(GuardedConnection, guard=guard)
-        connection = await aiosqlite.connect(uri, uri=True, factory=factory, isolation_level=None)
-        return cls(connection, guard)
+        return cls(path, *await connect(path, writes=writes))
 
     async def run(self, budget: Budget, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
         """Return `await work(connection)`, its statements held to `budget`.
@@ -69,8 +93,9 @@ class Session:
                 bound, or the connection stayed busy all the time; the message says why.
         """
         await self._take_connection(budget)
-        self.guard.budget = budget
         try:
+            self._refuse_while_stuck()
+            self.guard.budget = budget
             with anyio.move_on_after(budget.left()):
                 return await self._guarded(budget, work)
             budget.timed_out = True
@@ -91,6 +116,20 @@ class Session:
                     f" this one's time budget ({budget.seconds:g} s); try again in a moment."
                 ) from None
 
+    def _refuse_while_stuck(self) -> None:
+        """Refuse a new statement while `MAX_GIVEN_UP` statements given up on still run.
+
+        Raises:
+            SqliteError: they do.
+        """
+        self.given_up = [ended for ended in self.given_up if not ended()]
+        if len(self.given_up) >= MAX_GIVEN_UP:
+            raise SqliteError(
+                f"The database is busy: {len(self.given_up)} earlier queries ran out of time in"
+                " a step SQLite cannot stop, and still run. Try again once they have ended,"
+                " with narrower queries."
+            )
+
     async def _guarded(
         self, budget: Budget, work: Callable[[aiosqlite.Connection], Awaitable[T]]
     ) -> T:
@@ -99,8 +138,8 @@ class Session:
         except anyio.get_cancelled_exc_class():
             budget.cancel()
             await self.connection.interrupt()
-            with anyio.CancelScope(shield=True):  # queued behind the statement: it has ended
-                await self.own(self.connection.rollback)
+            with anyio.CancelScope(shield=True):
+                await self._settle(budget)
             raise
         except (sqlite3.Error, sqlite3.Warning, *BAD_VALUES) as exc:
             await self.end_transaction()
@@ -109,6 +148,30 @@ class Session:
             with anyio.CancelScope(shield=True):
                 await self.end_transaction()
             raise
+
+    async def _settle(self, budget: Budget) -> None:
+        """Roll back once the stopped statement has ended, or give its connection up.
+
+        The rollback waits behind the statement. One that has not ended within
+        `STOP_GRACE` is in a step SQLite cannot stop: its connection is closed when it
+        ends, which rolls its transaction back, and a new one takes its place.
+        """
+        with anyio.move_on_after(STOP_GRACE):
+            await self.own(self.connection.rollback)
+            return
+        try:
+            connection, guard = await connect(self.path, writes=self.guard.writes)
+        except sqlite3.Error as exc:  # keep the one there is: what follows waits for it
+            logger.warning(
+                "cannot reopen %s after a statement SQLite cannot stop: %s", self.path, exc
+            )
+            return
+        # Queued behind the statement: closes the connection, and ends its thread, after it.
+        closed = self.connection.stop()  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        assert closed is not None  # a future, on the running loop
+        self.given_up.append(closed.done)
+        self.connection, self.guard = connection, guard
+        budget.given_up = True
 
     async def end_transaction(self) -> None:
         """Roll back the transaction a failed call left open, if any."""
@@ -247,10 +310,25 @@ class Database:
 
 def out_of_time(budget: Budget) -> str:
     """Say that a statement ran out of its time budget, and what to do next."""
+    if budget.given_up:
+        return (
+            f"The query ran out of its time budget ({budget.seconds:g} s) in a step SQLite"
+            " cannot stop (trim(), instr() or replace() of long texts, for one). It runs on"
+            " in the background until that step ends, and nothing it does is kept. Narrow it."
+        )
     return (
         f"The query ran out of its time budget ({budget.seconds:g} s) and was stopped:"
         " narrow it (WHERE, LIMIT, an index) or raise timeout_ms."
     )
+
+
+def threads_left() -> list[threading.Thread]:
+    """Return the threads besides this one that would keep the process alive at its end.
+
+    Once every database is closed, these are the connections of statements given up on.
+    """
+    current = threading.current_thread()
+    return [t for t in threading.enumerate() if t is not current and not t.daemon]
 
 
 def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:

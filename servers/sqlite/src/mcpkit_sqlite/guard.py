@@ -108,6 +108,8 @@ class Budget:
         self.deadline = self.started + seconds
         self.tick = tick
         self.timed_out = False
+        self.given_up = False
+        """Whether its statement would not stop, so its connection was given up."""
         self._cancelled = threading.Event()
 
     def left(self) -> float:
