@@ -102,12 +102,11 @@ def test_at_the_default_level_only_the_start_up_line_is_written() -> None:
     )
 
 
-def test_at_debug_each_request_is_traced_without_its_full_arguments() -> None:
-    secret = "s3cret-" + "x" * 200 + "-tail"
-    stderr = piped("--log-level", "debug", messages=[call(1, "echo", {"text": secret})])
+def test_at_debug_each_request_is_traced_without_its_arguments_values() -> None:
+    stderr = piped("--log-level", "debug", messages=[call(1, "echo", {"text": "s3cret"})])
     assert re.search(r"session opened by \"first-contact\" \"9\.8\" \(protocol " + LATEST, stderr)
-    assert re.search(r'tools/call echo \{"text":"s3cret-x+… -> ok in [\d.]+ ms', stderr)
-    assert "-tail" not in stderr
+    assert re.search(r'tools/call echo \("text"\) -> ok in [\d.]+ ms', stderr)
+    assert "s3cret" not in stderr
 
 
 def test_a_tool_error_and_an_unknown_tool_are_traced_as_such() -> None:
@@ -116,8 +115,8 @@ def test_a_tool_error_and_an_unknown_tool_are_traced_as_such() -> None:
         "debug",
         messages=[call(1, "test_error_handling", {}), call(2, "no_such_tool", {})],
     )
-    assert re.search(r"tools/call test_error_handling \{\} -> tool error in", stderr)
-    assert re.search(r"tools/call no_such_tool \{\} -> error -32602: ", stderr)
+    assert re.search(r"tools/call test_error_handling \(\) -> tool error in", stderr)
+    assert re.search(r"tools/call no_such_tool \(\) -> error -32602: ", stderr)
 
 
 def said(server: HttpServer, text: str) -> str:
@@ -196,6 +195,6 @@ def test_over_http_at_debug_a_tool_call_is_traced_with_its_time() -> None:
         process.terminate()
         said += process.stderr.read()
     assert 'session opened by "first-contact" "9.8"' in said
-    traced = re.search(r"tools/call long_running_operation \{.*\} -> ok in ([\d.]+) ms", said)
+    traced = re.search(r"tools/call long_running_operation \(.*\) -> ok in ([\d.]+) ms", said)
     assert traced is not None, said
     assert float(traced[1]) >= 200

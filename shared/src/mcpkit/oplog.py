@@ -7,7 +7,7 @@
 - At debug, each request: its method (a tool's name, a resource's URI), how long it took
   and how it ended.
 
-Nothing secret is logged: no token, no file contents, no argument past a short preview.
+Nothing secret is logged: no token, no file contents, no argument's value (only its name).
 A server says what it allows through `describe(server, places, roots=...)`, one line in
 the function that builds it; the command line reads it back with `described(server)`.
 """
@@ -117,8 +117,9 @@ def label(message: dict[str, Any]) -> str:
     """Return what a debug line calls a request: its method, and the tool or resource."""
     method = str(message.get("method"))
     params = _object(message.get("params"))
-    if method == "tools/call":
-        return f"{method} {params.get('name')} {preview(params.get('arguments', {}))}"
+    if method == "tools/call":  # argument names only: a value may be a secret, however short
+        names = ", ".join(preview(name) for name in _object(params.get("arguments")))
+        return f"{method} {params.get('name')} ({names})"
     if "uri" in params:
         return f"{method} {preview(params['uri'])}"
     if "name" in params:
