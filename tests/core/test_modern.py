@@ -19,6 +19,7 @@ from mcpkit import (
     Server,
     TextContent,
     ToolError,
+    runtime,
 )
 from mcpkit.testing import Client
 
@@ -333,6 +334,28 @@ async def test_listen_acknowledges_then_sends_only_what_was_asked(
     assert not any(
         n["method"] == "notifications/prompts/list_changed" for n in client.notifications
     )
+
+
+async def test_listen_honours_no_subscription_past_what_the_server_may_watch(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runtime, "MAX_WATCHES", 0)
+    filters = {"toolsListChanged": True, "resourceSubscriptions": ["file:///watched"]}
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "listen-1",
+                "method": "subscriptions/listen",
+                "params": {"notifications": filters, "_meta": meta()},
+            }
+        )
+        ack = await client.wait_for_notification("notifications/subscriptions/acknowledged")
+        await client.notify("notifications/cancelled", {"requestId": "listen-1"})
+    assert ack["params"]["notifications"] == {
+        "toolsListChanged": True,
+        "resourceSubscriptions": [],
+    }
 
 
 async def test_both_eras_on_one_connection(server: Server) -> None:

@@ -183,6 +183,26 @@ async def test_a_client_watches_a_bounded_number_of_resources() -> None:
         assert await client.request("resources/subscribe", {"uri": "mem://items/more"}) == {}
 
 
+async def test_the_server_watches_a_bounded_number_of_resources_for_all_subscribers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One client here; over HTTP many sessions share the server, and over one connection
+    # each listen stream is a subscriber of its own (see test_modern).
+    monkeypatch.setattr(runtime, "MAX_WATCHES", 2)
+    app, watching = make_server()
+    async with connect(app) as client:
+        for n in range(2):
+            await client.request("resources/subscribe", {"uri": f"mem://items/{n}"})
+        await client.request("resources/subscribe", {"uri": "mem://items/0"})  # watched already
+        with pytest.raises(RPCError) as refused:
+            await client.request("resources/subscribe", {"uri": "mem://items/2"})
+        assert refused.value.code == -32602
+        assert "The server watches 2 resources" in refused.value.message
+        assert sorted(watching) == ["0", "1"]
+        await client.request("resources/unsubscribe", {"uri": "mem://items/1"})
+        assert await client.request("resources/subscribe", {"uri": "mem://items/2"}) == {}
+
+
 async def test_subscribing_to_an_unknown_resource_is_refused() -> None:
     app, _ = make_server()
     async with connect(app) as client:

@@ -30,7 +30,7 @@ from .errors import (
 )
 from .jsonrpc import JSON, RequestId
 from .requeststate import RequestStates, binding
-from .runtime import MAX_SUBSCRIPTIONS, Runtime
+from .runtime import MAX_SUBSCRIPTIONS, Runtime, WatchStart
 from .server import Server
 from .session import declares
 from .shape import dump
@@ -341,7 +341,12 @@ async def listen(
     listener = Listener(send, request_id, kinds)
     runtime.connections.add(listener)
     try:
-        starts = [runtime.subscribe(listener, uri) for uri in uris]
+        starts: list[WatchStart] = []
+        for uri in uris:
+            try:
+                starts.append(runtime.subscribe(listener, uri))
+            except InvalidParams:  # the server watches all it may: the rest are not honoured
+                break
         watched: list[str] = []
         for start in starts:  # acknowledged once every watch sees changes
             try:

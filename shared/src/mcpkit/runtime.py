@@ -76,6 +76,9 @@ def _started(uri: str) -> WatchStart:
 MAX_SUBSCRIPTIONS = 256
 """Resources one subscriber may watch at once: each watch costs the server (a poll, a
 directory watched), and a client that spells one URI in many ways would have many."""
+MAX_WATCHES = 4096
+"""Resources the server watches at once, for all subscribers: a client may open listen
+streams without end, each with its own MAX_SUBSCRIPTIONS."""
 
 
 class Runtime:
@@ -147,9 +150,15 @@ class Runtime:
 
         Raises:
             ResourceNotFound: no resource has the URI.
-            InvalidParams: `connection` watches MAX_SUBSCRIPTIONS resources already.
+            InvalidParams: `connection` watches MAX_SUBSCRIPTIONS resources already, or
+                the server MAX_WATCHES.
         """
         self.server.find_resource(uri)
+        if uri not in self._subscribers and len(self._subscribers) >= MAX_WATCHES:
+            raise InvalidParams(
+                f"The server watches {len(self._subscribers)} resources, the most it may at"
+                " once: try again later."
+            )
         subscribers = self._subscribers.setdefault(uri, set())
         if connection not in subscribers:
             held = self._held.get(connection, 0)
