@@ -43,7 +43,7 @@ async def open_with_pause(files: Files, *, writable: bool = False) -> Database:
 async def ended(session: Session) -> None:
     """Wait until the statements `session` gave up on have ended (at most 10 s)."""
     with anyio.fail_after(10):
-        while not all(done() for done in session.given_up):  # noqa: ASYNC110 - a future of aiosqlite's thread
+        while not all(closed() for closed in session.given_up.values()):  # noqa: ASYNC110 - a future of aiosqlite's thread
             await anyio.sleep(0.05)
 
 

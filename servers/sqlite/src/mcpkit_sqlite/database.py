@@ -72,8 +72,8 @@ class Session:
         self.connection = connection
         self.guard = guard
         self.lock = anyio.Lock()
-        self.given_up: list[Callable[[], bool]] = []
-        """For each connection given up, whether its statement has ended since."""
+        self.given_up: dict[aiosqlite.Connection, Callable[[], bool]] = {}
+        """Each connection given up (kept until then), and whether it has closed since."""
 
     @classmethod
     async def open(cls, path: str, *, writes: bool) -> "Session":
@@ -122,7 +122,7 @@ class Session:
         Raises:
             SqliteError: they do.
         """
-        self.given_up = [ended for ended in self.given_up if not ended()]
+        self.given_up = {old: ended for old, ended in self.given_up.items() if not ended()}
         if len(self.given_up) >= MAX_GIVEN_UP:
             raise SqliteError(
                 f"The database is busy: {len(self.given_up)} earlier queries ran out of time in"
@@ -169,7 +169,7 @@ class Session:
         # Queued behind the statement: closes the connection, and ends its thread, after it.
         closed = self.connection.stop()  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         assert closed is not None  # a future, on the running loop
-        self.given_up.append(closed.done)
+        self.given_up[self.connection] = closed.done
         self.connection, self.guard = connection, guard
         budget.given_up = True
 
