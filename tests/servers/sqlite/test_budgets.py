@@ -125,15 +125,35 @@ async def test_a_write_given_up_on_keeps_nothing_and_leaves_no_lock(
             await db.change(
                 [("UPDATE items SET name = 'late ' || pause(2.0) WHERE id = 1", None)], seconds=0.2
             )
-        # Waits for the lock, which the given-up write holds until its step ends.
-        await db.change([("UPDATE items SET price = 0 WHERE id = 2", None)], seconds=10.0)
         assert db.writer is not None
-        await ended(db.writer)
+        await ended(db.writer)  # it held the write lock until then
+        await db.change([("UPDATE items SET price = 0 WHERE id = 2", None)], seconds=10.0)
     finally:
         await db.close()
     with sqlite3.connect(files.main) as other:
         rows = other.execute("SELECT name, price FROM items WHERE id IN (1, 2)").fetchall()
     assert rows == [("item 1", 0.5), ("item 2", 0)]
+
+
+async def test_a_write_waits_a_moment_for_another_process_s_lock_then_says_so(
+    files: Files,
+) -> None:
+    db = await Database.open(DatabaseSpec("main", str(files.main), writable=True))
+    other = sqlite3.connect(files.main, isolation_level=None)
+    update = [("UPDATE items SET price = 0 WHERE id = 1", None)]
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        with pytest.raises(SqliteError, match="Another process holds the database's lock"):
+            await db.change(update, seconds=30.0)
+        took = time.monotonic() - started
+        other.execute("ROLLBACK")
+        await db.change(update, seconds=30.0)
+    finally:
+        other.close()
+        await db.close()
+    # An interrupt does not end the wait: it must end before a statement is given up.
+    assert took < database.STOP_GRACE
 
 
 async def test_a_statement_waiting_for_a_busy_connection_gives_up_at_its_deadline(

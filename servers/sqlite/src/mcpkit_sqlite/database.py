@@ -43,6 +43,9 @@ STOP_GRACE = 2.0
 """Seconds a stopped statement has to end before its connection is given up. SQLite looks
 for an interruption between the steps of a statement, and one step may take hours: trim(),
 instr() and replace() compare each character of a long text with each of another."""
+LOCK_WAIT = 1.0
+"""Seconds a statement waits for a lock another process holds, then fails: less than
+`STOP_GRACE`, as an interrupt does not end this wait."""
 MAX_GIVEN_UP = 2
 """Statements given up on that may still run per connection, each holding a thread and a
 processor until it ends: past this many, the connection takes no new statement."""
@@ -60,7 +63,9 @@ async def connect(path: str, *, writes: bool) -> tuple[aiosqlite.Connection, Gua
     guard = Guard(writes=writes)
     uri = f"file:{quote(path)}?mode={'rw' if writes else 'ro'}"
     factory = partial(GuardedConnection, guard=guard)
-    connection = await aiosqlite.connect(uri, uri=True, factory=factory, isolation_level=None)
+    connection = await aiosqlite.connect(
+        uri, uri=True, factory=factory, isolation_level=None, timeout=LOCK_WAIT
+    )
     return connection, guard
 
 
@@ -367,6 +372,11 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
         )
     if isinstance(error, sqlite3.ProgrammingError) and "one statement" in message:
         return "Send one statement per call (a second one after ';' is refused)."
+    if message == "database is locked":
+        return (
+            "Another process holds the database's lock (it is writing): nothing was changed."
+            " Try again in a moment."
+        )
     if "attempt to write a readonly database" in message:
         return "This database is read-only. Nothing was changed."
     return f"SQLite error: {message}"
