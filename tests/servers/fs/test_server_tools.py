@@ -341,3 +341,20 @@ async def test_no_read_asks_for_more_than_16_mib(tree: Tree) -> None:
             )
             assert result.get("isError") is True, argument
             assert argument in result["content"][0]["text"]
+
+
+async def test_a_query_is_at_most_10_000_characters(tree: Tree) -> None:
+    # A longer expression takes seconds to compile, with the GIL held.
+    expression = "|".join(f"w{n}" for n in range(1850))
+    assert len(expression) == 9989
+    async with connect(server_for(tree.root)) as client:
+        searched = await client.call_tool(
+            "search_content", {"path": ".", "query": expression, "is_regex": True}
+        )
+        refused = await client.call_tool(
+            "search_content", {"path": ".", "query": expression + "|" + "w" * 200, "is_regex": True}
+        )
+    assert not searched.get("isError")
+    assert refused.get("isError") is True
+    assert "query" in refused["content"][0]["text"]
+    assert "10000" in refused["content"][0]["text"]

@@ -35,6 +35,9 @@ Prefilter = Callable[[bytes], bool]
 # Whether lines, as one text joined by LF, may hold a line that matches.
 BlockTest = Callable[[str], bool]
 
+MAX_QUERY_CHARS = 10_000
+"""The longest query: `regex` compiles in Python, some 5 µs a character with the GIL held
+(a 700 KB expression took 5 s), and a match lies within one line anyway."""
 LINE_SECONDS = 1.0  # far beyond what any real line takes
 SEARCH_SECONDS = 15.0  # matching time for one search: a real one spends a fraction
 # What lets an expression look past the ends of a line: lookarounds, \A \Z \z \G, verbs

@@ -11,6 +11,7 @@ from mcpkit.work import Progress
 
 from . import content_search, render, walk
 from .access import Access
+from .finders import MAX_QUERY_CHARS
 from .models import ContentMatches, Matches, Tree
 from .tool_hints import READ, Excludes, PathArg
 
@@ -72,7 +73,10 @@ def register_search_tools(app: Server) -> None:
         ctx: Context,
         access: Access,
         path: PathArg,
-        query: Annotated[str, Param(min_length=1, description="Text, or a regex with is_regex")],
+        query: Annotated[
+            str,
+            Param(min_length=1, max_length=MAX_QUERY_CHARS, description="Text, or a regex"),
+        ],
         is_regex: bool = False,
         case_sensitive: bool = False,
         include_glob: Annotated[str | None, Param(description="Only files matching")] = None,
