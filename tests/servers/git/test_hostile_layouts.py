@@ -138,3 +138,31 @@ async def test_a_repository_cannot_turn_the_ext_transport_back_on(repos: Repos) 
         result = await client.call_tool("git_fetch", {"repo_path": str(repos.repo)})
     assert result["isError"] is True
     assert not repos.marker.exists()
+
+
+async def test_a_partial_clone_is_refused_before_git_could_fetch_on_its_own(
+    repos: Repos,
+) -> None:
+    # Reading an object it lacks, git would fetch it from the promisor remote, running
+    # that remote's upload-pack program: even to show a file, even with --read-only.
+    git(repos.repo, "config", "core.repositoryformatversion", "1")
+    git(repos.repo, "config", "extensions.partialClone", "origin")
+    git(repos.repo, "config", "remote.origin.url", str(repos.folder / "nowhere"))
+    git(repos.repo, "config", "remote.origin.uploadpack", f"touch {repos.marker}; false")
+    promisor = make_repo(repos.folder / "promisor")  # without the extension, the same
+    git(promisor, "config", "remote.origin.promisor", "true")
+    git(promisor, "config", "remote.origin.url", f"file::{repos.folder}")
+    git(promisor, "config", "alias.remote-file", f"!touch {repos.marker}")
+    for repo in (repos.repo, promisor):  # an object promised, not held
+        blob = git(repo, "rev-parse", "HEAD:b.txt").strip()
+        (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    async with repos.serve(tiers=Tiers(read_only=True)) as client:
+        results = [
+            await client.call_tool(tool, {"repo_path": name, **arguments})
+            for name in ("repo", "promisor")
+            for tool, arguments in (("git_show", {"revision": "HEAD", "path": "b.txt"}),)
+        ]
+    for result in results:
+        assert result["isError"] is True
+        assert "partial clone" in text_of(result)
+    assert not repos.marker.exists()

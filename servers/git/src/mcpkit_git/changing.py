@@ -5,14 +5,12 @@ through porcelain `git commit` (never an index API), so the repository's hooks r
 when the operator allowed them. Pushing never forces except with a lease.
 """
 
-import os
 from collections.abc import Sequence
-from urllib.parse import unquote
 
 from typing_extensions import TypedDict
 
+from . import remotes
 from .errors import GitError
-from .jail import is_below
 from .process import Tick
 from .repo import Git, plain
 
@@ -189,51 +187,6 @@ async def tag(
     return await done(git, f"Created tag '{checked}' at {commit_name[:12]}")
 
 
-async def remote_name(git: Git, remote: str) -> str:
-    """Return `remote` if the repository has a remote of that name that stays in the jail.
-
-    A remote on this machine (a path, or a `file://` URL) must be inside the repository's
-    place: fetching from a repository elsewhere would bring its content in.
-
-    Raises:
-        GitError: it has not, or its URLs name a local path outside the place.
-    """
-    plain(remote, "remote")
-    result = await git.run(["remote"])
-    if remote not in result.text.split():
-        raise GitError(f"No remote named {remote!r}; remotes: {result.text.split() or 'none'}")
-    for push in (False, True):
-        args = ["remote", "get-url", "--all", *(["--push"] if push else []), remote]
-        for url in (await git.run(args)).text.split("\n"):
-            if escapes(url, git.repo.path, git.repo.place):
-                raise GitError(
-                    f"Remote {remote!r} is {url}, a path outside {git.repo.place}: refused"
-                )
-    return remote
-
-
-def escapes(url: str, top: str, place: str) -> bool:
-    """Whether remote `url` (as git in `top` reads it) is a local path outside `place`."""
-    path = local_path(url)
-    return path is not None and not is_below(os.path.realpath(os.path.join(top, path)), place)
-
-
-def local_path(url: str) -> str | None:
-    """Return the local path a remote URL names, or None if it names another machine.
-
-    As git reads URLs: `file://PATH`, or a path (no `:` before the first `/`);
-    `host:path` and `scheme://...` are remote.
-    """
-    if url.startswith("file://"):
-        return unquote(url.removeprefix("file://")) or "/"
-    if "://" in url:
-        return None
-    colon, slash = url.find(":"), url.find("/")
-    if colon != -1 and (slash == -1 or colon < slash):
-        return None
-    return url
-
-
 async def sync(
     git: Git,
     action: str,
@@ -244,16 +197,19 @@ async def sync(
     set_upstream: bool = False,
     tick: Tick | None = None,
 ) -> Done:
-    """Fetch, pull (fast-forward only) or push; a push forces only with a lease."""
-    name = await remote_name(git, remote)
-    refs = [plain(branch, "branch")] if branch is not None else []
+    """Fetch, pull (fast-forward only) or push; a push forces only with a lease.
+
+    Raises:
+        GitError: the remote or branch is refused (see `remotes`), or git failed.
+    """
+    local = await remotes.checked_remote(git, remote) is not None
+    refs = await remotes.checked_branch(git, branch)
+    program = remotes.pack_program(git, action, local)
     args = [action]
-    # remote.<name>.uploadpack/receivepack take their first value, so a repository's own
-    # beats `-c`: only these options name the programs for certain.
     if action == "push":
-        args.append("--receive-pack=git-receive-pack")
+        args.append(f"--receive-pack={program}")
     else:
-        args += ["--upload-pack=git-upload-pack", "--no-recurse-submodules"]
+        args += [f"--upload-pack={program}", "--no-recurse-submodules"]
     if action == "pull":
         args.append("--ff-only")
     if action == "push":
@@ -261,5 +217,5 @@ async def sync(
             args.append("--force-with-lease")
         if set_upstream:
             args.append("--set-upstream")
-    result = await git.run([*args, "--end-of-options", name, *refs], on_output=tick)
-    return await done(git, result.error or result.text or f"{action} {name}: done")
+    result = await git.run([*args, "--end-of-options", remote, *refs], on_output=tick)
+    return await done(git, result.error or result.text or f"{action} {remote}: done")

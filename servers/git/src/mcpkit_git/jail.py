@@ -5,11 +5,12 @@ every object store it borrows from (alternates) are all inside one allowed place
 operator's repositories, as the client's roots narrow them). Git is asked where those
 are, with discovery stopped above the place, so a `.git` file, `core.worktree`, a
 symbolic link or a worktree pointing elsewhere is seen and refused, and so is a link inside
-the git directory (`objects`, `refs`, `logs/HEAD`) that leads out. Bare repositories
-and configuration that includes other files are refused too; filter, diff and merge
-drivers the repository names are neutralised by overrides (a driver with `=` in its name,
-which `-c` cannot name, is refused; remote pack programs, which
-`-c` cannot override, by `changing.sync`'s own options).
+the git directory (`objects`, `refs`, `logs/HEAD`) that leads out. Bare repositories,
+configuration that includes other files, and partial clones (which fetch on their own)
+are refused too; filter, diff and merge drivers and aliases the repository names are
+neutralised by overrides (a name with `=`, which `-c` cannot spell, is refused; remote
+pack programs, which `-c` cannot override, by the options of `remotes.pack_program`). A
+remote on this machine passes the same checks (`remotes.check_local_remote`).
 """
 
 import os
@@ -27,6 +28,8 @@ DRIVER_KEY = re.compile(
     r"|merge\..+\.driver)$"
 )
 INCLUDE_KEY = re.compile(r"^include(if\..*)?\.path$")
+ALIAS_KEY = re.compile(r"^alias\..+$")
+PARTIAL_CLONE_KEY = re.compile(r"^(extensions\.partialclone|remote\..+\.promisor)$")
 SUBMODULE_KEY = re.compile(r"^submodule\.(?P<name>.+)\.[^.]+$")
 LOOSE_OBJECTS = re.compile(r"^[0-9a-f]{2}$")
 MAX_ALTERNATE_DEPTH = 5
@@ -62,13 +65,17 @@ def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
 
     Each submodule named (in `.git/config` or `.gitmodules`) is also set to be ignored:
     its `submodule.<name>.ignore` beats `diff.ignoreSubmodules`, and a look into it runs
-    git there, under the submodule's own configuration (its own filters, say).
+    git there, under the submodule's own configuration (its own filters, say). Each alias
+    is emptied: git runs `git remote-<scheme>` for a remote helper, which an alias of that
+    name would answer with a command.
 
     Raises:
         GitError: the configuration includes another file (it cannot be switched off
-            per command, and could arm git from outside the repository), or names a
-            driver or submodule with `=` in its name, which `-c` cannot spell
-            (`-c filter.a=b.clean=` sets `filter.a`).
+            per command, and could arm git from outside the repository), makes a partial
+            clone (git would fetch a missing object on its own, through the remote's
+            configuration, even to show a file), or names a driver, submodule or alias
+            with `=` in its name, which `-c` cannot spell (`-c filter.a=b.clean=` sets
+            `filter.a`).
     """
     overrides: list[tuple[str, str]] = []
     for key in keys:
@@ -79,18 +86,27 @@ def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
                 " refuses such repositories, as an included file could arm git. Remove the"
                 " include from .git/config to use it."
             )
+        if PARTIAL_CLONE_KEY.match(lowered):
+            raise GitError(
+                f"This repository is a partial clone ({key}): git would fetch missing objects"
+                " on its own, through the remote's configuration; mcp-git refuses such"
+                " repositories."
+            )
         driver = DRIVER_KEY.match(lowered)
         submodule = SUBMODULE_KEY.match(key)
-        if driver is None and submodule is None:
+        alias = ALIAS_KEY.match(lowered)
+        if driver is None and submodule is None and alias is None:
             continue
         if "=" in key:
             raise GitError(
-                f"This repository's configuration names a driver or submodule with '=' in its"
-                f" name ({key}), which git's command line cannot switch off; mcp-git refuses"
-                " such repositories."
+                f"This repository's configuration names a driver, submodule or alias with '='"
+                f" in its name ({key}), which git's command line cannot switch off; mcp-git"
+                " refuses such repositories."
             )
         if submodule is not None:
             overrides.append((f"submodule.{submodule.group('name')}.ignore", "all"))
+        elif alias is not None:
+            overrides.append((key, ""))
         elif driver is not None:
             overrides.append((key, ""))
             if driver.group("filter") is not None:
@@ -220,23 +236,37 @@ def check_parts(repo_path: str, shown: str, place: str) -> tuple[str, str, str]:
     if lines[:1] == ["true"] or len(lines) != 4:
         raise GitError(f"{repo_path} is a bare repository; mcp-git works on work trees only")
     top, git_dir, common = (os.path.realpath(line) for line in lines[1:])
-    for what, path in (("work tree", top), ("git directory", git_dir), ("common dir", common)):
-        if not is_below(path, place):
-            raise GitError(
-                f"{repo_path}: its {what} is {path}, outside {place}; mcp-git refuses"
-                " repositories that reach outside their place (.git file, core.worktree)."
-            )
+    check_inside(repo_path, "work tree", top, place)
+    check_stores(repo_path, git_dir, common, place)
+    return top, git_dir, common
+
+
+def check_inside(name: str, what: str, path: str, place: str) -> None:
+    """Raise GitError unless `path`, the `what` of repository `name`, is inside `place`."""
+    if not is_below(path, place):
+        raise GitError(
+            f"{name}: its {what} is {path}, outside {place}; mcp-git refuses repositories"
+            " that reach outside their place (.git file, core.worktree)."
+        )
+
+
+def check_stores(name: str, git_dir: str, common: str, place: str) -> None:
+    """Raise GitError unless repository `name`'s stores all stay inside `place`.
+
+    Its git and common directories, the object stores they borrow, and the links in them.
+    """
+    check_inside(name, "git directory", git_dir, place)
+    check_inside(name, "common dir", common, place)
     problem = alternates_problem(os.path.join(common, "objects"), place)
     if problem is not None:
-        raise GitError(f"{repo_path} {problem}")
+        raise GitError(f"{name} {problem}")
     for directory in dict.fromkeys((git_dir, common)):
         link = link_outside(directory, place)
         if link is not None:
             raise GitError(
-                f"{repo_path}: {link} is a link to {os.path.realpath(link)}, outside {place};"
+                f"{name}: {link} is a link to {os.path.realpath(link)}, outside {place};"
                 " mcp-git refuses repositories that reach outside their place."
             )
-    return top, git_dir, common
 
 
 SHOW_PARTS = (

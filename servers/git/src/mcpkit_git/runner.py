@@ -44,8 +44,7 @@ INERT_CONFIG: tuple[tuple[str, str], ...] = (
     ("commit.gpgSign", "false"),
     ("tag.gpgSign", "false"),
     ("tag.forceSignAnnotated", "false"),
-    ("core.alternateRefsCommand", ""),
-    ("uploadpack.packObjectsHook", ""),
+    ("core.alternateRefsCommand", "true"),  # lists no ref: empty, it is a command named ""
     ("maintenance.auto", "false"),
     ("gc.auto", "0"),
     ("fetch.recurseSubmodules", "false"),

@@ -1,0 +1,130 @@
+"""Which remote git_fetch, git_pull and git_push may use, and what git runs at its end.
+
+A remote is named, never given as a URL. Its URLs are checked before any use:
+- a remote helper is refused: `scheme::address`, or a `remote.<name>.vcs`, makes git run
+  `git remote-<scheme>`, a program the repository does not choose but could alias;
+- a repository on this machine (a path, or a `file://` URL) must pass the jail as the
+  repository itself does (`check_local_remote`): a `.git` file, alternates or a link
+  in it would bring another repository's content in, or let a push change it.
+There, git runs the pack programs under the same inert settings as here (its hooks, its
+fsmonitor and the like stay off), and a push never checks files out (a checkout would run
+that repository's filters). A branch is a name, never a refspec: `+main` would force and
+`:main` delete, which the tools promise never to do.
+"""
+
+import os
+import shlex
+from urllib.parse import unquote
+
+from .errors import GitError
+from .jail import check_stores, is_below
+from .repo import Git, plain
+from .runner import GitFailed, Log, Runner
+
+SHOW_STORES = ("rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir")
+LOCAL_RECEIVE = ("-c", "receive.denyCurrentBranch=refuse", "receive-pack")
+"""What a push runs in a repository on this machine, after the inert settings."""
+
+
+async def checked_remote(git: Git, remote: str) -> str | None:
+    """Return the local path of remote `remote` (None if it is on another machine).
+
+    Raises:
+        GitError: the repository has no such remote, or it is a remote helper, or it is a
+            repository on this machine that the jail refuses.
+    """
+    plain(remote, "remote")
+    result = await git.run(["remote"])
+    if remote not in result.text.split():
+        raise GitError(f"No remote named {remote!r}; remotes: {result.text.split() or 'none'}")
+    helper = await git.run(["config", "--get-all", f"remote.{remote}.vcs"], check=False)
+    if helper.text.strip():
+        raise GitError(f"Remote {remote!r} is served by a remote helper: refused")
+    paths: list[str] = []
+    for push in (False, True):
+        args = ["remote", "get-url", "--all", *(["--push"] if push else []), remote]
+        for url in (await git.run(args)).text.split("\n"):
+            if "::" in url:
+                raise GitError(f"Remote {remote!r} is {url}, a remote helper: refused")
+            path = local_path(url, git.repo.path)
+            if path is not None:
+                paths.append(path)
+    for path in paths:  # all of them, before git is asked about any
+        if not is_below(path, git.repo.place):
+            raise GitError(remote_outside(path, git.repo.place))
+    for path in dict.fromkeys(paths):
+        await check_local_remote(git.runner, path, git.repo.place, git.log)
+    return paths[0] if paths else None
+
+
+def local_path(url: str, top: str) -> str | None:
+    """Return the real path of the repository a remote URL names on this machine, or None.
+
+    As git in the work tree `top` reads URLs: `file://PATH`, or a path (no `:` before
+    the first `/`); `host:path` and `scheme://...` name another machine.
+    """
+    if url.startswith("file://"):
+        path = unquote(url.removeprefix("file://")) or "/"
+    elif "://" in url:
+        return None
+    else:
+        colon, slash = url.find(":"), url.find("/")
+        if colon != -1 and (slash == -1 or colon < slash):
+            return None
+        path = url
+    return os.path.realpath(os.path.join(top, path))
+
+
+def pack_program(git: Git, action: str, local: bool) -> str:
+    """Return the program a fetch, pull or push runs at the remote's end.
+
+    The option beats `remote.<name>.uploadpack` and `receivepack`, which take their first
+    value, so that a repository's own beats `-c`. On this machine, git runs it through a
+    shell, with the inert settings; a server elsewhere gets the plain program name.
+    """
+    if action != "push":
+        return shlex.join(git.runner.argv(["upload-pack"])) if local else "git-upload-pack"
+    return shlex.join(git.runner.argv(LOCAL_RECEIVE)) if local else "git-receive-pack"
+
+
+async def checked_branch(git: Git, branch: str | None) -> list[str]:
+    """Return `branch` as the refs of a fetch, pull or push: a name, or nothing.
+
+    Raises:
+        GitError: it is not a valid branch name, or starts with `+` (a forced update).
+    """
+    if branch is None:
+        return []
+    if branch.startswith("+"):
+        raise GitError(f"branch {branch!r} is not allowed: a leading '+' forces the update")
+    return [await git.ref_name(branch, what="branch")]
+
+
+async def check_local_remote(runner: Runner, path: str, place: str, log: Log | None) -> None:
+    """Raise GitError unless the repository at `path` (bare or not) lies wholly in `place`.
+
+    A remote on this machine is a repository git reads and writes as it does this one:
+    a `.git` file, alternates or a link in it could lead to another repository.
+    """
+    if not is_below(path, place):
+        raise GitError(remote_outside(path, place))
+    ceiling = {"GIT_CEILING_DIRECTORIES": os.path.dirname(place) or "/"}
+    try:
+        shown = await runner.run(path, SHOW_STORES, env=ceiling, log=log)
+    except (GitFailed, OSError) as exc:
+        raise GitError(f"Remote {path} is not a git repository usable here: {exc}") from None
+    check_remote_stores(path, shown.text, place)
+
+
+def remote_outside(path: str, place: str) -> str:
+    """Say that a remote on this machine is outside the place."""
+    return f"Remote {path} is a path outside {place}: refused"
+
+
+def check_remote_stores(path: str, shown: str, place: str) -> None:
+    """Raise GitError unless the stores `rev-parse` showed for remote `path` are in `place`."""
+    lines = shown.rstrip("\n").split("\n")
+    if len(lines) != 2:
+        raise GitError(f"Remote {path} is not a git repository usable here")
+    git_dir, common = (os.path.realpath(line) for line in lines)
+    check_stores(f"Remote {path}", git_dir, common, place)

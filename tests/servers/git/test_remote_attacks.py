@@ -1,0 +1,136 @@
+"""Hostile remotes: helpers and aliases, repositories that lead outside, hooks, refspecs.
+
+A remote is the repository's own configuration, so it is as hostile as the repository:
+it must neither run anything, nor reach another repository, nor force or delete a branch.
+"""
+
+import os
+import stat
+from pathlib import Path
+
+from mcpkit_git.access import Tiers
+from servers.git.conftest import Repos, git, make_repo, text_of
+
+REMOTE = Tiers(remote=True)
+
+
+def hook(bare: Path, name: str, marker: Path) -> None:
+    """Give the repository `bare` a hook that leaves `marker`."""
+    path = bare / "hooks" / name
+    path.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+async def test_remote_helpers_and_the_aliases_that_would_answer_them_run_nothing(
+    repos: Repos,
+) -> None:
+    run_marker = f"!touch {repos.marker}"
+    git(repos.repo, "config", "alias.remote-file", run_marker)
+    git(repos.repo, "config", "alias.remote-ssh", run_marker)
+    git(repos.repo, "remote", "add", "helper", f"file::{repos.folder}")
+    git(repos.repo, "remote", "add", "shelled", "ssh::host")
+    git(repos.repo, "remote", "add", "vcs", str(repos.folder / "x"))
+    git(repos.repo, "config", "remote.vcs.vcs", "ssh")
+    path = str(repos.repo)
+    async with repos.serve(tiers=REMOTE) as client:
+        results = [
+            await client.call_tool("git_fetch", {"repo_path": path, "remote": name})
+            for name in ("helper", "shelled", "vcs")
+        ]
+    for result in results:
+        assert result["isError"] is True
+        assert "remote helper" in text_of(result)
+    assert not repos.marker.exists()
+
+
+async def test_a_remote_that_leads_outside_is_neither_read_nor_changed(repos: Repos) -> None:
+    victim = make_repo(repos.outside / "victim")
+    (victim / "secret.txt").write_text("TOP-SECRET\n")
+    git(victim, "add", "secret.txt")
+    git(victim, "commit", "-q", "-m", "secret")
+    before = git(victim, "rev-parse", "main")
+    linked = repos.folder / "vendor"  # inside the place, its git directory is not
+    linked.mkdir()
+    (linked / ".git").write_text(f"gitdir: {victim / '.git'}\n")
+    borrowing = repos.folder / "borrowing.git"
+    git(repos.folder, "init", "-q", "--bare", str(borrowing))
+    (borrowing / "objects" / "info" / "alternates").write_text(f"{victim / '.git' / 'objects'}\n")
+    git(repos.repo, "remote", "add", "linked", str(linked))
+    git(repos.repo, "remote", "add", "borrowing", str(borrowing))
+    path = str(repos.repo)
+    async with repos.serve(tiers=REMOTE) as client:
+        results = [
+            await client.call_tool(tool, {"repo_path": path, "remote": name, **branch})
+            for tool, branch in (("git_fetch", {}), ("git_push", {"branch": "main"}))
+            for name in ("linked", "borrowing")
+        ]
+    for result in results:
+        assert result["isError"] is True
+        assert "outside" in text_of(result)
+    assert "secret" not in git(repos.repo, "log", "--all", "--format=%s")
+    assert git(victim, "rev-parse", "main") == before
+    assert git(victim, "branch", "--format=%(refname:short)").split() == ["main"]
+
+
+async def test_a_push_to_a_repository_on_this_machine_runs_none_of_its_hooks(
+    repos: Repos,
+) -> None:
+    bare = repos.folder / "hooked.git"
+    git(repos.folder, "init", "-q", "--bare", str(bare))
+    for name in ("pre-receive", "update", "post-receive", "post-update"):
+        hook(bare, name, repos.marker)
+    git(repos.repo, "remote", "add", "origin", str(bare))
+    async with repos.serve(tiers=REMOTE) as client:
+        pushed = await client.call_tool(
+            "git_push", {"repo_path": str(repos.repo), "branch": "main"}
+        )
+    assert not pushed.get("isError"), text_of(pushed)
+    assert git(bare, "rev-parse", "main") == git(repos.repo, "rev-parse", "main")
+    assert not repos.marker.exists()
+
+
+async def test_a_push_never_checks_files_out_in_the_repository_it_reaches(
+    repos: Repos,
+) -> None:
+    # updateInstead would check the pushed commit out there, under that repository's
+    # configuration: its filters, which run commands.
+    target = make_repo(repos.folder / "target")
+    git(target, "config", "receive.denyCurrentBranch", "updateInstead")
+    git(target, "config", "filter.evil.smudge", f"touch {repos.marker}; cat")
+    (target / ".gitattributes").write_text("* filter=evil\n")
+    git(repos.repo, "remote", "add", "target", str(target))
+    git(repos.repo, "pull", "-q", "--no-rebase", str(target), "main")
+    git(repos.repo, "commit", "-q", "--allow-empty", "-m", "pushed")
+    async with repos.serve(tiers=REMOTE) as client:
+        pushed = await client.call_tool(
+            "git_push", {"repo_path": str(repos.repo), "remote": "target", "branch": "main"}
+        )
+    assert pushed["isError"] is True
+    assert "refusing to update checked out branch" in text_of(pushed)
+    assert not repos.marker.exists()
+
+
+async def test_a_branch_is_a_name_never_a_refspec_that_forces_or_deletes(repos: Repos) -> None:
+    remote = repos.folder / "remote.git"
+    git(repos.folder, "clone", "-q", "--bare", str(repos.repo), str(remote))
+    git(repos.repo, "remote", "add", "origin", str(remote))
+    git(repos.repo, "push", "-q", "origin", "main:other")
+    git(repos.repo, "commit", "-q", "--amend", "-m", "rewritten")  # diverges from origin
+    before = git(remote, "for-each-ref", "--format=%(refname) %(objectname)")
+    kept = git(repos.repo, "rev-parse", "main")
+    path = str(repos.repo)
+    async with repos.serve(tiers=REMOTE) as client:
+        results = [
+            await client.call_tool(tool, {"repo_path": path, "branch": branch})
+            for tool, branch in (
+                ("git_push", "+main"),
+                ("git_push", ":other"),
+                ("git_pull", "+main:refs/heads/main"),
+            )
+        ]
+    for result in results:
+        assert result["isError"] is True
+        assert "branch" in text_of(result)
+    assert git(remote, "for-each-ref", "--format=%(refname) %(objectname)") == before
+    assert git(repos.repo, "rev-parse", "main") == kept
+    assert os.listdir(repos.outside) == ["secret.txt"]
