@@ -1,6 +1,8 @@
 """The operator's databases on the command line: names, modes, and what stops the start."""
 
 import re
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -49,3 +51,20 @@ def test_create_makes_a_database(tmp_path: Path) -> None:
     [spec] = parse_databases([str(made)], write=True, create=True)
     assert made.is_file()
     assert spec == DatabaseSpec("new", str(made), True)
+
+
+def test_a_schema_past_the_guard_s_limits_stops_the_start_and_a_wide_one_is_served(
+    tmp_path: Path,
+) -> None:
+    # The guard's limits apply to the stored schema too: a database the server could
+    # serve no statement is refused at start, not left to fail at every call.
+    wide, huge = tmp_path / "wide.db", tmp_path / "huge.db"
+    columns = ", ".join(f"c{n} INTEGER DEFAULT {n}" for n in range(1990))  # some 50 KB
+    with closing(sqlite3.connect(wide)) as db:
+        db.execute(f"CREATE TABLE wide ({columns})")
+    with closing(sqlite3.connect(huge)) as db:
+        db.execute(f"CREATE TABLE huge (a CHECK (a != '{'x' * 1_100_000}'))")
+    [spec] = parse_databases([str(wide)], write=False, create=False)
+    assert spec.name == "wide"
+    with pytest.raises(ValueError, match=r"huge\.db is not a SQLite database this server can"):
+        parse_databases([str(huge)], write=False, create=False)

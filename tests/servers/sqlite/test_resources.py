@@ -8,6 +8,8 @@ import anyio
 import pytest
 
 from mcpkit.testing import RPCError
+from mcpkit_sqlite.database import LOCK_WAIT
+from mcpkit_sqlite.resources import LIST_INTERVAL
 from servers.sqlite.conftest import Files
 
 
@@ -180,3 +182,20 @@ async def test_prompts(files: Files) -> None:
     assert "'a bakery'" in demo_text
     assert "read-only here" in demo_text  # no --write: the demo does not ask for create_table
     assert "Start from table 'items'" in question["messages"][0]["content"]["text"]
+
+
+async def test_the_server_outlasts_a_database_another_process_keeps_locked(files: Files) -> None:
+    # Its look at which tables exist fails meanwhile: it must try again, not end the server.
+    async with files.serve() as client:
+        other = sqlite3.connect(files.main, isolation_level=None)
+        try:
+            other.execute("BEGIN EXCLUSIVE")
+            other.execute("CREATE TABLE added (x)")
+            await anyio.sleep(LIST_INTERVAL * 2 + LOCK_WAIT)  # looks fail meanwhile
+            other.execute("COMMIT")
+        finally:
+            other.close()
+        await client.wait_for_notification("notifications/resources/list_changed", timeout=5)
+        listed = await client.call_tool("list_tables", {})
+    names = [table["name"] for table in listed["structuredContent"]["tables"]]
+    assert "added" in names

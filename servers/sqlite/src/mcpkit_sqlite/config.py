@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote
 
+from .guard import Guard, GuardedConnection
+
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
 
@@ -63,11 +65,15 @@ def _make(path: str, real: str) -> None:
 def _check(path: str, real: str) -> None:
     """Check that `real` is a SQLite database, reading its schema once, read-only.
 
+    It is read as the server reads it (`GuardedConnection`): a schema past the guard's
+    limits could be served no statement.
+
     Raises:
         ValueError: it is not one (or cannot be read).
     """
+    uri = f"file:{quote(real)}?mode=ro"
     try:
-        with closing(sqlite3.connect(f"file:{quote(real)}?mode=ro", uri=True)) as database:
+        with closing(GuardedConnection(uri, uri=True, guard=Guard(writes=False))) as database:
             database.execute("SELECT count(*) FROM sqlite_schema").fetchone()
     except sqlite3.Error as exc:
         raise ValueError(f"{path} is not a SQLite database this server can read: {exc}") from None

@@ -40,8 +40,10 @@ default) and the largest row a query may make, whose values SQLite holds until t
 LIMITS = {
     sqlite3.SQLITE_LIMIT_ATTACHED: 0,
     sqlite3.SQLITE_LIMIT_LENGTH: 16 * 1024 * 1024,
-    sqlite3.SQLITE_LIMIT_SQL_LENGTH: 100_000,
-    sqlite3.SQLITE_LIMIT_EXPR_DEPTH: 200,
+    # A stored schema is parsed under these too: DDL of a table of 2,000 columns, and
+    # SQLite's own default depth, which any database it made stays within.
+    sqlite3.SQLITE_LIMIT_SQL_LENGTH: 1_000_000,
+    sqlite3.SQLITE_LIMIT_EXPR_DEPTH: 1000,
     sqlite3.SQLITE_LIMIT_COMPOUND_SELECT: 100,
     sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 10,
 }

@@ -7,6 +7,7 @@ told only when what it would read differs, which is read again only when they ch
 Completion offers the names of databases and tables.
 """
 
+import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -28,6 +29,8 @@ SAMPLE = "sqlite://{database}/table/{table}/sample"
 SAMPLE_ROWS = 20
 POLL_INTERVAL = 0.5
 """Seconds between two looks at a subscribed database's versions."""
+logger = logging.getLogger(__name__)
+
 LIST_INTERVAL = 1.0
 """Seconds between two looks at which tables exist, for resources/list_changed."""
 
@@ -182,13 +185,23 @@ async def complete_table(
 async def follow_tables(app: Server, catalog: Catalog) -> None:
     """Tell clients the resource list changed whenever tables or views come or go.
 
-    Runs while the server does (its lifespan starts it).
+    Runs while the server does (its lifespan starts it). A look that fails (the database
+    busy with a long query, or locked by another process) is taken again at the next one.
     """
-    tables = {name: await schema.table_names(catalog.get(name)) for name in catalog.names}
+    tables = {name: await _table_names(catalog.get(name)) for name in catalog.names}
     while True:
         await anyio.sleep(LIST_INTERVAL)
         for name in catalog.names:
-            now = await schema.table_names(catalog.get(name))
-            if now != tables[name]:
+            now = await _table_names(catalog.get(name))
+            if now is not None and now != tables[name]:
                 tables[name] = now
                 app.list_changed("resources")
+
+
+async def _table_names(db: Database) -> list[str] | None:
+    """Return the tables and views of `db`, or None if it cannot say now."""
+    try:
+        return await schema.table_names(db)
+    except SqliteError as exc:
+        logger.debug("Cannot list the tables of %s now: %s", db.name, exc)
+        return None
