@@ -24,7 +24,8 @@ def event_id(stream_id: str, sequence: int) -> str:
 def parse_event_id(value: str) -> tuple[str, int] | None:
     """Return (stream id, sequence number) of an event id, or None if it is not one of ours."""
     stream_id, _, sequence = value.rpartition("/")
-    if not stream_id or not sequence.isdigit():
+    # isdigit() alone takes "²", which int() does not; and no stream sends 10**19 events.
+    if not stream_id or not (sequence.isascii() and sequence.isdigit()) or len(sequence) > 18:
         return None
     return stream_id, int(sequence)
 

@@ -82,7 +82,8 @@ def _check_params(server: Server, headers: Mapping[str, str], params: Mapping[st
 
     Each must be there exactly when its argument has a value (null counts as none), and say it.
     """
-    tool = server.tools.get(params.get("name"))  # pyright: ignore[reportArgumentType]
+    name = params.get("name")
+    tool = server.tools.get(name) if isinstance(name, str) else None
     arguments = jsonrpc.as_object(params.get("arguments", {}))
     if tool is None or arguments is None:
         return  # an unknown tool or bad arguments: the tool call itself says so

@@ -19,7 +19,7 @@ import anyio
 
 from .. import jsonrpc, modern
 from ..connection import Connection
-from ..errors import ProtocolError
+from ..errors import InvalidRequest, ProtocolError
 from ..jsonrpc import RequestId
 from ..runtime import Runtime
 from ..session import before_initialize
@@ -168,8 +168,11 @@ def check_request(runtime: Runtime, request: Request, message: Mapping[str, Any]
             before the version: a header that disagrees is the error, whatever the version).
         UnsupportedVersion: `_meta` names a version this server does not speak.
         MethodNotFound: the server has no such method.
+        InvalidRequest: the message is a response, which no client sends of this era.
     """
-    method: str = message["method"]
+    method = message.get("method")
+    if not isinstance(method, str):
+        raise InvalidRequest("Invalid Request: a 2026-07-28 POST carries a request or notification")
     params = jsonrpc.as_object(message.get("params", {}))
     if params is None or not modern.is_modern(params):
         raise before_initialize(method)
