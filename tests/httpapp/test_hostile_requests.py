@@ -1,17 +1,21 @@
-"""What a hostile HTTP client sends: each is a 4xx with a JSON-RPC error, never a 500.
+"""What a hostile HTTP client sends: each is a 4xx or a closed connection, never a 500.
 
 An audit's findings: a batch of 80,000 pings held the whole server for seconds; a response
 POSTed in the 2026-07-28 era, a tool named by a list, or a forged Last-Event-ID raised
-inside the server (a 500, and a traceback logged for each).
+inside the server (a 500, and a traceback logged for each); heads trickled on 20,000
+connections took every descriptor; bodies stopped short of their length were held for ever.
 """
 
+import socket
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 import pytest
 
-from httpapp.mcphttp import parse_sse, request, serving
+from httpapp.mcphttp import Served, parse_sse, request, serving
 from httpapp.test_modern import send, stateless
+from mcpkit.http import asgi, protocol
 from mcpkit.http.posted import MAX_BATCH
 
 
@@ -65,3 +69,58 @@ async def test_a_forged_last_event_id_resumes_nothing(tmp_path: Path, sequence: 
                         break
     assert status == 200
     assert parse_sse(first.split("\n\n")[0] + "\n\n")[0].data == ""
+
+
+def raw_connection(served: Served) -> socket.socket:
+    """A plain TCP connection to the server, with reads that give up after 3 s."""
+    host, port = served.base.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=3)
+
+
+async def closed_by_server(connection: socket.socket) -> bool:
+    """Whether the server closes `connection` (it reads the end) within 3 s."""
+    try:
+        return await anyio.to_thread.run_sync(connection.recv, 1024) == b""
+    except TimeoutError:
+        return False
+
+
+async def test_a_head_sent_too_slowly_closes_its_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(protocol, "HEAD_SECONDS", 0.5)
+    async with serving(tmp_path) as served:
+        with raw_connection(served) as silent, raw_connection(served) as trickling:
+            trickling.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ")
+            closed = [await closed_by_server(silent), await closed_by_server(trickling)]
+        answered = await served.post(request(1, "ping"), await served.initialize())
+    assert closed == [True, True]
+    assert answered.status_code == 200  # a client that sends its head in time is served
+
+
+async def test_past_the_most_connections_a_new_one_is_closed_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(protocol, "MAX_CONNECTIONS", 2)
+    async with serving(tmp_path) as served:
+        held = [raw_connection(served) for _ in range(2)]
+        with raw_connection(served) as extra:
+            closed = await closed_by_server(extra)
+        for connection in held:
+            connection.close()
+    assert closed
+
+
+async def test_a_body_that_stops_short_is_a_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(asgi, "BODY_SECONDS", 0.5)
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        head = "".join(f"{name}: {value}\r\n" for name, value in served.headers(session).items())
+        with raw_connection(served) as connection:
+            host = served.base.removeprefix("http://")
+            start = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\n{head}Content-Length: 100\r\n"
+            connection.sendall(f"{start}\r\n".encode() + b'{"jsonrpc"')  # 10 bytes of 100
+            answer = await anyio.to_thread.run_sync(connection.recv, 4096)
+    assert answer.startswith(b"HTTP/1.1 408")

@@ -46,6 +46,15 @@ class BodyTooLarge(Exception):
     """The request body is larger than the configured limit."""
 
 
+class BodyTooSlow(Exception):
+    """The request body did not arrive within `BODY_SECONDS`."""
+
+
+BODY_SECONDS = 30.0
+"""Seconds a request's body may take to arrive: a body stopped short of its length held
+its bytes (up to the limit) for as long as the client kept the connection."""
+
+
 class Request:
     """The parts of an HTTP request scope that the transport reads."""
 
@@ -84,6 +93,7 @@ class Request:
 
         Raises:
             BodyTooLarge: the body is longer than `limit` bytes.
+            BodyTooSlow: it did not arrive within `BODY_SECONDS`.
             ClientGone: the client disconnected first.
         """
         declared = self.headers.get("content-length", "")
@@ -91,17 +101,19 @@ class Request:
             raise BodyTooLarge
         chunks: list[bytes] = []
         size = 0
-        while True:
-            event = await self.receive()
-            if event["type"] == "http.disconnect":
-                raise ClientGone
-            chunk: bytes = event.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                raise BodyTooLarge
-            chunks.append(chunk)
-            if not event.get("more_body", False):
-                return b"".join(chunks)
+        with anyio.move_on_after(BODY_SECONDS):
+            while True:
+                event = await self.receive()
+                if event["type"] == "http.disconnect":
+                    raise ClientGone
+                chunk: bytes = event.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    raise BodyTooLarge
+                chunks.append(chunk)
+                if not event.get("more_body", False):
+                    return b"".join(chunks)
+        raise BodyTooSlow
 
     async def wait_disconnect(self) -> None:
         """Return when the client disconnects (the body must have been read)."""

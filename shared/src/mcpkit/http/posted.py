@@ -11,7 +11,15 @@ import anyio
 
 from .. import jsonrpc
 from ..errors import ProtocolError
-from .asgi import BodyTooLarge, ClientGone, Request, Response, error_response
+from .asgi import (
+    BODY_SECONDS,
+    BodyTooLarge,
+    BodyTooSlow,
+    ClientGone,
+    Request,
+    Response,
+    error_response,
+)
 from .sessions import Inbox
 
 MAX_BATCH = 100
@@ -36,7 +44,8 @@ async def read_body(request: Request, limit: int) -> bytes:
     """Return the request's body.
 
     Raises:
-        Refused: 413 when it is over `limit`, 400 when the client left before sending it.
+        Refused: 413 when it is over `limit`, 400 when the client left before sending it,
+            408 when it took too long (`asgi.BODY_SECONDS`).
     """
     try:
         return await request.body(limit)
@@ -44,6 +53,8 @@ async def read_body(request: Request, limit: int) -> bytes:
         raise refuse(413, f"Payload Too Large: the limit is {limit} bytes") from None
     except ClientGone:
         raise refuse(400, "Bad Request: the body did not arrive") from None
+    except BodyTooSlow:
+        raise refuse(408, f"Request Timeout: the body took over {BODY_SECONDS:g} s") from None
 
 
 def parse_messages(body: bytes) -> tuple[list[dict[str, Any]], bool]:

@@ -1,4 +1,4 @@
-"""uvicorn's HTTP/1.1 protocol, reading each connection through its thread's read buffer.
+"""uvicorn's HTTP/1.1 protocol, read through a buffer, with heads due and connections bounded.
 
 asyncio reads the socket of a plain `asyncio.Protocol` with `recv(256 KiB)`: 256 KiB
 allocated for every read, then shrunk to what came, which grew the heap under hours of
@@ -7,18 +7,47 @@ requests (mcp-fs `write_file` over HTTP: +0.2 MiB a minute, every minute; see
 copied out at its exact size. All connections served by one thread share its buffer:
 asyncio reads into it and hands it back in one call, so no two reads ever use it at once,
 and a thousand connections do not each keep 64 KiB.
+
+uvicorn gives a client all the time it likes to send a request's head: a client that
+trickles heads on thousands of connections held every descriptor the process may open,
+and no check of host, origin or token runs before a head is whole. A head is therefore due
+`HEAD_SECONDS` after its first byte (or after the connection opens), and past
+`max_connections()` open connections a new one is closed at once.
 """
 
 import asyncio  # noqa: TID251 - uvicorn, which runs on asyncio only, takes asyncio protocols
+import resource
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..readbuffer import thread_buffer
 
+HEAD_SECONDS = 10.0
+"""Seconds a client has to finish a request's head once it begins it (or connects)."""
+MAX_CONNECTIONS = 1000
+"""Open connections at most, fewer where the process may open few descriptors."""
+
+
+def max_connections() -> int:
+    """Return how many connections may be open at once: half the descriptors, at most 1,000."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return MAX_CONNECTIONS if soft == resource.RLIM_INFINITY else min(MAX_CONNECTIONS, soft // 2)
+
 
 # uvicorn's connection_made takes a Transport, narrower than asyncio's BaseTransport.
 class BufferedH11Protocol(H11Protocol, asyncio.BufferedProtocol):  # pyright: ignore[reportIncompatibleMethodOverride]
-    """uvicorn's h11 protocol, fed through its thread's read buffer (see above)."""
+    """uvicorn's h11 protocol, fed through its thread's read buffer, heads due in time."""
+
+    _head_due: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Take the connection, or close it at once when too many are open."""
+        super().connection_made(transport)
+        if len(self.connections) > max_connections():
+            transport.close()
+            return
+        self._head_due = self.loop.call_later(HEAD_SECONDS, self._head_late)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         """Return the buffer the next read lands in (asyncio calls this before each read)."""
@@ -27,3 +56,22 @@ class BufferedH11Protocol(H11Protocol, asyncio.BufferedProtocol):  # pyright: ig
     def buffer_updated(self, nbytes: int) -> None:
         """Hand uvicorn a copy of the `nbytes` just read: the buffer is reused at once."""
         self.data_received(thread_buffer()[:nbytes].tobytes())
+        if self.conn.their_state is not h11.IDLE:  # the head is whole
+            self._cancel_head_due()
+        elif self._head_due is None:  # a head begun on a kept-alive connection
+            self._head_due = self.loop.call_later(HEAD_SECONDS, self._head_late)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Forget the connection, and its head's deadline."""
+        self._cancel_head_due()
+        super().connection_lost(exc)
+
+    def _cancel_head_due(self) -> None:
+        if self._head_due is not None:
+            self._head_due.cancel()
+            self._head_due = None
+
+    def _head_late(self) -> None:
+        self._head_due = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
