@@ -10,7 +10,15 @@ import pytest
 
 from mcpkit_web.addresses import Policy
 from mcpkit_web.errors import WebError
-from mcpkit_web.fetcher import Fetched, Settings, fetch, make_client, read_capped
+from mcpkit_web.fetcher import (
+    MAX_URL_CHARS,
+    Fetched,
+    Settings,
+    check_url,
+    fetch,
+    make_client,
+    read_capped,
+)
 from servers.web.stub import Route, Site
 
 if TYPE_CHECKING:
@@ -193,3 +201,12 @@ async def test_a_body_of_tiny_chunks_is_held_as_its_bytes() -> None:
         tracemalloc.stop()
     assert body == b"ab" * 250_000
     assert peak < 3_000_000  # a list of the chunks took 9 MB for this half-megabyte
+
+
+def test_a_url_longer_than_max_url_chars_is_refused_before_anything_else() -> None:
+    # Each URL is matched against every robots.txt rule of its site: 2 MB against 33,000
+    # rules froze the server for a minute.
+    url = "https://example.com/" + "a" * MAX_URL_CHARS
+    with pytest.raises(WebError, match="longer than 8,192 characters"):
+        check_url(url, Policy())
+    assert check_url(url[:MAX_URL_CHARS], Policy()) == ("example.com", 443)

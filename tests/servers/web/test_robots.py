@@ -4,7 +4,8 @@ import time
 
 import pytest
 
-from mcpkit_web.robots import Robots, Rule, product_token
+from mcpkit_web import web
+from mcpkit_web.robots import RULE_BYTES, Robots, Rule, product_token, robots_url
 
 FILE = """# comment
 User-agent: mcp-web
@@ -95,3 +96,21 @@ def test_a_pattern_of_many_stars_takes_no_longer_than_one() -> None:
     verdict = rules.verdict("mcp-web/0.1", "https://s.test/" + "a" * 30)
     assert time.monotonic() - started < 0.5
     assert verdict.allowed is True
+
+
+def test_one_origin_has_one_robots_url_however_its_port_is_spelled() -> None:
+    assert robots_url("http://S.test:0080/a?b") == "http://s.test:80/robots.txt"
+    assert robots_url("https://s.test/a") == "https://s.test/robots.txt"
+    assert robots_url("http://[::1]:8080/x") == "http://[::1]:8080/robots.txt"
+
+
+def test_the_rules_of_all_sites_are_kept_within_a_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 256 files of 500 kB held 1.75 GB: the least recently used sites' rules are dropped.
+    rules = Robots.parse("User-agent: *\n" + "Disallow: /*zq\n" * 10_000)
+    assert rules.size > 10_000 * RULE_BYTES
+    monkeypatch.setattr(web, "ROBOTS_CACHE_BYTES", 3 * rules.size)
+    kept = web.Web()  # no client is made: nothing is fetched
+    for n in range(10):
+        kept._make_room(rules.size)  # pyright: ignore[reportPrivateUsage]
+        kept.robots[f"https://site{n}.test/robots.txt"] = (0.0, rules)
+    assert list(kept.robots) == [f"https://site{n}.test/robots.txt" for n in (7, 8, 9)]

@@ -6,7 +6,7 @@ import tracemalloc
 
 import pytest
 
-from mcpkit_web.tame import tame
+from mcpkit_web.tame import CUT, MAX_TAGS, tame
 from mcpkit_web.tree import read
 
 
@@ -44,3 +44,16 @@ def test_a_tag_of_a_million_attributes_is_text_not_a_million_objects() -> None:
         tracemalloc.stop()
     assert peak < 40_000_000
     assert page.root.text().endswith("x")
+
+
+def test_a_page_of_millions_of_tags_is_cut_after_max_tags() -> None:
+    # 9.6 kB of gzip made 3.3 million <a>, and 4 GB of parsed objects.
+    tamed = tame("<a>" * 3_300_000)
+    assert tamed.count("<a>") == MAX_TAGS
+    assert tamed.endswith(CUT)
+    assert tame("<a>" * MAX_TAGS) == "<a>" * MAX_TAGS  # up to the bound, nothing is cut
+    tracemalloc.start()
+    read(tamed)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 200 * 1024 * 1024

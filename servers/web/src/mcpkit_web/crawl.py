@@ -4,10 +4,14 @@ Every page goes through `Web.get`, so the address guards, robots.txt (unless the
 ignores it), the caps and the body cache apply to each; crawled pages stay in the cache,
 where the page resources serve them. URL patterns are `wildcard` patterns found anywhere
 in the URL (`*` any characters, a final `$` the end); `include` keeps only matching URLs
-(the start page always counts), `exclude` drops matching ones.
+(the start page always counts), `exclude` drops matching ones. Links and sitemap entries
+are matched in the parse's worker thread, and only as many are kept as the walk can use:
+a page of 20,000 links, or a sitemap of 240,000 entries, against 40 patterns kept the
+event loop busy for seconds, and every link of every page grew the frontier.
 """
 
 import re
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urljoin
@@ -17,13 +21,15 @@ import anyio
 from . import wildcard
 from .content import decode
 from .errors import WebError
-from .fetcher import Fetched
+from .fetcher import MAX_URL_CHARS, Fetched
 from .inspect import links, same_site
 from .parsing import parsed
 from .web import Web
 
 LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.IGNORECASE)
 MAX_SITEMAPS = 5
+MAX_LOCATIONS = 50_000
+"""Entries read of one sitemap: the most the sitemap protocol lets one hold."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +47,9 @@ class Scope:
         return cls(start, tuple(include), tuple(exclude), same)
 
     def admits(self, url: str) -> bool:
-        """Say whether `url` is inside the scope."""
+        """Say whether `url` is inside the scope (and not too long to be fetched)."""
+        if len(url) > MAX_URL_CHARS:
+            return False
         if self.same_site and not same_site(self.start, url):
             return False
         if any(wildcard.matches(pattern, url) for pattern in self.exclude):
@@ -73,11 +81,11 @@ async def crawl(
 
     `on_page(page, count)` is awaited after each page. Failures are recorded, not raised.
     """
-    queue: list[tuple[str, int]] = [(scope.start, 0)]
+    queue = deque([(scope.start, 0)])
     seen = {scope.start}
     done: list[Crawled] = []
     while queue and len(done) < max_pages:
-        url, depth = queue.pop(0)
+        url, depth = queue.popleft()
         if done and delay:
             await anyio.sleep(delay)
         try:
@@ -88,9 +96,11 @@ async def crawl(
             continue
         title, found = "", []
         if page.content_type in ("text/html", "application/xhtml+xml", "") and page.status < 400:
-            title, found = await parsed(_read, page, depth < max_depth)
+            title, found = await parsed(_read, page, scope if depth < max_depth else None)
         for target in found:
-            if target not in seen and scope.admits(target):
+            if len(queue) >= max_pages - len(done) - 1:
+                break  # the pages queued already are all the walk will visit
+            if target not in seen:
                 seen.add(target)
                 queue.append((target, depth + 1))
         done.append(Crawled(url, depth, page.status, title))
@@ -118,28 +128,43 @@ async def site_map(
                 continue
             if page.status >= 400:
                 continue
-            for loc in await parsed(_locations, page.body):
-                if loc.endswith(".xml") and "sitemap" in loc.lower():
-                    pending.append(loc)
-                elif scope.admits(loc):
-                    found.setdefault(loc)
+            sitemaps, urls = await parsed(_locations, page.body, scope, max_urls - len(found))
+            pending += sitemaps
+            found.update(dict.fromkeys(urls))
     from_sitemap = len(found)
     page, _ = await web.get(scope.start)
     if page.content_type in ("text/html", "application/xhtml+xml", ""):
-        _, urls = await parsed(_read, page, True)
-        found.update(dict.fromkeys(url for url in urls if scope.admits(url)))
+        _, urls = await parsed(_read, page, scope)
+        found.update(dict.fromkeys(urls))
     return list(found)[:max_urls], min(from_sitemap, max_urls)
 
 
-def _locations(sitemap: bytes) -> list[str]:
-    """Return the `<loc>` URLs of a sitemap."""
-    return LOC.findall(sitemap.decode("utf-8", "replace"))
+def _locations(sitemap: bytes, scope: Scope, room: int) -> tuple[list[str], list[str]]:
+    """Return the sitemaps a sitemap names, and up to `room` of its URLs that `scope` admits."""
+    sitemaps: list[str] = []
+    urls: list[str] = []
+    for number, match in enumerate(LOC.finditer(sitemap.decode("utf-8", "replace"))):
+        if number >= MAX_LOCATIONS:
+            break
+        loc = match.group(1)
+        if loc.endswith(".xml") and "sitemap" in loc.lower():
+            if len(sitemaps) < MAX_SITEMAPS:
+                sitemaps.append(loc)
+        elif len(urls) < room and scope.admits(loc):
+            urls.append(loc)
+        elif len(urls) >= room and len(sitemaps) >= MAX_SITEMAPS:
+            break
+    return sitemaps, urls
 
 
-def _read(page: Fetched, follow: bool) -> tuple[str, list[str]]:
-    """Return an HTML page's title and, if `follow`, the URLs of its links."""
+def _read(page: Fetched, scope: Scope | None) -> tuple[str, list[str]]:
+    """Return an HTML page's title and the URLs of its links that `scope` admits (if any)."""
     html = decode(page.body, page.headers.get("content-type", ""))
-    return _title(html), [link["url"] for link in links(html, page.url)] if follow else []
+    if scope is None:
+        return _title(html), []
+    return _title(html), [
+        link["url"] for link in links(html, page.url) if scope.admits(link["url"])
+    ]
 
 
 def _title(html: str) -> str:

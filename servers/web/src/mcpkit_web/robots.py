@@ -12,9 +12,11 @@ from urllib.parse import urlsplit
 from . import wildcard
 
 MAX_ROBOTS_BYTES = 500_000
+RULE_BYTES = 150
+"""What one parsed rule holds in memory, about: for the cache's budget (`Robots.size`)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     """One `Allow` or `Disallow` line."""
 
@@ -85,6 +87,11 @@ class Robots:
         reason = f"answered {status}" if status is not None else "could not be fetched"
         return cls(everything=False, source=f"robots.txt {reason}", status=status)
 
+    @property
+    def size(self) -> int:
+        """Return about how many bytes the rules hold (the text, and each rule parsed)."""
+        return len(self.text) + RULE_BYTES * sum(len(rules) for _, rules in self.groups)
+
     def verdict(self, user_agent: str, url: str) -> Verdict:
         """Return whether `user_agent` may fetch `url`, and why."""
         if self.everything is not None:
@@ -113,6 +120,14 @@ def product_token(user_agent: str) -> str:
 
 
 def robots_url(url: str) -> str:
-    """Return the robots.txt URL of `url`'s origin."""
+    """Return the robots.txt URL of `url`'s origin, spelled one way (`:080` is `:80`).
+
+    Raises:
+        ValueError: the port is not a number.
+    """
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}/robots.txt"
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port is not None else ""
+    return f"{parts.scheme}://{host}{port}/robots.txt"
