@@ -3,6 +3,7 @@
 import tracemalloc
 from typing import Any
 
+from mcpkit_git.runner import Settings
 from servers.git.conftest import Repos, git, text_of
 
 REFERENCE_TOOLS = {
@@ -435,3 +436,25 @@ async def test_blame_of_a_long_file_comes_a_part_at_a_time(repos: Repos) -> None
     assert 5_000 < last < 60_000
     assert [line["line"] for line in first["lines"]] == list(range(1, last + 1))
     assert rest["lines"][0]["text"] == f"line {last}"
+
+
+async def test_a_status_past_the_output_cap_is_cut_whole_records_and_says_so(
+    repos: Repos,
+) -> None:
+    for n in range(40):
+        (repos.repo / f"file-{n:02}.txt").write_text(f"{n}\n")
+    git(repos.repo, "add", ".")
+    git(repos.repo, "commit", "-q", "-m", "files")
+    for n in range(40):  # renames: two records each, the cap may fall between them
+        git(repos.repo, "mv", f"file-{n:02}.txt", f"renamed-{n:02}.txt")
+    full: list[dict[str, Any]] = []
+    for cap in range(400, 2000, 97):
+        async with repos.serve(settings=Settings(max_output=cap)) as client:
+            result = await client.call_tool("git_status", {"repo_path": str(repos.repo)})
+        assert not result.get("isError"), (cap, text_of(result))
+        full.append(result["structuredContent"])
+    for status in full:
+        assert status["truncated"] is True
+        assert status["clean"] is False
+        assert all(change["path"].startswith("renamed-") for change in status["staged"])
+    assert "cut: git's output passed the server's cap" in text_of(result)

@@ -37,6 +37,7 @@ class Status(TypedDict):
     untracked: list[str]
     conflicted: list[str]
     clean: bool
+    truncated: bool  # git's output passed the cap: the lists stop short
 
 
 class Commit(TypedDict):
@@ -54,8 +55,8 @@ class Commit(TypedDict):
     body: str
 
 
-def status(output: bytes) -> Status:
-    """Parse `git status --porcelain=v2 -z --branch` output."""
+def status(output: bytes, *, truncated: bool = False) -> Status:
+    """Parse `git status --porcelain=v2 -z --branch` output (`truncated`: cut at the cap)."""
     result = Status(
         branch=None,
         commit=None,
@@ -67,8 +68,11 @@ def status(output: bytes) -> Status:
         untracked=[],
         conflicted=[],
         clean=True,
+        truncated=truncated,
     )
     records = output.decode("utf-8", "replace").split("\x00")
+    if truncated:
+        records.pop()  # the record the cap cut
     index = 0
     while index < len(records):
         record = records[index]
@@ -79,6 +83,8 @@ def status(output: bytes) -> Status:
             fields = record.split(" ", 9 if record[0] == "2" else 8)
             original = None
             if record[0] == "2":  # the original path is the next record
+                if index == len(records):
+                    break  # the cap cut it off
                 original = records[index]
                 index += 1
             _entry(result, fields[1], fields[-1], original)
@@ -87,7 +93,11 @@ def status(output: bytes) -> Status:
         elif record.startswith("? "):
             result["untracked"].append(record[2:])
     result["clean"] = not (
-        result["staged"] or result["unstaged"] or result["untracked"] or result["conflicted"]
+        truncated
+        or result["staged"]
+        or result["unstaged"]
+        or result["untracked"]
+        or result["conflicted"]
     )
     return result
 

@@ -92,7 +92,7 @@ async def status(git: Git) -> parse.Status:
     """Return the work tree's status (branch, upstream, staged, unstaged, ...)."""
     args = ["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"]
     result = await git.run([*args, "--ignore-submodules=all"])  # see DIFF_OPTIONS
-    return parse.status(result.stdout)
+    return parse.status(result.stdout, truncated=result.truncated)
 
 
 async def diff(

@@ -20,7 +20,9 @@ def status(value: Any) -> str:
         if value[key]:
             lines.append(f"{title}:")
             lines += [f"  {path}" for path in value[key]]
-    if value["clean"]:
+    if value["truncated"]:
+        lines.append("(cut: git's output passed the server's cap, so the lists stop short)")
+    elif value["clean"]:
         lines.append("nothing to commit, working tree clean")
     return "\n".join(lines)
 
