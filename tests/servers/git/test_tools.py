@@ -447,14 +447,14 @@ async def test_a_status_past_the_output_cap_is_cut_whole_records_and_says_so(
     git(repos.repo, "commit", "-q", "-m", "files")
     for n in range(40):  # renames: two records each, the cap may fall between them
         git(repos.repo, "mv", f"file-{n:02}.txt", f"renamed-{n:02}.txt")
-    full: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
     for cap in range(400, 2000, 97):
         async with repos.serve(settings=Settings(max_output=cap)) as client:
-            result = await client.call_tool("git_status", {"repo_path": str(repos.repo)})
-        assert not result.get("isError"), (cap, text_of(result))
-        full.append(result["structuredContent"])
-    for status in full:
+            results.append(await client.call_tool("git_status", {"repo_path": str(repos.repo)}))
+    for result in results:
+        assert not result.get("isError"), text_of(result)
+        status = result["structuredContent"]
         assert status["truncated"] is True
         assert status["clean"] is False
         assert all(change["path"].startswith("renamed-") for change in status["staged"])
-    assert "cut: git's output passed the server's cap" in text_of(result)
+        assert "cut: git's output passed the server's cap" in text_of(result)
