@@ -4,7 +4,8 @@ import anyio
 import pytest
 
 from checked import connect
-from mcpkit import Server
+from mcpkit import Server, jsonrpc
+from mcpkit.connection import MAX_IN_FLIGHT
 from mcpkit.jsonrpc import as_object
 from mcpkit.testing import RPCError
 
@@ -210,3 +211,27 @@ async def test_cancelled_request_gets_no_response() -> None:
         )
         await client.request("ping")
         assert not [m for m in client.messages if (as_object(m) or {}).get("error")]
+
+
+async def test_a_client_runs_at_most_max_in_flight_requests_at_once() -> None:
+    app = Server("busy", "1")
+    release = anyio.Event()
+
+    @app.tool()
+    async def wait() -> str:
+        """Wait until released."""
+        await release.wait()
+        return "done"
+
+    async with connect(app) as client:
+        for n in range(MAX_IN_FLIGHT):
+            client.send(jsonrpc.request(f"w{n}", "tools/call", {"name": "wait", "arguments": {}}))
+        with pytest.raises(RPCError) as refused:
+            await client.request("tools/call", {"name": "wait", "arguments": {}})
+        assert await client.request("ping") == {}  # answered at once, never held
+        release.set()
+        last = await client.wait_for(lambda m: isinstance(m, dict) and m.get("id") == "w99")
+        assert await client.request("tools/call", {"name": "wait", "arguments": {}})
+    assert refused.value.code == -32600
+    assert f"{MAX_IN_FLIGHT} requests of this client are running" in refused.value.message
+    assert last["result"]["content"][0]["text"] == "done"

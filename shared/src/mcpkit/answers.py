@@ -14,6 +14,7 @@ from typing import (
     NotRequired,  # pydantic needs these on Python < 3.12
 )
 
+import anyio
 from typing_extensions import TypedDict
 
 from .errors import CannotAsk, ClientRequestError, summarize
@@ -21,6 +22,14 @@ from .types import AudioContent, ElicitResult, ImageContent, Root, SamplingResul
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
+
+
+class Waiter:
+    """A request the server sent, waiting for the client's answer."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.response: dict[str, Any] = {}
 
 
 class _Root(TypedDict):

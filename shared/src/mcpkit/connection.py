@@ -5,7 +5,8 @@ This is the only module that runs handlers, and the one exception-to-wire bounda
   once; every other request runs in its own task and cancel scope, so a `ping` is
   answered while a long tool call runs.
 - `notifications/cancelled` cancels the request's scope, and no response is sent.
-- Notifications are never answered; a request id already in flight is refused.
+- Notifications are never answered; a request id already in flight is refused, and so is
+  a request past `MAX_IN_FLIGHT` running.
 - A batch (2025-03-26 sessions only) is answered with one array of responses.
 - At end of input, requests already received are answered (for `END_GRACE` seconds at
   most); then what still runs is cancelled and the connection ends.
@@ -39,19 +40,13 @@ from .types import LogLevel, Root
 
 logger = logging.getLogger("mcpkit.connection")
 
+MAX_IN_FLIGHT = 100
+"""Requests of one connection (one HTTP session) running at once: 20,000 took 532 MiB."""
 END_GRACE = 1.0
 """Seconds the requests received before the end of input have to be answered."""
 
 Answer = JSON | Awaitable[JSON | None] | None
 """What handling a message gives: the response now, one to await (None if cancelled), or none."""
-
-
-class _Waiter:
-    """A request we sent to the client, waiting for its answer."""
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.response: JSON = {}
 
 
 class Connection:
@@ -66,7 +61,7 @@ class Connection:
         self.session = Session()
         self._capabilities: dict[str, Any] = {}
         self._in_flight: dict[RequestId, anyio.CancelScope] = {}
-        self._waiters: dict[RequestId, _Waiter] = {}
+        self._waiters: dict[RequestId, answers.Waiter] = {}
         self._roots = answers.KnownRoots()
         self._task_group: anyio.abc.TaskGroup | None = None
         self._answered = anyio.Event()  # set when nothing but streams is in flight
@@ -135,7 +130,7 @@ class Connection:
                 f"The client cannot be sent {method} now: it has no open stream to receive it"
             )
         request_id = self.session.next_request_id()
-        waiter = self._waiters[request_id] = _Waiter()
+        waiter = self._waiters[request_id] = answers.Waiter()
         self._send(jsonrpc.request(request_id, method, params), related)
         try:
             with anyio.fail_after(timeout):
@@ -305,6 +300,7 @@ class Connection:
         if method == "logging/setLevel":
             self.session.set_log_level(params.get("level"))
             return jsonrpc.result(request_id, {})
+        self._check_room()
         if method in ("resources/subscribe", "resources/unsubscribe"):
             handler = partial(self.runtime.subscription, self, method, stateless=self.stateless)
         else:
@@ -328,6 +324,7 @@ class Connection:
         inputs = modern.Inputs(method, modern.gather_answers(states, method, params))
         peer = modern.ModernPeer(self.runtime, self._send, request_meta, inputs)
         ctx = Context(peer, request_id, params["_meta"], self.runtime.provided)
+        self._check_room()
         if method == "subscriptions/listen":
             self._streams.add(request_id)
             handling = modern.listen(self.server, self.runtime, self._send, request_id, params, ctx)
@@ -336,6 +333,12 @@ class Connection:
             handling = modern.answer(self.server, states, method, params, handler(ctx, params))
         scope = self._in_flight[request_id] = anyio.CancelScope()
         return self._run(request_id, handling, scope)
+
+    def _check_room(self) -> None:
+        """Refuse (InvalidRequest) a request that would run past `MAX_IN_FLIGHT` handlers."""
+        if len(self._in_flight) >= MAX_IN_FLIGHT:
+            running = f"{MAX_IN_FLIGHT} requests of this client are running already"
+            raise InvalidRequest(f"Invalid Request: {running}; send it once some are answered")
 
     async def _run(
         self, request_id: RequestId, handling: Awaitable[dict[str, Any]], scope: anyio.CancelScope
