@@ -14,7 +14,7 @@ import pytest
 from mcpkit_git import reading
 from mcpkit_git.jail import Cache, open_repository
 from mcpkit_git.repo import Git
-from mcpkit_git.runner import Command, GitFailed, Runner, Settings, TimedOut
+from mcpkit_git.runner import AT_ONCE, Command, GitFailed, Runner, Settings, TimedOut
 from servers.git.conftest import Repos, git, make_repo
 
 
@@ -301,3 +301,20 @@ async def test_without_pidfds_the_exit_is_polled(
         child = await anyio.to_thread.run_sync(wait_for, pidfile)
         tasks.cancel_scope.cancel()
     assert await anyio.to_thread.run_sync(wait_dead, child)
+
+
+async def test_at_most_at_once_git_processes_run_together(tmp_path: Path) -> None:
+    # 300 calls at once had started 300 git processes (1.4 GB); the rest now wait.
+    log = tmp_path / "running.log"
+    script = tmp_path / "git"
+    script.write_text(f"#!/bin/sh\necho start >> {log}\nsleep 0.2\necho end >> {log}\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    runner = Runner(Settings(git=str(script)))
+    async with anyio.create_task_group() as tasks:
+        for _ in range(3 * AT_ONCE):
+            tasks.start_soon(runner.run, str(tmp_path), ["status"])
+    running = most = 0
+    for line in log.read_text().split():
+        running += 1 if line == "start" else -1
+        most = max(most, running)
+    assert most == AT_ONCE
