@@ -292,6 +292,19 @@ async def test_logs_only_when_the_request_asks(server: Server) -> None:
     assert logs == ["careful"]
 
 
+async def listen(client: Client, filters: dict[str, Any]) -> dict[str, Any]:
+    """Open the listen stream `listen-1` for `filters`; return its acknowledgement."""
+    client.send(
+        {
+            "jsonrpc": "2.0",
+            "id": "listen-1",
+            "method": "subscriptions/listen",
+            "params": {"notifications": filters, "_meta": meta()},
+        }
+    )
+    return await client.wait_for_notification("notifications/subscriptions/acknowledged")
+
+
 async def test_listen_acknowledges_then_sends_only_what_was_asked(
     server: Server, tmp_path: Path
 ) -> None:
@@ -308,15 +321,7 @@ async def test_listen_acknowledges_then_sends_only_what_was_asked(
         "resourceSubscriptions": ["file:///watched", "file:///nope", "file:///gone"],
     }
     async with connect(server, initialize=False, wire_version=MODERN) as client:
-        client.send(
-            {
-                "jsonrpc": "2.0",
-                "id": "listen-1",
-                "method": "subscriptions/listen",
-                "params": {"notifications": filters, "_meta": meta()},
-            }
-        )
-        ack = await client.wait_for_notification("notifications/subscriptions/acknowledged")
+        ack = await listen(client, filters)
         server.remove_tool("failing")
         changed = await client.wait_for_notification("notifications/tools/list_changed")
         (tmp_path / "w.txt").write_text("edited once")  # the watch is in place: once is enough
@@ -342,15 +347,7 @@ async def test_listen_honours_no_subscription_past_what_the_server_may_watch(
     monkeypatch.setattr(runtime, "MAX_WATCHES", 0)
     filters = {"toolsListChanged": True, "resourceSubscriptions": ["file:///watched"]}
     async with connect(server, initialize=False, wire_version=MODERN) as client:
-        client.send(
-            {
-                "jsonrpc": "2.0",
-                "id": "listen-1",
-                "method": "subscriptions/listen",
-                "params": {"notifications": filters, "_meta": meta()},
-            }
-        )
-        ack = await client.wait_for_notification("notifications/subscriptions/acknowledged")
+        ack = await listen(client, filters)
         await client.notify("notifications/cancelled", {"requestId": "listen-1"})
     assert ack["params"]["notifications"] == {
         "toolsListChanged": True,
