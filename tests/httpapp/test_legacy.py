@@ -7,6 +7,9 @@ from pathlib import Path
 import anyio
 
 from httpapp.mcphttp import SseEvent, parse_sse, read_lines_until, request, serving
+from mcpkit import Server
+from mcpkit.http.legacy import QUEUE_BYTES, LegacySession
+from mcpkit.runtime import Runtime
 
 
 async def test_a_session_over_sse(tmp_path: Path) -> None:
@@ -93,3 +96,17 @@ async def _events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
         elif block:
             yield parse_sse("\n".join(block) + "\n\n")[0]
             block = []
+
+
+async def test_a_client_that_does_not_read_its_stream_loses_the_session_past_queue_bytes() -> None:
+    # 300 answers carrying a 3 MB request id each, never read, had taken 942 MiB.
+    async with Runtime(Server("queue", "1")) as runtime:
+        session = LegacySession(runtime, None)
+        frame = b"x" * (1 << 20)
+        session.send_nowait(b"y" * (QUEUE_BYTES + 1))  # one larger message may wait alone
+        session.event(await session.outbound.receive())
+        for _ in range(QUEUE_BYTES >> 20):
+            session.send_nowait(frame)
+        session.send_nowait(frame)  # one too many: the session ends
+        kept = [item async for item in session.outbound]
+    assert len(kept) == QUEUE_BYTES >> 20

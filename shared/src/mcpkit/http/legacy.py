@@ -27,6 +27,10 @@ from .config import HttpConfig
 from .posted import deliver_frame, parse_messages, read_body, refuse
 from .sessions import STREAM_QUEUE, Inflow, SessionTable, new_session_id
 
+QUEUE_BYTES = 16 * 1024 * 1024
+"""Bytes of messages a session's stream may hold for a client that does not read: the
+queue's 1,024 messages of a 3 MB request id each took 3 GB."""
+
 
 class LegacySession(Inflow, OneStream):
     """One HTTP+SSE session: every message the server sends goes down its one SSE stream."""
@@ -36,15 +40,28 @@ class LegacySession(Inflow, OneStream):
         self.attached = 1  # the SSE response is the session: it is never idle while it lasts
         self.connection = Connection(runtime, self)
         self._outbound, self.outbound = anyio.create_memory_object_stream[bytes](STREAM_QUEUE)
+        self._queued = 0  # bytes in the queue
 
     def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
-        """Queue a message for the SSE stream; a client too slow to read it loses the session."""
+        """Queue a message for the SSE stream; a client too slow to read it loses the session.
+
+        Too slow: `STREAM_QUEUE` messages wait, or `QUEUE_BYTES` (one larger message may).
+        """
+        if self._queued and self._queued + len(frame) > QUEUE_BYTES:
+            self.close()
+            return
         try:
             self._outbound.send_nowait(frame)
+            self._queued += len(frame)
         except anyio.WouldBlock:
             self.close()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
+
+    def event(self, frame: bytes) -> bytes:
+        """Return a message taken from the queue as an SSE event."""
+        self._queued -= len(frame)
+        return sse_event(frame, event="message")
 
     async def drain(self) -> None:
         """Nothing to wait for: the queue is bounded and overflow ends the session."""
@@ -83,7 +100,7 @@ class LegacyEndpoint:
                 await start(send, 200, SSE_HEADERS)
                 await send_chunk(send, sse_event(endpoint.encode(), event="endpoint"))
                 async with session.outbound:
-                    await relay_sse(send, session.outbound, _message_event, self.config.keepalive)
+                    await relay_sse(send, session.outbound, session.event, self.config.keepalive)
                 await send({"type": "http.response.body", "body": b""})
                 task_group.cancel_scope.cancel()
         except OSError:  # the client went away while we wrote
@@ -109,10 +126,6 @@ class LegacyEndpoint:
         parse_messages(body)
         await deliver_frame(session, body)
         await Response(202, b"Accepted", "text/plain").send(send)
-
-
-def _message_event(frame: bytes) -> bytes:
-    return sse_event(frame, event="message")
 
 
 async def _close_on_disconnect(request: Request, session: LegacySession) -> None:
