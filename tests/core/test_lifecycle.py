@@ -230,7 +230,7 @@ async def test_a_client_runs_at_most_max_in_flight_requests_at_once() -> None:
             await client.request("tools/call", {"name": "wait", "arguments": {}})
         assert await client.request("ping") == {}  # answered at once, never held
         release.set()
-        last = await client.wait_for(lambda m: isinstance(m, dict) and m.get("id") == "w99")
+        last = await client.wait_for(lambda m: (jsonrpc.as_object(m) or {}).get("id") == "w99")
         assert await client.request("tools/call", {"name": "wait", "arguments": {}})
     assert refused.value.code == -32600
     assert f"{MAX_IN_FLIGHT} requests of this client are running" in refused.value.message
