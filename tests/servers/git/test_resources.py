@@ -7,7 +7,9 @@ from urllib.parse import quote
 import anyio
 import pytest
 
-from mcpkit.testing import Client
+from mcpkit.testing import Client, RPCError
+from mcpkit_git import reading
+from mcpkit_git.runner import Settings
 from servers.git.conftest import Repos, git
 
 
@@ -182,3 +184,27 @@ async def test_a_driver_armed_during_a_subscription_stays_inert(repos: Repos) ->
         text = json.loads((await read(client, status))["text"])
     assert [entry["path"] for entry in text["unstaged"]] == ["b.txt"]
     assert not repos.marker.exists()
+
+
+async def test_what_is_cut_says_so_or_is_refused(
+    repos: Repos, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cut without a word, 75,574 of 200,001 branches, 8 MiB of a 10 MB file and 100 kB of
+    # a 24 MB diff each passed for the whole.
+    monkeypatch.setattr(reading, "MAX_BRANCHES", 2)
+    for name in ("b1", "b2", "b3"):
+        git(repos.repo, "branch", name)
+    (repos.repo / "big.txt").write_text("x" * 50_000 + "\n")
+    git(repos.repo, "add", "big.txt")
+    git(repos.repo, "commit", "-q", "-m", "big")
+    (repos.repo / "big.txt").write_text("y" * 120_000 + "\n")
+    async with repos.serve(settings=Settings(max_output=40_000)) as client:
+        listed = await client.call_tool("git_branch", {"repo_path": str(repos.repo)})
+        diff = await read(client, uri(repos, "diff/unstaged"))
+        with pytest.raises(RPCError) as file:
+            await read(client, uri(repos, "file/HEAD/big.txt"))
+    assert listed["structuredContent"]["branches"] == ["b1", "b2"]
+    assert listed["structuredContent"]["truncated"] is True
+    assert "[cut:" in listed["content"][0]["text"]
+    assert "[cut: the diff tools continue with offset=" in diff["text"]
+    assert "over the output cap" in file.value.message

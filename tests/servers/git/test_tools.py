@@ -208,7 +208,11 @@ async def test_branches_create_checkout_and_list(repos: Repos) -> None:
         )
     assert not created.get("isError")
     assert "feature" in text_of(switched)
-    assert listed["structuredContent"] == {"branches": ["feature", "main"], "current": "feature"}
+    assert listed["structuredContent"] == {
+        "branches": ["feature", "main"],
+        "current": "feature",
+        "truncated": False,
+    }
     assert containing["structuredContent"]["branches"] == ["main"]
     assert git(repos.repo, "branch", "--show-current").strip() == "fresh"
     assert not made.get("isError")

@@ -36,10 +36,11 @@ class Log(TypedDict):
 
 
 class Branches(TypedDict):
-    """Branch names, and the one checked out (None: detached or none)."""
+    """Branch names, and the one checked out (None: detached, none, or not among them)."""
 
     branches: list[str]
     current: str | None
+    truncated: bool  # more than MAX_BRANCHES, or past the output cap: the first ones only
 
 
 class Match(TypedDict):
@@ -213,7 +214,7 @@ async def branches(
     not_contains: str | None = None,
 ) -> Branches:
     """Return branch names (local, remote or all), filtered by the commits they contain."""
-    args = ["for-each-ref", "--format=%(refname:short)%00%(HEAD)"]
+    args = ["for-each-ref", f"--count={MAX_BRANCHES + 1}", "--format=%(refname:short)%00%(HEAD)"]
     if contains is not None:
         args.append(f"--contains={await git.revision(contains, what='contains')}")
     if not_contains is not None:
@@ -221,14 +222,16 @@ async def branches(
     prefixes = {"local": ["refs/heads"], "remote": ["refs/remotes"]}
     args += prefixes.get(branch_type, ["refs/heads", "refs/remotes"])
     result = await git.run(args)
-    names: list[str] = []
-    current = None
-    for line in filter(None, result.text.split("\n")):  # not splitlines: a name may hold U+2028
-        name, _, head = line.partition("\x00")
-        names.append(name)
-        if head == "*":
-            current = name
-    return Branches(branches=names, current=current)
+    lines = result.text.split("\n")  # not splitlines: a name may hold U+2028
+    if result.truncated:
+        lines.pop()  # the line the cap cut
+    found = [line.partition("\x00") for line in lines if line]
+    current = next((name for name, _, head in found if head == "*"), None)
+    return Branches(
+        branches=[name for name, _, _ in found[:MAX_BRANCHES]],
+        current=current,
+        truncated=result.truncated or len(found) > MAX_BRANCHES,
+    )
 
 
 async def blame(
@@ -289,6 +292,8 @@ def _blame_lines(text: str) -> list[BlameLine]:
     return lines
 
 
+MAX_BRANCHES = 10_000
+"""Branches listed at most (200,000 made a 17 MB answer); the first ones, by name."""
 BLAME_BYTES = 1024 * 1024
 """Blame output read at once (some 15,000 lines): a 1.5-million-line file made a 23 MB
 answer; the rest is a start_line away."""

@@ -50,9 +50,10 @@ def log(value: Any) -> str:
 
 def branches(value: Any) -> str:
     """Render branch names, marking the current one."""
-    return "\n".join(
-        f"{'*' if name == value['current'] else ' '} {name}" for name in value["branches"]
-    )
+    lines = [f"{'*' if name == value['current'] else ' '} {name}" for name in value["branches"]]
+    if value["truncated"]:
+        lines.append("[cut: the first branches by name only; narrow with contains]")
+    return "\n".join(lines)
 
 
 def blame(value: Any) -> str:

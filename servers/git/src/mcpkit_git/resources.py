@@ -63,10 +63,14 @@ async def branches_text(git: Git) -> str:
 async def diff_text(git: Git, target: str) -> str:
     """A diff: `unstaged`, `staged`, or the work tree against a revision."""
     if target == "unstaged":
-        return (await reading.diff(git))["text"]
-    if target == "staged":
-        return (await reading.diff(git, staged=True))["text"]
-    return (await reading.diff(git, target=target))["text"]
+        page = await reading.diff(git)
+    elif target == "staged":
+        page = await reading.diff(git, staged=True)
+    else:
+        page = await reading.diff(git, target=target)
+    if page["truncated"]:  # the diff tools page on from there
+        return page["text"] + f"\n[cut: the diff tools continue with offset={page['next_offset']}]"
+    return page["text"]
 
 
 def register_resources(app: Server) -> None:
@@ -98,7 +102,10 @@ def register_resources(app: Server) -> None:
         git = await repos.open(ctx, repo)
         commit = await git.revision(ref)
         blob = await git.revision(f"{commit}:{git.tree_path(path)}", what="file", peel="")
-        return (await git.run(["cat-file", "blob", blob])).stdout
+        content = await git.run(["cat-file", "blob", blob])
+        if content.truncated:  # part of a file would pass for all of it
+            raise GitError(f"{path} at {ref} is over the output cap: read it with git_show")
+        return content.stdout
 
     @app.list_resources
     async def each_repository(ctx: Context, repos: Repositories) -> list[Resource]:
