@@ -7,6 +7,7 @@ connections took every descriptor; bodies stopped short of their length were hel
 """
 
 import socket
+import time
 from pathlib import Path
 
 import anyio
@@ -17,6 +18,7 @@ from httpapp.mcphttp import Served, parse_sse, request, serving
 from httpapp.test_modern import send, stateless
 from mcpkit.http import asgi, protocol
 from mcpkit.http.posted import MAX_BATCH
+from mcpkit.http.sessions import CROWDED_IDLE, SessionTable
 
 
 async def test_a_batch_holds_at_most_max_batch_messages(tmp_path: Path) -> None:
@@ -124,3 +126,31 @@ async def test_a_body_that_stops_short_is_a_timeout(
             connection.sendall(f"{start}\r\n".encode() + b'{"jsonrpc"')  # 10 bytes of 100
             answer = await anyio.to_thread.run_sync(connection.recv, 4096)
     assert answer.startswith(b"HTTP/1.1 408")
+
+
+class Idle:
+    """A session as the table sees it, last active `seconds` ago."""
+
+    def __init__(self, seconds: float, attached: int = 0) -> None:
+        self.id = f"idle-{seconds}-{attached}"
+        self.principal: str | None = None
+        self.last_active = time.monotonic() - seconds
+        self.attached = attached
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_full_table_makes_room_by_closing_the_session_idle_longest() -> None:
+    # 1,000 initializes, never used again, kept every new client out for 30 minutes.
+    table = SessionTable(max_sessions=3, idle_timeout=1800)
+    listening, recent, idlest = Idle(600, attached=1), Idle(1), Idle(CROWDED_IDLE + 5)
+    for session in (listening, recent, idlest):
+        table.add(session)
+    assert table.has_room()
+    assert idlest.closed
+    assert not listening.closed  # a session with a response open is never closed for room
+    table.add(Idle(2))
+    assert not table.has_room()  # none idle long enough: the new client waits
+    assert len(table) == 3

@@ -25,6 +25,9 @@ from .streams import Stream
 logger = logging.getLogger("mcpkit.http")
 INBOUND_QUEUE = 64  # frames waiting for the connection; a POST waits when it is full
 STREAM_QUEUE = 1024  # events waiting for a slow client before its response is ended
+CROWDED_IDLE = 60.0
+"""Seconds idle after which, in a full table, a session makes room for a new one: 1,000
+initializes, never used again, had kept every new client out for the whole idle timeout."""
 
 
 class ManagedSession(Protocol):
@@ -215,10 +218,23 @@ class SessionTable:
         return len(self._sessions)
 
     def has_room(self) -> bool:
-        """Whether another session may start, once expired sessions are dropped."""
+        """Whether another session may start, once expired sessions are dropped.
+
+        In a full table, the session idle longest makes room if it has been idle for
+        `CROWDED_IDLE` seconds (a client whose session is closed initializes anew).
+        """
         if len(self._sessions) >= self.max_sessions:
             self.expire()
+        if len(self._sessions) >= self.max_sessions:
+            self._close_idlest()
         return len(self._sessions) < self.max_sessions
+
+    def _close_idlest(self) -> None:
+        """Close the session idle longest, if `CROWDED_IDLE` seconds or more (none open)."""
+        idle = [session for session in self._sessions.values() if session.attached == 0]
+        idlest = min(idle, key=lambda session: session.last_active, default=None)
+        if idlest is not None and idlest.last_active < time.monotonic() - CROWDED_IDLE:
+            self.remove(idlest)
 
     def add(self, session: ManagedSession) -> None:
         """Add a session (check `has_room` first)."""
