@@ -154,23 +154,22 @@ class Runtime:
                 the server MAX_WATCHES.
         """
         self.server.find_resource(uri)
-        if uri not in self._subscribers and len(self._subscribers) >= MAX_WATCHES:
+        subscribers = self._subscribers.get(uri, set())
+        if not subscribers and len(self._subscribers) >= MAX_WATCHES:
             raise InvalidParams(
                 f"The server watches {len(self._subscribers)} resources, the most it may at"
                 " once: try again later."
             )
-        subscribers = self._subscribers.setdefault(uri, set())
         if connection not in subscribers:
             held = self._held.get(connection, 0)
             if held >= MAX_SUBSCRIPTIONS:
-                if not subscribers:
-                    del self._subscribers[uri]
                 raise InvalidParams(
                     f"This client is subscribed to {held} resources, the most it may be at"
                     " once: unsubscribe from some first."
                 )
             self._held[connection] = held + 1
         if not subscribers:  # not again when a subscriber subscribes twice
+            self._subscribers[uri] = subscribers
             self._start_watch(uri)
         subscribers.add(connection)
         return self._starts.get(uri) or _started(uri)

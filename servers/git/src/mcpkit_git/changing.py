@@ -202,7 +202,7 @@ async def sync(
     Raises:
         GitError: the remote or branch is refused (see `remotes`), or git failed.
     """
-    local = await remotes.checked_remote(git, remote) is not None
+    local = await remotes.checked_remote(git, remote)
     refs = await remotes.checked_branch(git, branch)
     program = remotes.pack_program(git, action, local)
     args = [action]

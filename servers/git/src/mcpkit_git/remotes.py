@@ -26,8 +26,8 @@ LOCAL_RECEIVE = ("-c", "receive.denyCurrentBranch=refuse", "receive-pack")
 """What a push runs in a repository on this machine, after the inert settings."""
 
 
-async def checked_remote(git: Git, remote: str) -> str | None:
-    """Return the local path of remote `remote` (None if it is on another machine).
+async def checked_remote(git: Git, remote: str) -> bool:
+    """Return whether remote `remote` is a repository on this machine (not another one's).
 
     Raises:
         GitError: the repository has no such remote, or it is a remote helper, or it is a
@@ -51,10 +51,10 @@ async def checked_remote(git: Git, remote: str) -> str | None:
                 paths.append(path)
     for path in paths:  # all of them, before git is asked about any
         if not is_below(path, git.repo.place):
-            raise GitError(remote_outside(path, git.repo.place))
+            raise GitError(f"Remote {path} is a path outside {git.repo.place}: refused")
     for path in dict.fromkeys(paths):
         await check_local_remote(git.runner, path, git.repo.place, git.log)
-    return paths[0] if paths else None
+    return bool(paths)
 
 
 def local_path(url: str, top: str) -> str | None:
@@ -79,7 +79,7 @@ def pack_program(git: Git, action: str, local: bool) -> str:
     """Return the program a fetch, pull or push runs at the remote's end.
 
     The option beats `remote.<name>.uploadpack` and `receivepack`, which take their first
-    value, so that a repository's own beats `-c`. On this machine, git runs it through a
+    value, so a repository's own would beat `-c`. On this machine, git runs it through a
     shell, with the inert settings; a server elsewhere gets the plain program name.
     """
     if action != "push":
@@ -101,24 +101,17 @@ async def checked_branch(git: Git, branch: str | None) -> list[str]:
 
 
 async def check_local_remote(runner: Runner, path: str, place: str, log: Log | None) -> None:
-    """Raise GitError unless the repository at `path` (bare or not) lies wholly in `place`.
+    """Raise GitError unless the repository at `path`, inside `place`, lies wholly in it.
 
     A remote on this machine is a repository git reads and writes as it does this one:
     a `.git` file, alternates or a link in it could lead to another repository.
     """
-    if not is_below(path, place):
-        raise GitError(remote_outside(path, place))
     ceiling = {"GIT_CEILING_DIRECTORIES": os.path.dirname(place) or "/"}
     try:
         shown = await runner.run(path, SHOW_STORES, env=ceiling, log=log)
     except (GitFailed, OSError) as exc:
         raise GitError(f"Remote {path} is not a git repository usable here: {exc}") from None
     check_remote_stores(path, shown.text, place)
-
-
-def remote_outside(path: str, place: str) -> str:
-    """Say that a remote on this machine is outside the place."""
-    return f"Remote {path} is a path outside {place}: refused"
 
 
 def check_remote_stores(path: str, shown: str, place: str) -> None:
