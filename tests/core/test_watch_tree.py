@@ -8,7 +8,7 @@ import pytest
 
 from checked import connect
 from core.watching import running
-from mcpkit import Changed, Server
+from mcpkit import Changed, Server, treewatch
 from mcpkit.watch import FileWatcher
 
 QUIET = 0.7
@@ -56,27 +56,29 @@ async def test_a_file_made_two_levels_down_after_subscribing_is_heard(tmp_path: 
     async with running(files) as task_group:
         tree = await follow(task_group, files, heads, recursive=True)
         flat = await follow(task_group, files, heads, recursive=False)
-        # git makes refs/heads/feature/x: one burst, at several depths, is told once.
+        # git makes refs/heads/feature/x: one burst, at several depths, is told once,
+        # and once more when the directories it made are watched (what was written in
+        # them before that could not be seen).
         (heads / "feature" / "deeper").mkdir(parents=True)
         (heads / "feature" / "x.lock").write_text("1234\n")
         (heads / "feature" / "x.lock").rename(heads / "feature" / "x")
         (heads / "feature" / "deeper" / "y").write_text("5678\n")
-        await tree.reach(1)
+        await tree.reach(2)
         await anyio.sleep(QUIET)
-        assert tree.calls == 1
+        assert tree.calls == 2
         assert flat.calls == 1  # it saw refs/heads/feature made
         # The directory made after subscribing is watched: a change in it is heard, by
         # the tree only (the flat watch sees no deeper than refs/heads' own entries).
         (heads / "feature" / "x").write_text("abcd\n")
-        await tree.reach(2)
-        (heads / "feature" / "deeper" / "y").write_text("efgh\n")
         await tree.reach(3)
+        (heads / "feature" / "deeper" / "y").write_text("efgh\n")
+        await tree.reach(4)
         # Outside the tree: the directory above it, and beside it.
         (tmp_path / "refs" / "packed-refs").write_text("1234 refs/heads/main\n")
         (tags / "v1").write_text("1234\n")
         (tmp_path / "HEAD").write_text("ref: refs/heads/main\n")
         await anyio.sleep(QUIET)
-        assert (tree.calls, flat.calls) == (3, 1)
+        assert (tree.calls, flat.calls) == (4, 1)
 
 
 @pytest.mark.parametrize("exists", [True, False])
@@ -160,3 +162,84 @@ async def test_a_tree_subscription_through_the_client(tmp_path: Path) -> None:
         await anyio.sleep(QUIET)
     updates = [n for n in client.notifications if n["method"] == "notifications/resources/updated"]
     assert [n["params"]["uri"] for n in updates] == [uri]
+
+
+async def test_links_out_of_a_tree_are_not_followed(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "src").mkdir(parents=True)
+    (outside / "deep").mkdir(parents=True)
+    (root / "vendor").symlink_to(outside)  # a hostile repository's links
+    (root / "src" / "everything").symlink_to("/")
+    files = FileWatcher()
+    async with running(files) as task_group:
+        tree = await follow(task_group, files, root, recursive=True)
+        (outside / "deep" / "f.txt").write_text("not in the tree")
+        (outside / "g.txt").write_text("nor this")
+        await anyio.sleep(QUIET)
+        assert tree.calls == 0
+        # The link to / neither failed the watch nor took the machine's directories.
+        (root / "src" / "main.c").write_text("int main;")
+        await tree.reach(1)
+        watched = files.trees._current  # pyright: ignore[reportPrivateUsage]
+        assert watched is not None
+        assert watched.directories == {root, root / "src"}
+
+
+async def test_a_tree_watches_its_shallowest_directories_up_to_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(treewatch, "MAX_DIRECTORIES", 3)
+    root = tmp_path / "root"
+    (root / "a" / "deep").mkdir(parents=True)
+    (root / "b").mkdir()
+    files = FileWatcher()
+    async with running(files) as task_group:
+        tree = await follow(task_group, files, root, recursive=True)
+        assert "Watching only 3 directories" in caplog.text
+        (root / "a" / "deep" / "f").write_text("past the cap")
+        await anyio.sleep(QUIET)
+        assert tree.calls == 0
+        (root / "b" / "f").write_text("within it")
+        await tree.reach(1)
+
+
+async def test_a_directory_gone_before_its_watch_began_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    (root / "kept").mkdir(parents=True)
+    walk = treewatch._directories  # pyright: ignore[reportPrivateUsage]
+
+    def walk_and_lose_one(tops: frozenset[Path], limit: int) -> tuple[frozenset[Path], bool]:
+        found, more = walk(tops, limit)
+        return found | {root / "gone"}, more  # deleted between the walk and the watch
+
+    monkeypatch.setattr(treewatch, "_directories", walk_and_lose_one)
+    files = FileWatcher()
+    async with running(files) as task_group:
+        tree = await follow(task_group, files, root, recursive=True)
+        monkeypatch.setattr(treewatch, "_directories", walk)
+        await tree.reach(1)  # the new watch is in place: what happened meanwhile is told
+        (root / "kept" / "f").write_text("heard")
+        await tree.reach(2)
+
+
+async def test_a_watch_in_parts_is_in_place_once_every_part_is() -> None:
+    # mcp-git follows a work tree and polls refs: answered when the poll alone was in
+    # place, a subscriber could miss an edit made at once.
+    told: list[str] = []
+    in_place = anyio.Event()
+
+    async def notify() -> None:
+        told.append("updated")
+
+    changed = Changed(notify, FileWatcher(), in_place.set)
+    files, polled = changed.parts(2)
+    polled.in_place()
+    polled.in_place()  # twice is once
+    assert not in_place.is_set()
+    files.in_place()
+    assert in_place.is_set()
+    await files()
+    await polled()
+    assert told == ["updated", "updated"]

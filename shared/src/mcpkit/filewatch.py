@@ -2,8 +2,8 @@
 
 It runs one `watchfiles` watch over the directories that current subscriptions need (not
 recursive), started by the first subscription; see `mcpkit.watchloop` for how a new set of
-directories replaces the watch. Trees watched whole (`watch_tree`) get a recursive watch of
-their own beside it (`mcpkit.treewatch`): watchfiles' `recursive` holds for all its paths.
+directories replaces the watch. Trees watched whole (`watch_tree`) get a watch of their own
+beside it, of every directory in them (`mcpkit.treewatch`).
 
 A watched directory that is deleted loses its watch for good, so the directory above it is
 watched too, and while it is missing, the nearest directory above it that exists: when it
@@ -76,7 +76,7 @@ class FileWatcher(WatchLoop):
         await self.trees.watch(roots, callback, in_place)
 
     async def run(self) -> None:
-        """Watch what is asked for, flat and recursive, with a new watch when that changes."""
+        """Watch what is asked for, flat and whole trees, with a new watch when that changes."""
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(self.trees.run)
             await super().run()

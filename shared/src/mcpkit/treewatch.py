@@ -1,24 +1,43 @@
-"""Whole directory trees watched recursively, beside the flat file watcher: `TreeWatcher`.
+"""Whole directory trees watched, beside the flat file watcher: `TreeWatcher`.
 
-One recursive `watchfiles` watch serves every tree of the process (see `mcpkit.watchloop`
-for how it is replaced when the set of roots changes). A change anywhere below a root calls
-the tree back, once per burst; a directory made below a root later is watched as well
-(watchfiles adds it as it appears).
+Every directory of a tree is watched on its own, in one watchfiles watch (not recursive)
+that serves every tree of the process; see `mcpkit.watchloop` for how it is replaced when
+the set of directories changes. The directories are found by walking each root without
+following symbolic links. watchfiles' own recursive watch follows them: a link to `/usr` in
+a watched work tree took fifteen thousand of the user's inotify watches, and one to `/`
+failed on `/proc` and left the tree unwatched. A tree watches at most `MAX_DIRECTORIES`
+directories, the shallowest first; past that it logs a warning.
 
-A recursive watch cannot see its own root come back after a deletion, nor appear if it was
-missing: each root is also watched as an entry of the directory above it, by the flat
-watcher (`watch_entries`). A change to a root itself (made, deleted, replaced, touched)
-gets a new recursive watch, and the tree is called back once that is in place, as what was
-written in the root meanwhile was not seen; at once if the root is gone (or a file): there
-is no watch to wait for.
+A change anywhere below a root calls the tree back, once per burst. A directory made (or
+moved in) below a root is walked and watched too, and the tree is called back again once
+that watch is in place, as what was written in it meanwhile was not seen. A directory
+deleted or moved out is dropped.
+
+A watch cannot see its own root come back after a deletion, nor appear if it was missing:
+each root is also watched as an entry of the directory above it, by the flat watcher
+(`watch_entries`). A change to a root itself (made, deleted, replaced, touched) walks the
+tree again, and the tree is called back once the new watch is in place; at once if the
+root is gone (or a file): there is no watch to wait for.
 """
 
-from collections.abc import Awaitable, Callable, Iterable
+import logging
+import os
+import stat
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Set
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+import anyio
+
 from .watchloop import Callback, Changes, Plan, Watcher, WatchLoop, absolute, call_back, watchable
+
+logger = logging.getLogger("mcpkit.watch")
+
+MAX_DIRECTORIES = 10_000
+"""Directories one tree may watch: each takes one of the user's inotify watches, of which
+a system may allow as few as 8,192 for every program of the user together."""
 
 WatchEntries = Callable[[Iterable[Path], Callback, Callable[[], None]], Awaitable[None]]
 """`FileWatcher.watch_entries`: call back on changes to the paths themselves."""
@@ -29,19 +48,33 @@ class _Tree:
     roots: frozenset[Path]
     callback: Callback
     in_place: Callable[[], None]
+    directories: frozenset[Path] = frozenset()  # found at or below the roots, links not followed
     entries_in_place: bool = False  # the flat watch of the roots themselves
+    cut: bool = False  # it has more directories than it may watch (said once)
+
+    async def walk(self, tops: Iterable[Path], room: int) -> frozenset[Path]:
+        """Return up to `room` directories at or below `tops`, warning once if there are more."""
+        found, more = await _walk(tops, room)
+        if more and not self.cut:
+            self.cut = True
+            logger.warning(
+                "Watching only %d directories below %s: changes in the others go unseen",
+                MAX_DIRECTORIES,
+                ", ".join(map(str, sorted(self.roots))),
+            )
+        return found
 
 
 class TreeWatcher(WatchLoop):
-    """One recursive watch for the trees of the process. Run `run()` in a task."""
-
-    recursive = True
+    """One watch for every directory of the trees of the process. Run `run()` in a task."""
 
     def __init__(self, watch_entries: WatchEntries) -> None:
         super().__init__()
         self._watch_entries = watch_entries
         self._trees: dict[object, _Tree] = {}
-        self._remade: set[Path] = set()  # roots whose watch may be stale: made, deleted...
+        # Directories new to the watch, or made again since it began: once a new watch
+        # is in place, their trees are called back, as what happened there was not seen.
+        self._fresh: set[Path] = set()
 
     async def watch(
         self, roots: Iterable[Path], callback: Callback, in_place: Callable[[], None]
@@ -52,9 +85,11 @@ class TreeWatcher(WatchLoop):
         """
         key = object()
         tree = _Tree(absolute(roots), callback, in_place)
+        tree.directories = await tree.walk(tree.roots, MAX_DIRECTORIES)
 
         async def roots_changed() -> None:
-            self._remade |= tree.roots
+            tree.directories = await tree.walk(tree.roots, MAX_DIRECTORIES)
+            self._fresh |= tree.roots
             self._wake()
             # A root that is a directory now is called back once its new watch is in
             # place (`_settle`); one that is gone, or a file, has no watch to wait for.
@@ -74,28 +109,83 @@ class TreeWatcher(WatchLoop):
             self._wake()
 
     def _plan(self) -> Plan:
-        roots = frozenset(r for t in self._trees.values() for r in t.roots if watchable(r))
-        renewed = frozenset(self._remade & roots)
-        self._remade.clear()
-        return Plan(roots, bool(renewed), partial(self._settle, renewed=renewed))
+        directories = frozenset(d for t in self._trees.values() for d in t.directories)
+        fresh = frozenset(self._fresh & directories)
+        self._fresh.clear()
+        return Plan(directories, bool(fresh), partial(self._settle, fresh=fresh))
 
-    async def _settle(self, watcher: Watcher, *, renewed: frozenset[Path]) -> None:
-        """Once `watcher` is in place, call back the trees whose roots were made again."""
+    async def _settle(self, watcher: Watcher, *, fresh: frozenset[Path]) -> None:
+        """Once `watcher` is in place, call back the trees with `fresh` directories."""
         await watcher.placed.wait()
-        await call_back({t.callback for t in list(self._trees.values()) if t.roots & renewed})
+        trees = list(self._trees.values())
+        await call_back({t.callback for t in trees if not t.directories.isdisjoint(fresh)})
 
     def _placed(self, covered: frozenset[Path]) -> None:
         for tree in list(self._trees.values()):
-            if tree.entries_in_place and {r for r in tree.roots if watchable(r)} <= covered:
+            if tree.entries_in_place and tree.directories <= covered:
                 tree.in_place()
 
     async def _changes(self, changes: Changes) -> None:
+        from watchfiles import Change  # imported by now: the watch runs
+
         # A root's own changes are the flat watcher's to tell: not twice.
         changed = {Path(path) for _, path in changes}
-        await call_back(
-            {
-                t.callback
-                for t in list(self._trees.values())
-                if any(root in path.parents for path in changed for root in t.roots)
-            }
-        )
+        trees = list(self._trees.values())
+        told = {t.callback for t in trees if any(p.parent in t.directories for p in changed)}
+        deleted = {Path(path) for change, path in changes if change == Change.deleted}
+        added = {Path(path) for change, path in changes if change == Change.added}
+        for tree in trees:
+            if gone := deleted & tree.directories:
+                tree.directories = frozenset(d for d in tree.directories if not _below(d, gone))
+            made = {p for p in added if p.parent in tree.directories} - tree.directories
+            room = MAX_DIRECTORIES - len(tree.directories)
+            if made and (found := await tree.walk(made, room)):
+                tree.directories |= found
+                self._fresh |= found
+        if self._fresh:
+            self._wake()
+        await call_back(told)
+
+    async def _lost(self, directories: frozenset[Path]) -> None:
+        for tree in list(self._trees.values()):
+            if gone := directories & tree.directories:
+                tree.directories = frozenset(d for d in tree.directories if not _below(d, gone))
+                self._fresh |= tree.roots
+        self._wake()
+
+
+def _below(directory: Path, tops: Set[Path]) -> bool:
+    """Whether `directory` is one of `tops` or below one."""
+    return directory in tops or not tops.isdisjoint(directory.parents)
+
+
+async def _walk(tops: Iterable[Path], limit: int) -> tuple[frozenset[Path], bool]:
+    """Return up to `limit` directories at or below `tops` to watch, and whether there are more.
+
+    They are those this process may list, the shallowest first. A top that is a symbolic
+    link is followed (a root may be one); a link below a top is not.
+    """
+    return await anyio.to_thread.run_sync(_directories, frozenset(tops), limit)
+
+
+def _directories(tops: frozenset[Path], limit: int) -> tuple[frozenset[Path], bool]:
+    found: list[Path] = []
+    waiting = deque(sorted(top for top in tops if watchable(top)))
+    while waiting and len(found) < limit:
+        directory = waiting.popleft()
+        found.append(directory)
+        try:
+            with os.scandir(directory) as entries:
+                waiting += [Path(e.path) for e in entries if _listable_directory(e.path)]
+        except OSError:  # gone meanwhile: its deletion is told, and drops it
+            continue
+    return frozenset(found), bool(waiting)
+
+
+def _listable_directory(path: str) -> bool:
+    """Whether `path` is itself a directory (not a link to one) this process may list."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISDIR(mode) and os.access(path, os.R_OK)

@@ -18,6 +18,7 @@ made right after the answer is not missed; both helpers say so themselves.
 import logging
 import math
 from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -52,6 +53,22 @@ class Changed:
     async def __call__(self) -> None:
         """Send `notifications/resources/updated` to every subscriber of the URI."""
         await self._notify()
+
+    def parts(self, count: int) -> list["Changed"]:
+        """Return `count` parts of this `Changed`, for helpers that run at once.
+
+        Each part tells the same subscribers; the watch is in place once every part is
+        (files followed and a source polled, say: an answer as soon as one of them was in
+        place could miss a change to the other).
+        """
+        waiting = set(range(count))
+
+        def part_in_place(part: int) -> None:
+            waiting.discard(part)
+            if not waiting:
+                self._in_place()
+
+        return [Changed(self._notify, self._files, partial(part_in_place, n)) for n in waiting]
 
     async def follow_files(
         self,

@@ -1,7 +1,7 @@
 """One `watchfiles` watch at a time over a set of directories that changes: `WatchLoop`.
 
-The file watcher's two loops (flat watches of directories, recursive watches of trees) share
-this machinery. A loop asks its subclass which directories its watches need (`_plan`); a
+The file watcher's two loops (directories watched for their entries, trees watched whole)
+share this machinery. A loop asks its subclass which directories its watches need (`_plan`); a
 new set gets a new watchfiles watch, and the old one stops once the new one is in place
 and the old has delivered the burst it was gathering (a change at that moment may be told
 twice). A burst of changes (debounced by watchfiles) reaches the subclass as one call.
@@ -84,9 +84,6 @@ class WatchLoop:
     it needs may have changed. Run `run()` in a task.
     """
 
-    recursive = False
-    """Whether the watchfiles watch takes in the whole tree below each directory."""
-
     def __init__(self) -> None:
         self._wakeup = anyio.Event()
         self._current: Watcher | None = None  # the newest
@@ -105,6 +102,10 @@ class WatchLoop:
     def _placed(self, covered: frozenset[Path]) -> None:
         """Tell the watches that a watch of the `covered` directories serves them."""
         raise NotImplementedError
+
+    async def _lost(self, directories: frozenset[Path]) -> None:
+        """Handle `directories` that went away before a watch of them began: plan again."""
+        self._wake()
 
     def _wake(self) -> None:
         """Make the loop ask for a plan again."""
@@ -191,7 +192,7 @@ class WatchLoop:
 
         bursts = watch(
             *sorted(watcher.directories),
-            recursive=self.recursive,
+            recursive=False,  # it follows links out of a tree: see mcpkit.treewatch
             debounce=DEBOUNCE_MS,
             step=STEP_MS,
             stop_event=watcher,
@@ -204,6 +205,8 @@ class WatchLoop:
         except Exception:  # a directory went away, inotify ran out: not the server's end
             logger.exception("Cannot watch %s", ", ".join(map(str, sorted(watcher.directories))))
             watcher.arrive()
+            if gone := await anyio.to_thread.run_sync(_unwatchable, watcher.directories):
+                await self._lost(gone)  # then a watch without them
         finally:
             bursts.close()
             self._running.discard(watcher)
@@ -221,6 +224,11 @@ async def call_back(callbacks: Iterable[Callback]) -> None:
 def watchable(directory: Path) -> bool:
     """Whether `directory` is a directory this process may list, so a watch can take it in."""
     return directory.is_dir() and os.access(directory, os.R_OK)
+
+
+def _unwatchable(directories: frozenset[Path]) -> frozenset[Path]:
+    """Return those of `directories` that a watch cannot take in now."""
+    return frozenset(d for d in directories if not watchable(d))
 
 
 def absolute(paths: Iterable[Path]) -> frozenset[Path]:

@@ -160,11 +160,14 @@ def register_watches(app: Server) -> None:
 
             async with anyio.create_task_group() as tasks:
                 if work_tree:
+                    files, refs = changed.parts(2)
                     tasks.start_soon(
-                        partial(changed.follow_files, recursive=True, when=differs),
+                        partial(files.follow_files, recursive=True, when=differs),
                         [Path(git.repo.path)],
                     )
-                tasks.start_soon(partial(changed.poll, changes, interval=POLL_INTERVAL))
+                else:
+                    refs = changed
+                tasks.start_soon(partial(refs.poll, changes, interval=POLL_INTERVAL))
 
         return watch
 
