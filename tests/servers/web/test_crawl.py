@@ -70,6 +70,22 @@ async def test_crawl_stops_at_max_pages(site: Site) -> None:
     assert len([b for b in result["content"] if b["type"] == "resource_link"]) == 2
 
 
+async def test_crawl_stops_at_max_seconds_with_the_pages_so_far(site: Site) -> None:
+    # Each fetch had its deadline, the crawl none: 200 slow pages took minutes.
+    build(site)
+    site.routes["/a"] = Route(b"<title>A</title>" + b" " * 100, trickle=0.05)  # 5 s
+    async with serve() as client:
+        started = time.monotonic()
+        result = await client.call_tool(
+            "crawl", {"url": site.url("/"), "delay_ms": 0, "max_seconds": 1}
+        )
+        took = time.monotonic() - started
+    links = [b["uri"] for b in result["content"] if b["type"] == "resource_link"]
+    assert links == [f"web://page/{site.url('/')}"]
+    assert "Stopped after 1 s (max_seconds)" in text_of(result)
+    assert took < 3
+
+
 async def test_map_site_reads_the_sitemap_and_the_start_page(site: Site) -> None:
     build(site)
     site.routes["/sitemap.xml"] = Route(

@@ -75,37 +75,44 @@ async def crawl(
     max_pages: int,
     max_depth: int,
     delay: float,
+    seconds: float,
     on_page: Callable[[Crawled, int], Awaitable[None]],
-) -> list[Crawled]:
+) -> tuple[list[Crawled], bool]:
     """Visit pages breadth-first from `scope.start`, at most `max_pages`, `max_depth` links deep.
 
     `on_page(page, count)` is awaited after each page. Failures are recorded, not raised.
+    Return the pages visited, and whether the walk ran out of its `seconds` first (the
+    page it was reading then is left out).
     """
     queue = deque([(scope.start, 0)])
     seen = {scope.start}
     done: list[Crawled] = []
-    while queue and len(done) < max_pages:
-        url, depth = queue.popleft()
-        if done and delay:
-            await anyio.sleep(delay)
-        try:
-            page, _ = await web.get(url)
-        except WebError as exc:
-            done.append(Crawled(url, depth, 0, "", str(exc)))
+    with anyio.move_on_after(seconds) as budget:
+        while queue and len(done) < max_pages:
+            url, depth = queue.popleft()
+            if done and delay:
+                await anyio.sleep(delay)
+            try:
+                page, _ = await web.get(url)
+            except WebError as exc:
+                done.append(Crawled(url, depth, 0, "", str(exc)))
+                await on_page(done[-1], len(done))
+                continue
+            title, found = "", []
+            if (
+                page.content_type in ("text/html", "application/xhtml+xml", "")
+                and page.status < 400
+            ):
+                title, found = await parsed(_read, page, scope if depth < max_depth else None)
+            for target in found:
+                if len(queue) >= max_pages - len(done) - 1:
+                    break  # the pages queued already are all the walk will visit
+                if target not in seen:
+                    seen.add(target)
+                    queue.append((target, depth + 1))
+            done.append(Crawled(url, depth, page.status, title))
             await on_page(done[-1], len(done))
-            continue
-        title, found = "", []
-        if page.content_type in ("text/html", "application/xhtml+xml", "") and page.status < 400:
-            title, found = await parsed(_read, page, scope if depth < max_depth else None)
-        for target in found:
-            if len(queue) >= max_pages - len(done) - 1:
-                break  # the pages queued already are all the walk will visit
-            if target not in seen:
-                seen.add(target)
-                queue.append((target, depth + 1))
-        done.append(Crawled(url, depth, page.status, title))
-        await on_page(done[-1], len(done))
-    return done
+    return done, budget.cancelled_caught
 
 
 async def site_map(

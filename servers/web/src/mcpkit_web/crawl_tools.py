@@ -59,6 +59,9 @@ def register_crawl_tools(app: Server) -> None:
         exclude: Patterns = (),
         same_site: SameSite = True,
         delay_ms: Annotated[int, Param(description="Pause between pages.", ge=0, le=10_000)] = 500,
+        max_seconds: Annotated[
+            float, Param(description="Stop after this long with the pages so far.", ge=1, le=600)
+        ] = 120,
     ) -> list[TextContent | ResourceLink]:
         """Crawl a site breadth-first; each page becomes a resource (web://page/URL), linked.
 
@@ -68,16 +71,22 @@ def register_crawl_tools(app: Server) -> None:
         async def report(page: Crawled, count: int) -> None:
             await ctx.progress(count, max_pages, f"crawled {page.url}")
 
-        pages = await crawl(
+        pages, stopped = await crawl(
             web,
             Scope.of(url, include, exclude, same_site),
             max_pages=max_pages,
             max_depth=max_depth,
             delay=delay_ms / 1000,
+            seconds=max_seconds,
             on_page=report,
         )
         good = [page for page in pages if not page.error and page.status < 400]
         lines = [f"Crawled {len(pages)} pages from {url}; {len(good)} readable as resources."]
+        if stopped:
+            lines.append(
+                f"Stopped after {max_seconds:g} s (max_seconds) with pages left to visit:"
+                " crawl again with more time, or from a page further in."
+            )
         lines += [
             f"- {page.url}: {page.error or f'status {page.status}'}"
             for page in pages
