@@ -1,6 +1,7 @@
 """Whole trees watched recursively: `follow_files(..., recursive=True)` and `watch_tree`."""
 
 import shutil
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import anyio
@@ -208,17 +209,17 @@ async def test_a_directory_gone_before_its_watch_began_is_left_out(
 ) -> None:
     root = tmp_path / "root"
     (root / "kept").mkdir(parents=True)
-    walk = treewatch._directories  # pyright: ignore[reportPrivateUsage]
+    listed = treewatch._below_each  # pyright: ignore[reportPrivateUsage]
 
-    def walk_and_lose_one(tops: frozenset[Path], limit: int) -> tuple[frozenset[Path], bool]:
-        found, more = walk(tops, limit)
-        return found | {root / "gone"}, more  # deleted between the walk and the watch
+    def listed_and_one_lost(directories: Iterable[Path]) -> list[Path]:
+        found = listed(directories)
+        return [*found, root / "gone"] if root in directories else found  # deleted meanwhile
 
-    monkeypatch.setattr(treewatch, "_directories", walk_and_lose_one)
+    monkeypatch.setattr(treewatch, "_below_each", listed_and_one_lost)
     files = FileWatcher()
     async with running(files) as task_group:
         tree = await follow(task_group, files, root, recursive=True)
-        monkeypatch.setattr(treewatch, "_directories", walk)
+        monkeypatch.setattr(treewatch, "_below_each", listed)
         await tree.reach(1)  # the new watch is in place: what happened meanwhile is told
         (root / "kept" / "f").write_text("heard")
         await tree.reach(2)
@@ -243,3 +244,57 @@ async def test_a_watch_in_parts_is_in_place_once_every_part_is() -> None:
     await files()
     await polled()
     assert told == ["updated", "updated"]
+
+
+async def test_what_skip_leaves_out_is_not_watched_nor_below_it(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "node_modules" / "pkg").mkdir(parents=True)
+    (root / "src").mkdir()
+    asked: list[list[Path]] = []
+
+    async def skip(directories: Sequence[Path]) -> list[Path]:
+        asked.append(list(directories))
+        return [d for d in directories if d.name in ("node_modules", "build")]
+
+    files = FileWatcher()
+    heard, in_place = Heard(), anyio.Event()
+    async with running(files) as task_group:
+        task_group.start_soon(files.watch_tree, [root], heard, in_place.set, skip)
+        with anyio.fail_after(5):
+            await in_place.wait()
+        (root / "node_modules" / "pkg" / "index.js").write_text("left out")
+        await anyio.sleep(QUIET)
+        assert heard.calls == 0
+        (root / "build" / "out").mkdir(parents=True)  # made later, left out too
+        await heard.reach(1)  # root's entry changed
+        (root / "build" / "out" / "a.o").write_text("left out")
+        (root / "src" / "new").mkdir()
+        await heard.reach(3)  # an entry of src, then the new directory watched
+        await anyio.sleep(QUIET)
+        (root / "src" / "new" / "main.c").write_text("heard")
+        await heard.reach(4)
+        await anyio.sleep(QUIET)
+        assert heard.calls == 4
+        watched = files.trees._current  # pyright: ignore[reportPrivateUsage]
+        assert watched is not None
+        assert watched.directories == {root, root / "src", root / "src" / "new"}
+    assert [root / "node_modules", root / "src"] in asked  # one depth at a time
+
+
+async def test_a_link_made_in_a_tree_is_not_followed(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    (outside / "deep").mkdir(parents=True)
+    files = FileWatcher()
+    async with running(files) as task_group:
+        tree = await follow(task_group, files, root, recursive=True)
+        (root / "vendor").symlink_to(outside)
+        await tree.reach(1)
+        await anyio.sleep(QUIET)
+        calls = tree.calls
+        (outside / "deep" / "f.txt").write_text("not in the tree")
+        await anyio.sleep(QUIET)
+        assert tree.calls == calls
+        watched = files.trees._current  # pyright: ignore[reportPrivateUsage]
+        assert watched is not None
+        assert watched.directories == {root}

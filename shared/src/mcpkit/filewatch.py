@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import anyio
 
-from .treewatch import TreeWatcher
+from .treewatch import Skip, TreeWatcher
 from .watchloop import Callback, Changes, Plan, Watcher, WatchLoop, absolute, call_back, watchable
 
 
@@ -66,14 +66,19 @@ class FileWatcher(WatchLoop):
         await self._watch(_Watch(homes, watched, callback, in_place, exact=True))
 
     async def watch_tree(
-        self, roots: Iterable[Path], callback: Callback, in_place: Callable[[], None]
+        self,
+        roots: Iterable[Path],
+        callback: Callback,
+        in_place: Callable[[], None],
+        skip: Skip | None = None,
     ) -> None:
         """Call `callback` after each burst of changes at or below `roots`; until cancelled.
 
         A directory made below a root after the call is watched too; a root may be a file,
-        or missing for now. `in_place` is called once those changes are seen.
+        or missing for now. `in_place` is called once those changes are seen. The
+        directories `skip` leaves out are not watched, nor what is below them.
         """
-        await self.trees.watch(roots, callback, in_place)
+        await self.trees.watch(roots, callback, in_place, skip)
 
     async def run(self) -> None:
         """Watch what is asked for, flat and whole trees, with a new watch when that changes."""

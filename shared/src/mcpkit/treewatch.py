@@ -23,8 +23,7 @@ root is gone (or a file): there is no watch to wait for.
 import logging
 import os
 import stat
-from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Set
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence, Set
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -42,19 +41,24 @@ a system may allow as few as 8,192 for every program of the user together."""
 WatchEntries = Callable[[Iterable[Path], Callback, Callable[[], None]], Awaitable[None]]
 """`FileWatcher.watch_entries`: call back on changes to the paths themselves."""
 
+Skip = Callable[[Sequence[Path]], Awaitable[Collection[Path]]]
+"""Given directories found in a tree, return those to leave out, with all below them (the
+directories git ignores, say)."""
+
 
 @dataclass(eq=False)
 class _Tree:
     roots: frozenset[Path]
     callback: Callback
     in_place: Callable[[], None]
+    skip: Skip | None
     directories: frozenset[Path] = frozenset()  # found at or below the roots, links not followed
     entries_in_place: bool = False  # the flat watch of the roots themselves
     cut: bool = False  # it has more directories than it may watch (said once)
 
-    async def walk(self, tops: Iterable[Path], room: int) -> frozenset[Path]:
+    async def walk(self, tops: list[Path], room: int) -> frozenset[Path]:
         """Return up to `room` directories at or below `tops`, warning once if there are more."""
-        found, more = await _walk(tops, room)
+        found, more = await _walk(tops, room, self.skip)
         if more and not self.cut:
             self.cut = True
             logger.warning(
@@ -77,18 +81,23 @@ class TreeWatcher(WatchLoop):
         self._fresh: set[Path] = set()
 
     async def watch(
-        self, roots: Iterable[Path], callback: Callback, in_place: Callable[[], None]
+        self,
+        roots: Iterable[Path],
+        callback: Callback,
+        in_place: Callable[[], None],
+        skip: Skip | None = None,
     ) -> None:
         """Call `callback` after each burst of changes at or below `roots`; until cancelled.
 
-        `in_place` is called once those changes are seen (maybe more than once).
+        `in_place` is called once those changes are seen (maybe more than once). The
+        directories `skip` leaves out are not watched, nor what is below them.
         """
         key = object()
-        tree = _Tree(absolute(roots), callback, in_place)
-        tree.directories = await tree.walk(tree.roots, MAX_DIRECTORIES)
+        tree = _Tree(absolute(roots), callback, in_place, skip)
+        tree.directories = await tree.walk(await _run(_roots, tree.roots), MAX_DIRECTORIES)
 
         async def roots_changed() -> None:
-            tree.directories = await tree.walk(tree.roots, MAX_DIRECTORIES)
+            tree.directories = await tree.walk(await _run(_roots, tree.roots), MAX_DIRECTORIES)
             self._fresh |= tree.roots
             self._wake()
             # A root that is a directory now is called back once its new watch is in
@@ -139,7 +148,7 @@ class TreeWatcher(WatchLoop):
                 tree.directories = frozenset(d for d in tree.directories if not _below(d, gone))
             made = {p for p in added if p.parent in tree.directories} - tree.directories
             room = MAX_DIRECTORIES - len(tree.directories)
-            if made and (found := await tree.walk(made, room)):
+            if made and (found := await tree.walk(await _run(_real, made), room)):
                 tree.directories |= found
                 self._fresh |= found
         if self._fresh:
@@ -159,27 +168,53 @@ def _below(directory: Path, tops: Set[Path]) -> bool:
     return directory in tops or not tops.isdisjoint(directory.parents)
 
 
-async def _walk(tops: Iterable[Path], limit: int) -> tuple[frozenset[Path], bool]:
-    """Return up to `limit` directories at or below `tops` to watch, and whether there are more.
+async def _walk(tops: list[Path], limit: int, skip: Skip | None) -> tuple[frozenset[Path], bool]:
+    """Return up to `limit` directories at or below `tops`, and whether there are more.
 
-    They are those this process may list, the shallowest first. A top that is a symbolic
-    link is followed (a root may be one); a link below a top is not.
+    One depth at a time, the shallowest first: what `skip` leaves out at one depth is
+    not listed for the next. Links are not followed (`tops` are taken as they are).
     """
-    return await anyio.to_thread.run_sync(_directories, frozenset(tops), limit)
-
-
-def _directories(tops: frozenset[Path], limit: int) -> tuple[frozenset[Path], bool]:
     found: list[Path] = []
-    waiting = deque(sorted(top for top in tops if watchable(top)))
-    while waiting and len(found) < limit:
-        directory = waiting.popleft()
-        found.append(directory)
+    depth = tops
+    while depth:
+        if skip is not None:
+            left_out = set(await skip(depth))
+            depth = [directory for directory in depth if directory not in left_out]
+        room = limit - len(found)
+        if len(depth) > room:
+            return frozenset(found + depth[:room]), True
+        found += depth
+        depth = await _run(_below_each, depth)
+    return frozenset(found), False
+
+
+async def _run(
+    function: Callable[[Iterable[Path]], list[Path]], paths: Iterable[Path]
+) -> list[Path]:
+    """Run `function(paths)` in a worker thread: it reads the disk."""
+    return await anyio.to_thread.run_sync(function, paths)
+
+
+def _roots(roots: Iterable[Path]) -> list[Path]:
+    """Return the roots a watch can take in (one may be a link to a directory)."""
+    return sorted(root for root in roots if watchable(root))
+
+
+def _real(paths: Iterable[Path]) -> list[Path]:
+    """Return those of `paths` that are directories themselves, not links to one."""
+    return sorted(path for path in paths if _listable_directory(str(path)))
+
+
+def _below_each(directories: Iterable[Path]) -> list[Path]:
+    """Return the directories right below each of `directories`, links left out."""
+    found: list[Path] = []
+    for directory in directories:
         try:
             with os.scandir(directory) as entries:
-                waiting += [Path(e.path) for e in entries if _listable_directory(e.path)]
+                found += sorted(Path(e.path) for e in entries if _listable_directory(e.path))
         except OSError:  # gone meanwhile: its deletion is told, and drops it
             continue
-    return frozenset(found), bool(waiting)
+    return found
 
 
 def _listable_directory(path: str) -> bool:

@@ -24,6 +24,7 @@ from pathlib import Path
 import anyio
 
 from .filewatch import FileWatcher
+from .treewatch import Skip
 from .watchloop import Callback
 
 __all__ = ["Changed", "FileWatcher", "Fingerprint"]
@@ -76,15 +77,18 @@ class Changed:
         *,
         recursive: bool = False,
         when: Callable[[], Awaitable[bool]] | None = None,
+        skip: Skip | None = None,
     ) -> None:
         """Notify on every change to `paths` (files or directories); runs until cancelled.
 
         A directory changes when an entry in it does; with `recursive`, when anything at
         any depth below it does, in directories made after the call too (git's
-        `refs/heads/feature/x` below `refs/heads`). A path may be missing for now: it is
-        followed once it appears. A burst of changes notifies once (a root deleted or made
-        again, with what is in it, may notify twice). With `when`, a burst notifies only if
-        `await when()` is true (for example, only if the content really differs).
+        `refs/heads/feature/x` below `refs/heads`), except below those `skip` leaves out
+        (see `mcpkit.treewatch`). A path may be missing for now: it is followed once it
+        appears. A burst of changes notifies once (a root deleted or made again, with what
+        is in it, may notify twice; so may a burst that makes directories). With `when`, a
+        burst notifies only if `await when()` is true (for example, only if the content
+        really differs).
         """
 
         async def notify() -> None:
@@ -92,7 +96,7 @@ class Changed:
                 await self._notify()
 
         if recursive:
-            await self._files.watch_tree(paths, notify, self._in_place)
+            await self._files.watch_tree(paths, notify, self._in_place, skip)
         else:
             await self._files.watch(paths, notify, self._in_place)
 

@@ -7,9 +7,12 @@ from urllib.parse import quote
 import anyio
 import pytest
 
+from mcpkit import treewatch
 from mcpkit.testing import Client, RPCError
-from mcpkit_git import reading
-from mcpkit_git.runner import Settings
+from mcpkit_git import reading, resources
+from mcpkit_git.jail import open_repository
+from mcpkit_git.repo import Git
+from mcpkit_git.runner import Runner, Settings
 from servers.git.conftest import Repos, git
 
 
@@ -132,6 +135,43 @@ async def test_a_link_to_the_root_in_the_work_tree_leaves_the_watch_working(
         before = now(client)
         (repos.repo / "b.txt").write_text("edited\n")
         await told(client, status, before)
+
+
+async def test_the_work_tree_watch_leaves_out_what_git_ignores(
+    repos: Repos, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Watched, a node_modules of 40 directories took the room of the source itself.
+    monkeypatch.setattr(treewatch, "MAX_DIRECTORIES", 12)
+    (repos.repo / ".gitignore").write_text("node_modules/\n")
+    for n in range(40):
+        (repos.repo / "node_modules" / f"pkg{n}").mkdir(parents=True)
+    (repos.repo / "src" / "app" / "views").mkdir(parents=True)
+    (repos.repo / "src" / "app" / "views" / "main.txt").write_text("one\n")
+    git(repos.repo, "add", ".")
+    git(repos.repo, "commit", "-q", "-m", "an app")
+    status = uri(repos, "status")
+    async with repos.serve() as client:
+        await client.request("resources/subscribe", {"uri": status})
+        before = now(client)
+        (repos.repo / "src" / "app" / "views" / "main.txt").write_text("two\n")
+        await told(client, status, before)
+
+
+async def test_ignored_directories_are_asked_of_git(repos: Repos) -> None:
+    (repos.repo / ".gitignore").write_text('node_modules/\nbuild\nwe"ird\n')
+    top = repos.repo
+    for name in ("node_modules/pkg", "build/x", "src", 'we"ird'):
+        (top / name).mkdir(parents=True)
+    (top / "build" / "x" / "keep.txt").write_text("tracked in an ignored directory\n")
+    git(top, "add", "-f", ".gitignore", "build/x/keep.txt")
+    runner = Runner()
+    repo = await open_repository(runner, str(top), [(str(repos.folder), False)])
+    asked = [
+        top / n for n in (".git", "node_modules", "node_modules/pkg", "build", "src", 'we"ird')
+    ]
+    left_out = await resources.ignored(Git(runner, repo), asked)
+    # build holds a tracked file; git quotes we"ird, so it is watched, at worst for nothing.
+    assert sorted(left_out) == [top / ".git", top / "node_modules", top / "node_modules/pkg"]
 
 
 async def test_prompts_frame_the_diff_as_material(repos: Repos) -> None:

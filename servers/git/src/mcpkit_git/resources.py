@@ -4,13 +4,13 @@ A repository is named in a URI by its path, percent-encoded into one segment
 (`git://%2Fsrc%2Fapp/status`). Subscriptions notify only when what git reports differs:
 a commit, checkout, stage or branch made by another process, or (status) an edit to a
 tracked or untracked file; an edit to an ignored file changes no status, so it tells
-nobody. The work tree is followed by file events; the git directory (HEAD, the index,
-refs, packed-refs) by a cheap poll of its files' stat, as the core's file watching
-leaves `.git` out; git is asked again only when those change.
+nobody. The work tree is followed by file events, except the directories git ignores;
+the git directory (HEAD, the index, refs, packed-refs) by a cheap poll of its files'
+stat; git is asked again only when those change.
 """
 
 import os
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,8 @@ LOG_LENGTH = 50
 MAX_COMPLETIONS = 100
 POLL_INTERVAL = 0.5
 """Seconds between two looks at a subscribed repository's git files."""
+CHECK_AT_ONCE = 1000
+"""Directories one `git check-ignore` is asked about (its arguments stay well within limits)."""
 
 Reader = Callable[[Git], Awaitable[str]]
 
@@ -149,6 +151,9 @@ def register_watches(app: Server) -> None:
                 seen[1] = now
                 return True
 
+            async def left_out(directories: Sequence[Path]) -> list[Path]:
+                return await ignored(git, directories)
+
             async def changes() -> int:
                 """A count of the changes seen through the git files (each told once)."""
                 files = await run(git_files, git)
@@ -162,7 +167,7 @@ def register_watches(app: Server) -> None:
                 if work_tree:
                     files, refs = changed.parts(2)
                     tasks.start_soon(
-                        partial(files.follow_files, recursive=True, when=differs),
+                        partial(files.follow_files, recursive=True, when=differs, skip=left_out),
                         [Path(git.repo.path)],
                     )
                 else:
@@ -174,6 +179,30 @@ def register_watches(app: Server) -> None:
     app.watch(STATUS, admit=admit)(watcher(status_text, work_tree=True))
     app.watch(LOG, admit=admit)(watcher(log_text, work_tree=False))
     app.watch(BRANCHES, admit=admit)(watcher(branches_text, work_tree=False))
+
+
+async def ignored(git: Git, directories: Sequence[Path]) -> list[Path]:
+    """Return the git directory and the directories git ignores among `directories`.
+
+    The work tree's watch leaves them out: nothing there changes the status, and a
+    `node_modules` alone can hold more directories than a tree may watch. A name that git
+    quotes in its answer (a quote, a backslash, a control or non-ASCII character in it)
+    matches none asked, so such a directory is watched: at worst, for nothing.
+    """
+    top, git_dir = Path(git.repo.path), Path(git.repo.git_dir)
+    left_out = [d for d in directories if d == git_dir]
+    names = {str(d.relative_to(top)): d for d in directories if top in d.parents and d != git_dir}
+    asked = sorted(names)
+    for start in range(0, len(asked), CHECK_AT_ONCE):
+        chunk = asked[start : start + CHECK_AT_ONCE]
+        try:
+            # Exit status 1 says none is ignored; a tracked file in a directory keeps it.
+            # check-ignore takes paths, not pathspecs: it refuses the literal magic.
+            found = await git.run(["check-ignore", "--", *chunk], check=False, literal=False)
+        except GitError:
+            continue  # watched, at worst for nothing
+        left_out += [names[line] for line in found.text.splitlines() if line in names]
+    return left_out
 
 
 def git_files(git: Git) -> list[tuple[str, int, int]]:
