@@ -1,6 +1,7 @@
 """Resources, subscriptions fired by another process, prompts and completion."""
 
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -129,12 +130,7 @@ async def test_a_link_to_the_root_in_the_work_tree_leaves_the_watch_working(
     (repos.repo / "everything").symlink_to("/")
     git(repos.repo, "add", "everything")
     git(repos.repo, "commit", "-q", "-m", "a link")
-    status = uri(repos, "status")
-    async with repos.serve() as client:
-        await client.request("resources/subscribe", {"uri": status})
-        before = now(client)
-        (repos.repo / "b.txt").write_text("edited\n")
-        await told(client, status, before)
+    await an_edit_is_told(repos, repos.repo / "b.txt")
 
 
 async def test_the_work_tree_watch_leaves_out_what_git_ignores(
@@ -149,11 +145,16 @@ async def test_the_work_tree_watch_leaves_out_what_git_ignores(
     (repos.repo / "src" / "app" / "views" / "main.txt").write_text("one\n")
     git(repos.repo, "add", ".")
     git(repos.repo, "commit", "-q", "-m", "an app")
+    await an_edit_is_told(repos, repos.repo / "src" / "app" / "views" / "main.txt")
+
+
+async def an_edit_is_told(repos: Repos, path: Path) -> None:
+    """Subscribe to the repository's status, edit `path`, and wait until that is told."""
     status = uri(repos, "status")
     async with repos.serve() as client:
         await client.request("resources/subscribe", {"uri": status})
         before = now(client)
-        (repos.repo / "src" / "app" / "views" / "main.txt").write_text("two\n")
+        await anyio.Path(path).write_text("edited\n")
         await told(client, status, before)
 
 
