@@ -5,8 +5,10 @@ that serves every tree of the process; see `mcpkit.watchloop` for how it is repl
 the set of directories changes. The directories are found by walking each root without
 following symbolic links. watchfiles' own recursive watch follows them: a link to `/usr` in
 a watched work tree took fifteen thousand of the user's inotify watches, and one to `/`
-failed on `/proc` and left the tree unwatched. A tree watches at most `MAX_DIRECTORIES`
-directories, the shallowest first; past that it logs a warning.
+failed on `/proc` and left the tree unwatched. The walk goes one depth at a time, and a
+tree's `skip` function may leave directories out with all below them (mcp-git leaves out
+what git ignores). A tree watches at most `MAX_DIRECTORIES` directories, the shallowest
+first; past that it logs a warning.
 
 A change anywhere below a root calls the tree back, once per burst. A directory made (or
 moved in) below a root is walked and watched too, and the tree is called back again once
@@ -55,6 +57,10 @@ class _Tree:
     directories: frozenset[Path] = frozenset()  # found at or below the roots, links not followed
     entries_in_place: bool = False  # the flat watch of the roots themselves
     cut: bool = False  # it has more directories than it may watch (said once)
+
+    def drop(self, gone: Set[Path]) -> None:
+        """Forget the directories `gone` and all below them."""
+        self.directories = frozenset(d for d in self.directories if not _at_or_below(d, gone))
 
     async def walk(self, tops: list[Path], room: int) -> frozenset[Path]:
         """Return up to `room` directories at or below `tops`, warning once if there are more."""
@@ -145,7 +151,7 @@ class TreeWatcher(WatchLoop):
         added = {Path(path) for change, path in changes if change == Change.added}
         for tree in trees:
             if gone := deleted & tree.directories:
-                tree.directories = frozenset(d for d in tree.directories if not _below(d, gone))
+                tree.drop(gone)
             made = {p for p in added if p.parent in tree.directories} - tree.directories
             room = MAX_DIRECTORIES - len(tree.directories)
             if made and (found := await tree.walk(await _run(_real, made), room)):
@@ -158,12 +164,12 @@ class TreeWatcher(WatchLoop):
     async def _lost(self, directories: frozenset[Path]) -> None:
         for tree in list(self._trees.values()):
             if gone := directories & tree.directories:
-                tree.directories = frozenset(d for d in tree.directories if not _below(d, gone))
+                tree.drop(gone)
                 self._fresh |= tree.roots
         self._wake()
 
 
-def _below(directory: Path, tops: Set[Path]) -> bool:
+def _at_or_below(directory: Path, tops: Set[Path]) -> bool:
     """Whether `directory` is one of `tops` or below one."""
     return directory in tops or not tops.isdisjoint(directory.parents)
 
