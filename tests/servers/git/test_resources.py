@@ -159,20 +159,26 @@ async def an_edit_is_told(repos: Repos, path: Path) -> None:
 
 
 async def test_ignored_directories_are_asked_of_git(repos: Repos) -> None:
-    (repos.repo / ".gitignore").write_text('node_modules/\nbuild\nwe"ird\n')
+    (repos.repo / ".gitignore").write_text('node_modules/\nbuild\nwe"ird\nsecret/\n')
     top = repos.repo
-    for name in ("node_modules/pkg", "build/x", "src", 'we"ird'):
+    # Names git would read as pathspec magic: ":(top)secret" as secret, which is ignored;
+    # ":(glob)x" failed the whole question, node_modules with it.
+    names = ("node_modules/pkg", "build/x", "src", 'we"ird', "secret", ":(top)secret", ":(glob)x")
+    for name in names:
         (top / name).mkdir(parents=True)
     (top / "build" / "x" / "keep.txt").write_text("tracked in an ignored directory\n")
     git(top, "add", "-f", ".gitignore", "build/x/keep.txt")
     runner = Runner()
     repo = await open_repository(runner, str(top), [(str(repos.folder), False)])
-    asked = [
-        top / n for n in (".git", "node_modules", "node_modules/pkg", "build", "src", 'we"ird')
-    ]
+    asked = [top / n for n in (".git", "node_modules", *names)]
     left_out = await resources.ignored(Git(runner, repo), asked)
     # build holds a tracked file; git quotes we"ird, so it is watched, at worst for nothing.
-    assert sorted(left_out) == [top / ".git", top / "node_modules", top / "node_modules/pkg"]
+    assert sorted(left_out) == [
+        top / ".git",
+        top / "node_modules",
+        top / "node_modules/pkg",
+        top / "secret",
+    ]
 
 
 async def test_prompts_frame_the_diff_as_material(repos: Repos) -> None:

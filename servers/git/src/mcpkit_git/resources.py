@@ -191,13 +191,15 @@ async def ignored(git: Git, directories: Sequence[Path]) -> list[Path]:
     """
     top, git_dir = Path(git.repo.path), Path(git.repo.git_dir)
     left_out = [d for d in directories if d == git_dir]
-    names = {str(d.relative_to(top)): d for d in directories if top in d.parents and d != git_dir}
+    # "./" first: check-ignore reads pathspec magic, and a directory named ":(top)x" would
+    # be asked as x, one named ":(glob)x" would fail the whole question.
+    names = {f"./{d.relative_to(top)}": d for d in directories if top in d.parents and d != git_dir}
     asked = sorted(names)
     for start in range(0, len(asked), CHECK_AT_ONCE):
         chunk = asked[start : start + CHECK_AT_ONCE]
         try:
             # Exit status 1 says none is ignored; a tracked file in a directory keeps it.
-            # check-ignore takes paths, not pathspecs: it refuses the literal magic.
+            # It refuses the literal magic that every other command here is given.
             found = await git.run(["check-ignore", "--", *chunk], check=False, literal=False)
         except GitError:
             continue  # watched, at worst for nothing
