@@ -1,11 +1,13 @@
 """Whole trees watched recursively: `follow_files(..., recursive=True)` and `watch_tree`."""
 
+import errno
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import anyio
 import pytest
+import watchfiles
 
 from checked import connect
 from core.watching import running
@@ -310,3 +312,27 @@ async def test_a_link_made_in_a_tree_is_not_followed(tmp_path: Path) -> None:
         watched = files.trees._current  # pyright: ignore[reportPrivateUsage]
         assert watched is not None
         assert watched.directories == {root}
+
+
+async def test_a_replacement_watch_that_fails_leaves_the_old_one_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Near the user's inotify limit a replacement, which holds twice the watches while
+    # it starts, failed with ENOSPC; the watch it replaced was stopped all the same.
+    root = tmp_path / "root"
+    (root / "a").mkdir(parents=True)
+    files = FileWatcher()
+    async with running(files) as task_group:
+        tree = await follow(task_group, files, root, recursive=True)
+
+        def no_room(*paths: object, **options: object) -> Iterator[set[tuple[int, str]]]:
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+            yield set()  # pragma: no cover - a generator, as watchfiles.watch is
+
+        monkeypatch.setattr(watchfiles, "watch", no_room)
+        (root / "b").mkdir()  # a new directory: a new watch, which fails
+        await tree.reach(1)
+        await anyio.sleep(QUIET)
+        calls = tree.calls
+        (root / "a" / "f.txt").write_text("still heard")
+        await tree.reach(calls + 1)

@@ -203,7 +203,12 @@ class WatchLoop:
                 self._forget_deleted(changes)
                 await self._changes(changes)
         except Exception:  # a directory went away, inotify ran out: not the server's end
-            logger.exception("Cannot watch %s", ", ".join(map(str, sorted(watcher.directories))))
+            shown = sorted(watcher.directories)
+            logger.exception("Cannot watch %d directories: %s", len(shown), _some(shown))
+            if watcher is self._current and self._serving is not None:
+                # The watch it was to replace still runs: better its directories than none
+                # (a replacement holds twice the inotify watches while it starts).
+                self._current, self._serving = self._serving, None
             watcher.arrive()
             if gone := await anyio.to_thread.run_sync(_unwatchable, watcher.directories):
                 await self._lost(gone)  # then a watch without them
@@ -224,6 +229,12 @@ async def call_back(callbacks: Iterable[Callback]) -> None:
 def watchable(directory: Path) -> bool:
     """Whether `directory` is a directory this process may list, so a watch can take it in."""
     return directory.is_dir() and os.access(directory, os.R_OK)
+
+
+def _some(paths: list[Path], shown: int = 5) -> str:
+    """Return the first `shown` of `paths` for a message, and how many more there are."""
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(map(str, paths[:shown])) + more
 
 
 def _unwatchable(directories: frozenset[Path]) -> frozenset[Path]:

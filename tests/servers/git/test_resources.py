@@ -14,7 +14,7 @@ from mcpkit_git import reading, resources
 from mcpkit_git.jail import open_repository
 from mcpkit_git.repo import Git
 from mcpkit_git.runner import Runner, Settings
-from servers.git.conftest import Repos, git
+from servers.git.conftest import Repos, git, make_repo
 
 
 def uri(repos: Repos, what: str) -> str:
@@ -146,6 +146,28 @@ async def test_the_work_tree_watch_leaves_out_what_git_ignores(
     git(repos.repo, "add", ".")
     git(repos.repo, "commit", "-q", "-m", "an app")
     await an_edit_is_told(repos, repos.repo / "src" / "app" / "views" / "main.txt")
+
+
+async def test_a_submodule_does_not_spoil_what_git_ignores_beside_it(
+    repos: Repos, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Asked about a directory in a submodule, check-ignore failed for all it was asked
+    # with: app/node_modules beside sub/inner was watched whole, and took the room.
+    monkeypatch.setattr(treewatch, "MAX_DIRECTORIES", 12)
+    top = repos.repo
+    (top / ".gitignore").write_text("node_modules/\n")
+    for n in range(40):
+        (top / "app" / "node_modules" / f"pkg{n}").mkdir(parents=True)
+    (top / "app" / "index.txt").write_text("app\n")
+    (top / "site" / "pages" / "views").mkdir(parents=True)
+    (top / "site" / "pages" / "views" / "main.txt").write_text("one\n")
+    sub = make_repo(top / "sub")
+    (sub / "inner").mkdir()
+    head = git(sub, "rev-parse", "HEAD").strip()
+    git(top, "add", ".gitignore", "app", "site")
+    git(top, "update-index", "--add", "--cacheinfo", f"160000,{head},sub")
+    git(top, "commit", "-q", "-m", "an app with a submodule")
+    await an_edit_is_told(repos, top / "site" / "pages" / "views" / "main.txt")
 
 
 async def an_edit_is_told(repos: Repos, path: Path) -> None:

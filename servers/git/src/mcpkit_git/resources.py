@@ -182,18 +182,22 @@ def register_watches(app: Server) -> None:
 
 
 async def ignored(git: Git, directories: Sequence[Path]) -> list[Path]:
-    """Return the git directory and the directories git ignores among `directories`.
+    """Return what the work tree's watch leaves out among `directories`.
 
-    The work tree's watch leaves them out: nothing there changes the status, and a
-    `node_modules` alone can hold more directories than a tree may watch. A name that git
-    quotes in its answer (a quote, a backslash, a control or non-ASCII character in it)
-    matches none asked, so such a directory is watched: at worst, for nothing.
+    That is the git directory, other repositories and the directories git ignores:
+    nothing there changes the status (submodules are left out of it), and a `node_modules`
+    alone can hold more directories than a tree may watch. A name that git quotes in its
+    answer (a quote, a backslash, a control or non-ASCII character in it) matches none
+    asked, so such a directory is watched: at worst, for nothing.
     """
     top, git_dir = Path(git.repo.path), Path(git.repo.git_dir)
-    left_out = [d for d in directories if d == git_dir]
+    inside = [d for d in directories if top in d.parents and d != git_dir]
+    # Asked about a path in a submodule, check-ignore fails the whole question.
+    repositories = await run(holding_git, inside)
+    left_out = [d for d in directories if d == git_dir] + repositories
     # "./" first: check-ignore reads pathspec magic, and a directory named ":(top)x" would
     # be asked as x, one named ":(glob)x" would fail the whole question.
-    names = {f"./{d.relative_to(top)}": d for d in directories if top in d.parents and d != git_dir}
+    names = {f"./{d.relative_to(top)}": d for d in inside if d not in repositories}
     asked = sorted(names)
     for start in range(0, len(asked), CHECK_AT_ONCE):
         chunk = asked[start : start + CHECK_AT_ONCE]
@@ -205,6 +209,11 @@ async def ignored(git: Git, directories: Sequence[Path]) -> list[Path]:
             continue  # watched, at worst for nothing
         left_out += [names[line] for line in found.text.splitlines() if line in names]
     return left_out
+
+
+def holding_git(directories: Sequence[Path]) -> list[Path]:
+    """Return those of `directories` that hold a `.git` (a repository of their own)."""
+    return [d for d in directories if os.path.lexists(d / ".git")]
 
 
 def git_files(git: Git) -> list[tuple[str, int, int]]:
