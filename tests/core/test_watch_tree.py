@@ -1,6 +1,7 @@
 """Whole trees watched recursively: `follow_files(..., recursive=True)` and `watch_tree`."""
 
 import errno
+import os
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -11,7 +12,7 @@ import watchfiles
 
 from checked import connect
 from core.watching import running
-from mcpkit import Changed, Server, treewatch
+from mcpkit import Changed, Server, treewatch, watchloop
 from mcpkit.testing import Client
 from mcpkit.watch import FileWatcher
 
@@ -329,6 +330,7 @@ async def test_a_replacement_watch_that_fails_leaves_the_old_one_serving(
             raise OSError(errno.ENOSPC, "inotify watch limit reached")
             yield set()  # pragma: no cover - a generator, as watchfiles.watch is
 
+        watch = watchfiles.watch
         monkeypatch.setattr(watchfiles, "watch", no_room)
         (root / "b").mkdir()  # a new directory: a new watch, which fails
         await tree.reach(1)
@@ -336,3 +338,73 @@ async def test_a_replacement_watch_that_fails_leaves_the_old_one_serving(
         calls = tree.calls
         (root / "a" / "f.txt").write_text("still heard")
         await tree.reach(calls + 1)
+        # Tried again a while later (RETRY_FIRST), the new watch takes b in.
+        monkeypatch.setattr(watchfiles, "watch", watch)
+        await anyio.sleep(watchloop.RETRY_FIRST + QUIET)
+        calls = tree.calls
+        (root / "b" / "g.txt").write_text("heard at last")
+        await tree.reach(calls + 1)
+
+
+async def test_a_name_that_is_not_utf8_costs_only_itself(tmp_path: Path) -> None:
+    # watchfiles cannot take such a path: in the list, or in an event, it failed the
+    # watch of every tree of the process, for good.
+    root = tmp_path / "root"
+    (root / "a").mkdir(parents=True)
+    (root / os.fsdecode(b"caf\xe9")).mkdir()
+    files = FileWatcher()
+    async with running(files) as task_group:
+        tree = await follow(task_group, files, root, recursive=True)
+        watched = files.trees._current  # pyright: ignore[reportPrivateUsage]
+        assert watched is not None
+        assert watched.directories == {root, root / "a"}
+        (root / "a" / os.fsdecode(b"f\xe9.txt")).write_text("an event it cannot read")
+        await tree.reach(1)  # once watched again: what happened meanwhile went unseen
+        await anyio.sleep(QUIET)
+        calls = tree.calls
+        (root / "a" / "g.txt").write_text("heard again")
+        await tree.reach(calls + 1)
+
+
+async def test_a_root_made_again_as_a_link_is_not_followed(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    (outside / "deep").mkdir(parents=True)
+    files = FileWatcher()
+    async with running(files) as task_group:
+        tree = await follow(task_group, files, root, recursive=True)
+        root.rename(tmp_path / "old")
+        root.symlink_to(outside)
+        await tree.reach(1)
+        await anyio.sleep(QUIET)
+        calls = tree.calls
+        (outside / "deep" / "f.txt").write_text("not in the tree")
+        await anyio.sleep(QUIET)
+        assert tree.calls == calls
+        watched = files.trees._current  # pyright: ignore[reportPrivateUsage]
+        assert watched is None or outside / "deep" not in watched.directories
+
+
+async def test_skip_is_asked_at_the_first_depths_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A chain of 1,200 directories took 39 s when git was asked at each depth.
+    monkeypatch.setattr(treewatch, "SKIP_DEPTHS", 2)
+    root = tmp_path / "root"
+    (root / "a" / "b" / "c").mkdir(parents=True)
+    asked: list[Sequence[Path]] = []
+
+    async def skip(directories: Sequence[Path]) -> list[Path]:
+        asked.append(directories)
+        return []
+
+    files = FileWatcher()
+    in_place = anyio.Event()
+    async with running(files) as task_group:
+        task_group.start_soon(files.watch_tree, [root], Heard(), in_place.set, skip)
+        with anyio.fail_after(5):
+            await in_place.wait()
+        watched = files.trees._current  # pyright: ignore[reportPrivateUsage]
+        assert watched is not None
+        assert watched.directories == {root, root / "a", root / "a" / "b", root / "a" / "b" / "c"}
+    assert asked == [[root], [root / "a"]]

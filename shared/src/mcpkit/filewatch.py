@@ -139,6 +139,9 @@ class FileWatcher(WatchLoop):
             {w.callback for w in watches if any(_at_or_above(d, h) for d in back for h in w.homes)}
         )
 
+    def _missed(self, directories: frozenset[Path]) -> None:
+        self._remade |= directories
+
     def _placed(self, covered: frozenset[Path]) -> None:
         for watch in self._watches.values():
             if _directories(watch.homes) <= covered:

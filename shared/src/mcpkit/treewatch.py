@@ -32,9 +32,23 @@ from pathlib import Path
 
 import anyio
 
-from .watchloop import Callback, Changes, Plan, Watcher, WatchLoop, absolute, call_back, watchable
+from .watchloop import (
+    Callback,
+    Changes,
+    Plan,
+    Watcher,
+    WatchLoop,
+    absolute,
+    call_back,
+    readable_name,
+    watchable,
+)
 
 logger = logging.getLogger("mcpkit.watch")
+
+SKIP_DEPTHS = 32
+"""Depths of a walk at which `skip` is asked (each question may run a program, git's): a
+chain of 1,200 directories took 39 s to walk when each depth was asked."""
 
 MAX_DIRECTORIES = 10_000
 """Directories one tree may watch: each takes one of the user's inotify watches, of which
@@ -103,12 +117,14 @@ class TreeWatcher(WatchLoop):
         tree.directories = await tree.walk(await _run(_roots, tree.roots), MAX_DIRECTORIES)
 
         async def roots_changed() -> None:
-            tree.directories = await tree.walk(await _run(_roots, tree.roots), MAX_DIRECTORIES)
+            # A root made again as a link to elsewhere (`/`, say) is not followed: gone.
+            real = await _run(_real, tree.roots)
+            tree.directories = await tree.walk(real, MAX_DIRECTORIES)
             self._fresh |= tree.roots
             self._wake()
             # A root that is a directory now is called back once its new watch is in
-            # place (`_settle`); one that is gone, or a file, has no watch to wait for.
-            if not all(watchable(root) for root in tree.roots):
+            # place (`_settle`); one that is gone, a file or a link has no watch to wait for.
+            if len(real) < len(tree.roots):
                 await callback()
 
         def entries_in_place() -> None:
@@ -161,6 +177,9 @@ class TreeWatcher(WatchLoop):
             self._wake()
         await call_back(told)
 
+    def _missed(self, directories: frozenset[Path]) -> None:
+        self._fresh |= directories
+
     async def _lost(self, directories: frozenset[Path]) -> None:
         for tree in list(self._trees.values()):
             if gone := directories & tree.directories:
@@ -178,19 +197,20 @@ async def _walk(tops: list[Path], limit: int, skip: Skip | None) -> tuple[frozen
     """Return up to `limit` directories at or below `tops`, and whether there are more.
 
     One depth at a time, the shallowest first: what `skip` leaves out at one depth is
-    not listed for the next. Links are not followed (`tops` are taken as they are).
+    not listed for the next (`skip` is asked at the first `SKIP_DEPTHS` depths). Links are
+    not followed (`tops` are taken as they are).
     """
     found: list[Path] = []
-    depth = tops
+    depth, level = tops, 0
     while depth:
-        if skip is not None:
+        if skip is not None and level < SKIP_DEPTHS:
             left_out = set(await skip(depth))
             depth = [directory for directory in depth if directory not in left_out]
         room = limit - len(found)
         if len(depth) > room:
             return frozenset(found + depth[:room]), True
         found += depth
-        depth = await _run(_below_each, depth)
+        depth, level = await _run(_below_each, depth), level + 1
     return frozenset(found), False
 
 
@@ -229,4 +249,4 @@ def _listable_directory(path: str) -> bool:
         mode = os.lstat(path).st_mode
     except OSError:
         return False
-    return stat.S_ISDIR(mode) and os.access(path, os.R_OK)
+    return stat.S_ISDIR(mode) and readable_name(path) and os.access(path, os.R_OK)

@@ -32,6 +32,8 @@ DEBOUNCE_MS = 300  # longest a burst of changes is gathered before subscribers h
 STEP_MS = 50  # quiet time that ends a burst
 RETIRE_AFTER = (DEBOUNCE_MS + 2 * STEP_MS) / 1000  # a replaced watch delivers what it began
 KEEP_FOR = 60.0  # seconds a directory stays watched after the plan last wanted it
+RETRY_FIRST = 1.0  # seconds before a watch that failed is tried again, doubling each time
+RETRY_LONGEST = 60.0
 
 
 class Watcher:
@@ -90,6 +92,9 @@ class WatchLoop:
         self._serving: Watcher | None = None  # the one before, in place, until the newest is
         self._running: set[Watcher] = set()  # all with a thread, to stop them at the end
         self._wanted_at: dict[Path, float] = {}  # directory -> when the plan last wanted it
+        self._failures = 0  # watches that failed in a row
+        self._retry_at = math.inf  # time.monotonic() at which a failed watch is tried again
+        self._unseen: frozenset[Path] = frozenset()  # directories a failed watch was to watch
 
     def _plan(self) -> Plan:
         """Return the directories to watch now, and what a new watch of them should do."""
@@ -103,8 +108,23 @@ class WatchLoop:
         """Tell the watches that a watch of the `covered` directories serves them."""
         raise NotImplementedError
 
+    def _missed(self, directories: frozenset[Path]) -> None:
+        """Note that changes in `directories` went unseen: call their watches back later.
+
+        That is once a new watch is in place.
+        """
+        raise NotImplementedError
+
     async def _lost(self, directories: frozenset[Path]) -> None:
         """Handle `directories` that went away before a watch of them began: plan again."""
+        self._wake()
+
+    def _try_again(self, directories: frozenset[Path]) -> None:
+        """Make a new watch of `directories` later, the longer the more watches failed."""
+        self._failures += 1
+        self._unseen |= directories
+        delay = min(RETRY_FIRST * 2 ** (self._failures - 1), RETRY_LONGEST)
+        self._retry_at = time.monotonic() + delay
         self._wake()
 
     def _wake(self) -> None:
@@ -117,10 +137,16 @@ class WatchLoop:
             try:
                 while True:
                     self._wakeup = anyio.Event()
+                    retry = time.monotonic() >= self._retry_at
+                    if retry:
+                        self._retry_at = math.inf
+                        self._missed(self._unseen)
+                        self._unseen = frozenset()
                     plan = self._plan()
                     directories = self._keep(plan.directories)
                     previous = self._current
-                    if previous is None or directories != previous.directories or plan.renew:
+                    renew = plan.renew or retry
+                    if previous is None or directories != previous.directories or renew:
                         self._replace(previous)
                         self._current = Watcher(directories, self._arrived) if directories else None
                         if self._current is not None:
@@ -128,7 +154,8 @@ class WatchLoop:
                             task_group.start_soon(self._follow, self._current)
                             task_group.start_soon(plan.settle, self._current)
                     self._arrived()
-                    with anyio.move_on_after(self._until_one_expires()):
+                    until_retry = self._retry_at - time.monotonic()
+                    with anyio.move_on_after(min(self._until_one_expires(), until_retry)):
                         await self._wakeup.wait()
             finally:
                 # watchfiles watches in a thread that cancellation cannot reach: stopping
@@ -200,6 +227,7 @@ class WatchLoop:
         try:
             # Each wait for a burst runs in a worker thread; the watcher stops within a step.
             while (changes := await anyio.to_thread.run_sync(next, bursts, None)) is not None:
+                self._failures = 0
                 self._forget_deleted(changes)
                 await self._changes(changes)
         except Exception:  # a directory went away, inotify ran out: not the server's end
@@ -212,6 +240,8 @@ class WatchLoop:
             watcher.arrive()
             if gone := await anyio.to_thread.run_sync(_unwatchable, watcher.directories):
                 await self._lost(gone)  # then a watch without them
+            else:  # inotify's limit, a name watchfiles could not read: a while later
+                self._try_again(watcher.directories)
         finally:
             bursts.close()
             self._running.discard(watcher)
@@ -228,7 +258,16 @@ async def call_back(callbacks: Iterable[Callback]) -> None:
 
 def watchable(directory: Path) -> bool:
     """Whether `directory` is a directory this process may list, so a watch can take it in."""
-    return directory.is_dir() and os.access(directory, os.R_OK)
+    return readable_name(str(directory)) and directory.is_dir() and os.access(directory, os.R_OK)
+
+
+def readable_name(path: str) -> bool:
+    """Whether watchfiles can take `path`: a byte that is not UTF-8 fails its whole watch."""
+    try:
+        path.encode()
+    except UnicodeEncodeError:  # a lone surrogate: Python's stand-in for such a byte
+        return False
+    return True
 
 
 def _some(paths: list[Path], shown: int = 5) -> str:
