@@ -62,6 +62,15 @@ def make_repo(path: Path) -> Path:
     return path
 
 
+def make_secret_repo(path: Path, secret: str) -> Path:
+    """Make a repository at `path` whose last commit adds secret.txt holding `secret`."""
+    repo = make_repo(path)
+    (repo / "secret.txt").write_text(secret)
+    git(repo, "add", "secret.txt")
+    git(repo, "commit", "-q", "-m", "secret")
+    return repo
+
+
 def text_of(result: dict[str, Any]) -> str:
     """The text block of a tool result."""
     return result["content"][0]["text"]

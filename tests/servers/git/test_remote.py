@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from mcpkit_git.access import Tiers
-from servers.git.conftest import Repos, git, make_repo, text_of
+from servers.git.conftest import Repos, git, make_secret_repo, text_of
 
 REMOTE = Tiers(remote=True)
 
@@ -88,10 +88,7 @@ async def test_unsafe_transports_are_refused(repos: Repos) -> None:
 
 
 async def test_a_remote_on_this_machine_outside_the_jail_is_refused(repos: Repos) -> None:
-    outside = make_repo(repos.outside / "private")
-    (outside / "secret.txt").write_text("CANARY\n")
-    git(outside, "add", "secret.txt")
-    git(outside, "commit", "-q", "-m", "secret")
+    outside = make_secret_repo(repos.outside / "private", "CANARY\n")
     path = str(repos.repo)
     urls = {
         "plain": str(outside),

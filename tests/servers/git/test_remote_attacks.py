@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 from mcpkit_git.access import Tiers
-from servers.git.conftest import Repos, git, make_repo, text_of
+from servers.git.conftest import Repos, git, make_repo, make_secret_repo, text_of
 
 REMOTE = Tiers(remote=True)
 
@@ -44,10 +44,7 @@ async def test_remote_helpers_and_the_aliases_that_would_answer_them_run_nothing
 
 
 async def test_a_remote_that_leads_outside_is_neither_read_nor_changed(repos: Repos) -> None:
-    victim = make_repo(repos.outside / "victim")
-    (victim / "secret.txt").write_text("TOP-SECRET\n")
-    git(victim, "add", "secret.txt")
-    git(victim, "commit", "-q", "-m", "secret")
+    victim = make_secret_repo(repos.outside / "victim", "TOP-SECRET\n")
     before = git(victim, "rev-parse", "main")
     linked = repos.folder / "vendor"  # inside the place, its git directory is not
     linked.mkdir()
