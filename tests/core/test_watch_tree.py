@@ -3,6 +3,7 @@
 import errno
 import os
 import shutil
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -311,7 +312,10 @@ async def test_a_replacement_watch_that_fails_leaves_the_old_one_serving(
     async with running(files) as task_group:
         tree = await follow(task_group, files, root, recursive=True)
 
+        attempts: list[object] = []
+
         def no_room(*paths: object, **options: object) -> Iterator[set[tuple[int, str]]]:
+            attempts.append(paths)
             raise OSError(errno.ENOSPC, "inotify watch limit reached")
             yield set()  # pragma: no cover - a generator, as watchfiles.watch is
 
@@ -321,10 +325,22 @@ async def test_a_replacement_watch_that_fails_leaves_the_old_one_serving(
         await tree.reach(1)
         await anyio.sleep(QUIET)
         await tree.hears(root / "a" / "f.txt", "still heard")
+        # Not tried again at once: the loop made hundreds of watches a second.
+        assert 1 <= len(attempts) <= 2
         # Tried again a while later (RETRY_FIRST), the new watch takes b in.
         monkeypatch.setattr(watchfiles, "watch", watch)
         await anyio.sleep(watchloop.RETRY_FIRST + QUIET)
         await tree.hears(root / "b" / "g.txt", "heard at last")
+
+
+async def test_a_watch_that_fails_for_days_is_still_tried_again_each_minute() -> None:
+    # The delay doubled without end: past a thousand failures it overflowed, and the
+    # watch loop ended with an OverflowError.
+    files = FileWatcher()
+    files._failures = 2_000  # pyright: ignore[reportPrivateUsage]
+    files._try_again(frozenset())  # pyright: ignore[reportPrivateUsage]
+    waits = files._retry_at - time.monotonic()  # pyright: ignore[reportPrivateUsage]
+    assert watchloop.RETRY_LONGEST - 1 < waits <= watchloop.RETRY_LONGEST
 
 
 async def test_a_name_that_is_not_utf8_costs_only_itself(tmp_path: Path) -> None:
@@ -392,3 +408,4 @@ async def test_skip_is_asked_at_the_first_depths_only(
         assert watched is not None
         assert watched.directories == {root, root / "a", root / "a" / "b", root / "a" / "b" / "c"}
     assert asked == [[root], [root / "a"]]
+

@@ -123,7 +123,7 @@ class WatchLoop:
         """Make a new watch of `directories` later, the longer the more watches failed."""
         self._failures += 1
         self._unseen |= directories
-        delay = min(RETRY_FIRST * 2 ** (self._failures - 1), RETRY_LONGEST)
+        delay = min(RETRY_FIRST * 2 ** min(self._failures - 1, 16), RETRY_LONGEST)
         self._retry_at = time.monotonic() + delay
         self._wake()
 
@@ -146,7 +146,10 @@ class WatchLoop:
                     directories = self._keep(plan.directories)
                     previous = self._current
                     renew = plan.renew or retry
-                    if previous is None or directories != previous.directories or renew:
+                    changed = previous is None or directories != previous.directories or renew
+                    # After a failure, no new watch before its retry: one made at once would
+                    # fail the same way (inotify's limit), again and again, at full speed.
+                    if changed and self._retry_at == math.inf:
                         self._replace(previous)
                         self._current = Watcher(directories, self._arrived) if directories else None
                         if self._current is not None:
