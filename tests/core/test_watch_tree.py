@@ -5,6 +5,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -409,3 +410,49 @@ async def test_skip_is_asked_at_the_first_depths_only(
         assert watched.directories == {root, root / "a", root / "a" / "b", root / "a" / "b" / "c"}
     assert asked == [[root], [root / "a"]]
 
+
+async def test_skip_is_asked_again_when_a_rules_file_changes_or_when_told(tmp_path: Path) -> None:
+    # What skip answers was decided once per directory: a directory let in later by the
+    # rules (a .gitignore edited) stayed unwatched for the life of the watch.
+    root = tmp_path / "root"
+    (root / "build").mkdir(parents=True)
+    (root / "src" / "cache").mkdir(parents=True)
+    ignored = {"build"}
+
+    async def skip(directories: Sequence[Path]) -> list[Path]:
+        return [d for d in directories if d.name in ignored]
+
+    def watched() -> set[Path]:
+        """The tree's directories (a watch keeps those it had a while longer: see watchloop)."""
+        trees = files.trees._trees.values()  # pyright: ignore[reportPrivateUsage]
+        return {directory for tree in trees for directory in tree.directories}
+
+    files = FileWatcher()
+    heard, in_place = Heard(), anyio.Event()
+    async with running(files) as task_group:
+        watch = partial(files.watch_tree, [root], heard, in_place.set, skip, rules=[".ignore"])
+        task_group.start_soon(watch)
+        with anyio.fail_after(5):
+            await in_place.wait()
+        assert watched() == {root, root / "src", root / "src" / "cache"}
+        ignored.clear()
+        ignored.add("cache")
+        # The burst is told, and build once it is watched: what was written there meanwhile
+        # was not seen.
+        (root / "src" / ".ignore").write_text("cache\n")
+        await heard.reach(2)
+        await anyio.sleep(QUIET)
+        assert heard.calls == 2
+        assert watched() == {root, root / "src", root / "build"}
+        await heard.hears(root / "build" / "a.o", "heard now")
+        (root / "src" / "cache" / "x").write_text("left out now")
+        await anyio.sleep(QUIET)
+        assert heard.calls == 3
+        # Told to, for a reason the tree does not show (git's index, say).
+        ignored.add("build")
+        await files.trees.walk_again(heard)
+        await anyio.sleep(QUIET)
+        assert watched() == {root, root / "src"}
+        (root / "build" / "b.o").write_text("left out again")
+        await anyio.sleep(QUIET)
+        assert heard.calls == 3

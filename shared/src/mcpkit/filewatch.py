@@ -12,7 +12,7 @@ the callbacks of the files in it are called once, as what changed there before c
 be seen.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from functools import partial
 from pathlib import Path
 from typing import NamedTuple
@@ -71,14 +71,16 @@ class FileWatcher(WatchLoop):
         callback: Callback,
         in_place: Callable[[], None],
         skip: Skip | None = None,
+        rules: Collection[str] = (),
     ) -> None:
         """Call `callback` after each burst of changes at or below `roots`; until cancelled.
 
         A directory made below a root after the call is watched too; a root may be a file,
         or missing for now. `in_place` is called once those changes are seen. The
-        directories `skip` leaves out are not watched, nor what is below them.
+        directories `skip` leaves out are not watched, nor what is below them; a change to
+        a file named in `rules` asks `skip` again (`TreeWatcher.walk_again`).
         """
-        await self.trees.watch(roots, callback, in_place, skip)
+        await self.trees.watch(roots, callback, in_place, skip, rules)
 
     async def run(self) -> None:
         """Watch what is asked for, flat and whole trees, with a new watch when that changes."""

@@ -7,8 +7,10 @@ following symbolic links. watchfiles' own recursive watch follows them: a link t
 a watched work tree took fifteen thousand of the user's inotify watches, and one to `/`
 failed on `/proc` and left the tree unwatched. The walk goes one depth at a time, and a
 tree's `skip` function may leave directories out with all below them (mcp-git leaves out
-what git ignores). A tree watches at most `MAX_DIRECTORIES` directories, the shallowest
-first; past that it logs a warning.
+what git ignores). What `skip` answers is asked again, the tree walked anew, when a file
+named in the tree's `rules` changes in it (`.gitignore`) or when the watch is told to
+(`walk_again`: git's index changed, say). A tree watches at most `MAX_DIRECTORIES`
+directories, the shallowest first; past that it logs a warning.
 
 A change anywhere below a root calls the tree back, once per burst. A directory made (or
 moved in) below a root is walked and watched too, and the tree is called back again once
@@ -68,6 +70,7 @@ class _Tree:
     callback: Callback
     in_place: Callable[[], None]
     skip: Skip | None
+    rules: frozenset[str]  # names of files whose change may change what `skip` answers
     directories: frozenset[Path] = frozenset()  # found at or below the roots, links not followed
     entries_in_place: bool = False  # the flat watch of the roots themselves
     cut: bool = False  # it has more directories than it may watch (said once)
@@ -106,14 +109,16 @@ class TreeWatcher(WatchLoop):
         callback: Callback,
         in_place: Callable[[], None],
         skip: Skip | None = None,
+        rules: Collection[str] = (),
     ) -> None:
         """Call `callback` after each burst of changes at or below `roots`; until cancelled.
 
         `in_place` is called once those changes are seen (maybe more than once). The
-        directories `skip` leaves out are not watched, nor what is below them.
+        directories `skip` leaves out are not watched, nor what is below them; a change to
+        a file named in `rules` walks the tree again (see `walk_again`).
         """
         key = object()
-        tree = _Tree(absolute(roots), callback, in_place, skip)
+        tree = _Tree(absolute(roots), callback, in_place, skip, frozenset(rules))
         tree.directories = await tree.walk(await _run(_roots, tree.roots), MAX_DIRECTORIES)
 
         async def roots_changed() -> None:
@@ -137,6 +142,27 @@ class TreeWatcher(WatchLoop):
             await self._watch_entries(tree.roots, roots_changed, entries_in_place)
         finally:
             del self._trees[key]
+            self._wake()
+
+    async def walk_again(self, callback: Callback) -> None:
+        """Walk again the trees watched for `callback`, asking their `skip` afresh.
+
+        For when what `skip` answers may have changed: a directory it no longer leaves
+        out is watched, and the tree called back once it is (what happened there was not
+        seen); one it leaves out now is dropped.
+        """
+        for tree in [t for t in self._trees.values() if t.callback is callback]:
+            await self._walk_again(tree)
+
+    async def _walk_again(self, tree: _Tree) -> None:
+        before = tree.directories
+        tops = sorted(root for root in tree.roots if root in before)
+        found = await tree.walk(tops, MAX_DIRECTORIES)
+        # Directories made while the walk went on were added beside it: they stay.
+        now = found | (tree.directories - before)
+        if now != tree.directories:
+            self._fresh |= now - tree.directories
+            tree.directories = now
             self._wake()
 
     def _plan(self) -> Plan:
@@ -166,6 +192,8 @@ class TreeWatcher(WatchLoop):
         deleted = {Path(path) for change, path in changes if change == Change.deleted}
         added = {Path(path) for change, path in changes if change == Change.added}
         for tree in trees:
+            if any(p.name in tree.rules and p.parent in tree.directories for p in changed):
+                await self._walk_again(tree)
             if gone := deleted & tree.directories:
                 tree.drop(gone)
             made = {p for p in added if p.parent in tree.directories} - tree.directories
@@ -237,7 +265,9 @@ def _below_each(directories: Iterable[Path]) -> list[Path]:
     for directory in directories:
         try:
             with os.scandir(directory) as entries:
-                found += sorted(Path(e.path) for e in entries if _listable_directory(e.path))
+                # The entry's type comes with it: a file costs no system call.
+                below = (e.path for e in entries if e.is_dir(follow_symlinks=False))
+                found += [Path(path) for path in sorted(p for p in below if _listable(p))]
         except OSError:  # gone meanwhile: its deletion is told, and drops it
             continue
     return found
@@ -249,4 +279,9 @@ def _listable_directory(path: str) -> bool:
         mode = os.lstat(path).st_mode
     except OSError:
         return False
-    return stat.S_ISDIR(mode) and readable_name(path) and os.access(path, os.R_OK)
+    return stat.S_ISDIR(mode) and _listable(path)
+
+
+def _listable(directory: str) -> bool:
+    """Whether this process may list `directory`, and a watch take in its name."""
+    return readable_name(directory) and os.access(directory, os.R_OK)

@@ -17,7 +17,7 @@ made right after the answer is not missed; both helpers say so themselves.
 
 import logging
 import math
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from functools import partial
 from pathlib import Path
 
@@ -42,6 +42,7 @@ class Changed:
         self._notify = notify
         self._files = files
         self._in_place = in_place
+        self._trees: list[Callback] = []  # how the trees followed here call back
 
     def in_place(self) -> None:
         """Say that changes are seen from now on: subscribing is answered then.
@@ -78,6 +79,7 @@ class Changed:
         recursive: bool = False,
         when: Callable[[], Awaitable[bool]] | None = None,
         skip: Skip | None = None,
+        rules: Collection[str] = (),
     ) -> None:
         """Notify on every change to `paths` (files or directories); runs until cancelled.
 
@@ -88,7 +90,8 @@ class Changed:
         appears. A burst of changes notifies once (a root deleted or made again, with what
         is in it, may notify twice; so may a burst that makes directories). With `when`, a
         burst notifies only if `await when()` is true (for example, only if the content
-        really differs).
+        really differs). What `skip` answers is asked again when a file named in `rules`
+        changes in the tree (`.gitignore`, say), or on `walk_again()`.
         """
 
         async def notify() -> None:
@@ -96,9 +99,19 @@ class Changed:
                 await self._notify()
 
         if recursive:
-            await self._files.watch_tree(paths, notify, self._in_place, skip)
+            self._trees.append(notify)
+            await self._files.watch_tree(paths, notify, self._in_place, skip, rules)
         else:
             await self._files.watch(paths, notify, self._in_place)
+
+    async def walk_again(self) -> None:
+        """Walk again the trees followed here (`recursive`), asking their `skip` afresh.
+
+        Call it when what `skip` answers may have changed for a reason the trees do not
+        show (git's index, where a file added by force stops its directory being ignored).
+        """
+        for callback in self._trees:
+            await self._files.trees.walk_again(callback)
 
     async def poll(self, fingerprint: Fingerprint, *, interval: float = 1.0) -> None:
         """Notify whenever `await fingerprint()` differs from before; runs until cancelled.

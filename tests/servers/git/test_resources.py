@@ -180,6 +180,41 @@ async def an_edit_is_told(repos: Repos, path: Path) -> None:
         await told(client, status, before)
 
 
+async def test_a_directory_git_stops_ignoring_is_watched_from_then_on(repos: Repos) -> None:
+    # What git ignores was asked once per directory, at the subscription: a directory let
+    # in later stayed unwatched, and an edit there went untold until staged.
+    top = repos.repo
+    (top / ".gitignore").write_text("build/\nout/\n")
+    (top / ".git" / "info" / "exclude").write_text("tmp/\n")
+    for name in ("build", "out", "tmp"):
+        (top / name).mkdir()
+    (top / "out" / "kept.txt").write_text("one\n")
+    git(top, "add", ".gitignore")
+    git(top, "commit", "-q", "-m", "ignore build and out")
+    status = uri(repos, "status")
+    async with repos.serve() as client:
+        await client.request("resources/subscribe", {"uri": status})
+        before = now(client)
+        await anyio.Path(top / ".gitignore").write_text("out/\n")  # lets build in
+        await told(client, status, before)
+        before = now(client)
+        await anyio.Path(top / "build" / "new.txt").write_text("made\n")
+        await told(client, status, before)
+        # info/exclude lets tmp in: no status changes, but an edit there tells.
+        await anyio.Path(top / ".git" / "info" / "exclude").write_text("")
+        await anyio.sleep(1.2)  # the git directory is looked at twice a second
+        before = now(client)
+        await anyio.Path(top / "tmp" / "new.txt").write_text("made\n")
+        await told(client, status, before)
+        # A file in out/ added by force by another process: out/ is watched from then on.
+        before = now(client)
+        git(top, "add", "-f", "out/kept.txt")
+        await told(client, status, before)
+        before = now(client)
+        await anyio.Path(top / "out" / "kept.txt").write_text("two\n")
+        await told(client, status, before)
+
+
 async def test_ignored_directories_are_asked_of_git(repos: Repos) -> None:
     (repos.repo / ".gitignore").write_text('node_modules/\nbuild\nwe"ird\nsecret/\n')
     top = repos.repo

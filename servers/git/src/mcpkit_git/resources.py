@@ -36,6 +36,8 @@ LOG_LENGTH = 50
 MAX_COMPLETIONS = 100
 POLL_INTERVAL = 0.5
 """Seconds between two looks at a subscribed repository's git files."""
+IGNORE_FILES = (".gitignore",)
+"""Files in the work tree whose change may change what git ignores: the tree is walked again."""
 CHECK_AT_ONCE = 1000
 """Directories one `git check-ignore` is asked about (its arguments stay well within limits)."""
 
@@ -132,53 +134,63 @@ def register_watches(app: Server) -> None:
         """Refuse a subscriber a repository outside its jail."""
         await repos.open(ctx, repo)
 
-    def watcher(read: Reader, *, work_tree: bool) -> Callable[..., Coroutine[Any, Any, None]]:
-        async def watch(repos: Repositories, repo: str, changed: Changed) -> None:
-            git = await repos.open_unbound(repo)
-            seen: list[Any] = [await run(git_files, git), await read(git), 0]
-
-            async def differs() -> bool:
-                nonlocal git
-                try:
-                    # Opened again at every look (the jail remembers it until its files
-                    # change): a driver armed since the subscription is disarmed too.
-                    git = await repos.open_unbound(repo)
-                    now = await read(git)
-                except GitError:
-                    return False  # a moment mid-commit (a lock), say: the next look tells
-                if now == seen[1]:
-                    return False
-                seen[1] = now
-                return True
-
-            async def left_out(directories: Sequence[Path]) -> list[Path]:
-                return await ignored(git, directories)
-
-            async def changes() -> int:
-                """A count of the changes seen through the git files (each told once)."""
-                files = await run(git_files, git)
-                if files != seen[0]:
-                    seen[0] = files
-                    if await differs():
-                        seen[2] += 1
-                return seen[2]
-
-            async with anyio.create_task_group() as tasks:
-                if work_tree:
-                    files, refs = changed.parts(2)
-                    tasks.start_soon(
-                        partial(files.follow_files, recursive=True, when=differs, skip=left_out),
-                        [Path(git.repo.path)],
-                    )
-                else:
-                    refs = changed
-                tasks.start_soon(partial(refs.poll, changes, interval=POLL_INTERVAL))
-
-        return watch
-
     app.watch(STATUS, admit=admit)(watcher(status_text, work_tree=True))
     app.watch(LOG, admit=admit)(watcher(log_text, work_tree=False))
     app.watch(BRANCHES, admit=admit)(watcher(branches_text, work_tree=False))
+
+
+def watcher(read: Reader, *, work_tree: bool) -> Callable[..., Coroutine[Any, Any, None]]:
+    """The watch of what `read` returns; with `work_tree`, edits in the work tree count too."""
+
+    async def watch(repos: Repositories, repo: str, changed: Changed) -> None:
+        git = await repos.open_unbound(repo)
+        seen: list[Any] = [await run(git_files, git), await read(git), 0]
+
+        async def differs() -> bool:
+            nonlocal git
+            try:
+                # Opened again at every look (the jail remembers it until its files
+                # change): a driver armed since the subscription is disarmed too.
+                git = await repos.open_unbound(repo)
+                now = await read(git)
+            except GitError:
+                return False  # a moment mid-commit (a lock), say: the next look tells
+            if now == seen[1]:
+                return False
+            seen[1] = now
+            return True
+
+        async def left_out(directories: Sequence[Path]) -> list[Path]:
+            return await ignored(git, directories)
+
+        work, refs = changed.parts(2) if work_tree else (None, changed)
+
+        async def changes() -> int:
+            """A count of the changes seen through the git files (each told once)."""
+            files = await run(git_files, git)
+            if files != seen[0]:
+                seen[0] = files
+                if work is not None:
+                    # The index or info/exclude may have changed what git ignores.
+                    await work.walk_again()
+                if await differs():
+                    seen[2] += 1
+            return seen[2]
+
+        async with anyio.create_task_group() as tasks:
+            if work is not None:
+                follow = partial(
+                    work.follow_files,
+                    [Path(git.repo.path)],
+                    recursive=True,
+                    when=differs,
+                    skip=left_out,
+                    rules=IGNORE_FILES,
+                )
+                tasks.start_soon(follow)
+            tasks.start_soon(partial(refs.poll, changes, interval=POLL_INTERVAL))
+
+    return watch
 
 
 async def ignored(git: Git, directories: Sequence[Path]) -> list[Path]:
@@ -190,14 +202,16 @@ async def ignored(git: Git, directories: Sequence[Path]) -> list[Path]:
     answer (a quote, a backslash, a control or non-ASCII character in it) matches none
     asked, so such a directory is watched: at worst, for nothing.
     """
-    top, git_dir = Path(git.repo.path), Path(git.repo.git_dir)
-    inside = [d for d in directories if top in d.parents and d != git_dir]
+    # Compared as text: Path's parents and relative_to took most of a walk's time.
+    top, git_dir = os.path.join(git.repo.path, ""), Path(git.repo.git_dir)
+    inside = [d for d in directories if str(d).startswith(top) and d != git_dir]
     # Asked about a path in a submodule, check-ignore fails the whole question.
     repositories = await run(holding_git, inside)
     left_out = [d for d in directories if d == git_dir] + repositories
     # "./" first: check-ignore reads pathspec magic, and a directory named ":(top)x" would
     # be asked as x, one named ":(glob)x" would fail the whole question.
-    names = {f"./{d.relative_to(top)}": d for d in inside if d not in repositories}
+    others = set(inside).difference(repositories)
+    names = {f"./{str(d)[len(top) :]}": d for d in others}
     asked = sorted(names)
     for start in range(0, len(asked), CHECK_AT_ONCE):
         chunk = asked[start : start + CHECK_AT_ONCE]
@@ -220,7 +234,8 @@ def git_files(git: Git) -> list[tuple[str, int, int]]:
     """The stat of what a commit, checkout, stage or branch changes in the git directory."""
     found: list[tuple[str, int, int]] = []
     paths = [os.path.join(git.repo.git_dir, name) for name in ("HEAD", "index")]
-    paths.append(os.path.join(git.repo.common_dir, "packed-refs"))
+    # info/exclude changes no status, but what git ignores: the work tree is walked again.
+    paths += [os.path.join(git.repo.common_dir, name) for name in ("packed-refs", "info/exclude")]
     for directory, _, files in os.walk(os.path.join(git.repo.common_dir, "refs")):
         paths += [os.path.join(directory, name) for name in files]
     for path in paths:
