@@ -7,10 +7,12 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 import watchfiles
+from watchfiles.main import FileChange
 
 from checked import connect
 from core.watching import running
@@ -342,6 +344,45 @@ async def test_a_watch_that_fails_for_days_is_still_tried_again_each_minute() ->
     files._try_again(frozenset())  # pyright: ignore[reportPrivateUsage]
     waits = files._retry_at - time.monotonic()  # pyright: ignore[reportPrivateUsage]
     assert watchloop.RETRY_LONGEST - 1 < waits <= watchloop.RETRY_LONGEST
+
+
+async def test_a_directory_deleted_or_moved_away_costs_no_new_watch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each deletion replaced the watch of the whole tree: a build making and removing
+    # directories in a large tree kept a core busy.
+    root, away = tmp_path / "root", tmp_path / "away"
+    for name in ("a", "b", "c"):
+        (root / name).mkdir(parents=True)
+    made: list[object] = []
+    watch = watchfiles.watch
+
+    def counted(*paths: Path, **options: Any) -> Iterator[set[FileChange]]:
+        made.append(paths)
+        return watch(*paths, **options)
+
+    monkeypatch.setattr(watchfiles, "watch", counted)
+    files = FileWatcher()
+    async with running(files) as task_group:
+        tree = await follow(task_group, files, root, recursive=True)
+        watches = len(made)
+        (root / "a").rmdir()
+        (root / "b").rename(away)
+        await tree.reach(1)
+        await anyio.sleep(QUIET)
+        assert len(made) == watches
+        # Moved away, b may still be watched where it went: not the tree's changes.
+        calls = tree.calls
+        (away / "f.txt").write_text("not in the tree")
+        await anyio.sleep(QUIET)
+        assert tree.calls == calls
+        await tree.hears(root / "c" / "f.txt", "heard")
+        # Made again, it is watched again.
+        (root / "a").mkdir()
+        await tree.reach(tree.calls + 1)
+        await anyio.sleep(QUIET)
+        assert len(made) == watches + 1
+        await tree.hears(root / "a" / "f.txt", "heard again")
 
 
 async def test_a_name_that_is_not_utf8_costs_only_itself(tmp_path: Path) -> None:

@@ -191,11 +191,12 @@ class TreeWatcher(WatchLoop):
         told = {t.callback for t in trees if any(p.parent in t.directories for p in changed)}
         deleted = {Path(path) for change, path in changes if change == Change.deleted}
         added = {Path(path) for change, path in changes if change == Change.added}
+        for tree in trees:  # before any wait, so that no plan sees them
+            if gone := deleted & tree.directories:
+                tree.drop(gone)
         for tree in trees:
             if any(p.name in tree.rules and p.parent in tree.directories for p in changed):
                 await self._walk_again(tree)
-            if gone := deleted & tree.directories:
-                tree.drop(gone)
             made = {p for p in added if p.parent in tree.directories} - tree.directories
             room = MAX_DIRECTORIES - len(tree.directories)
             if made and (found := await tree.walk(await _run(_real, made), room)):

@@ -50,6 +50,14 @@ class Watcher:
         self.placed = anyio.Event()
         self._arrived = arrived
         self._stop_at = math.inf  # time.monotonic() from which watchfiles should stop
+        # Directories deleted (or moved away) since the watch began: their inotify watch
+        # went with them, so a plan without them needs no new watch.
+        self.dead: set[Path] = set()
+
+    @property
+    def live(self) -> frozenset[Path]:
+        """The directories it watches still (all but the dead)."""
+        return self.directories - self.dead
 
     def is_set(self) -> bool:
         """Whether watchfiles should stop (called in its worker thread)."""
@@ -146,7 +154,11 @@ class WatchLoop:
                     directories = self._keep(plan.directories)
                     previous = self._current
                     renew = plan.renew or retry
-                    changed = previous is None or directories != previous.directories or renew
+                    # A deleted directory needs no new watch (a build making and removing
+                    # directories replaced the watch of a whole tree each time); a watch
+                    # left with nothing but deleted ones ends.
+                    live = previous.live if previous is not None else frozenset[Path]()
+                    changed = not live or directories != live or renew
                     # After a failure, no new watch before its retry: one made at once would
                     # fail the same way (inotify's limit), again and again, at full speed.
                     if changed and self._retry_at == math.inf:
@@ -182,11 +194,12 @@ class WatchLoop:
         oldest = min(self._wanted_at.values(), default=math.inf)
         return max(0.0, oldest + KEEP_FOR - time.monotonic())
 
-    def _forget_deleted(self, changes: Changes) -> None:
+    def _forget_deleted(self, watcher: Watcher, changes: Changes) -> None:
         """Stop keeping the directories that `changes` deleted: their watch went with them."""
         from watchfiles import Change  # imported by now: the watch runs
 
         deleted = {Path(path) for change, path in changes if change == Change.deleted}
+        watcher.dead |= deleted & watcher.directories
         if gone := deleted & self._wanted_at.keys():
             for directory in gone:
                 del self._wanted_at[directory]
@@ -231,19 +244,21 @@ class WatchLoop:
             # Each wait for a burst runs in a worker thread; the watcher stops within a step.
             while (changes := await anyio.to_thread.run_sync(next, bursts, None)) is not None:
                 self._failures = 0
-                self._forget_deleted(changes)
+                self._forget_deleted(watcher, changes)
                 await self._changes(changes)
         except Exception:  # a directory went away, inotify ran out: not the server's end
-            shown = sorted(watcher.directories)
-            logger.exception("Cannot watch %d directories: %s", len(shown), _some(shown))
             if watcher is self._current and self._serving is not None:
                 # The watch it was to replace still runs: better its directories than none
                 # (a replacement holds twice the inotify watches while it starts).
                 self._current, self._serving = self._serving, None
             watcher.arrive()
             if gone := await anyio.to_thread.run_sync(_unwatchable, watcher.directories):
+                # Deleted between the plan and the watch: a build's churn, nothing wrong.
+                logger.debug("Gone before their watch began: %s", _some(sorted(gone)))
                 await self._lost(gone)  # then a watch without them
             else:  # inotify's limit, a name watchfiles could not read: a while later
+                shown = sorted(watcher.directories)
+                logger.exception("Cannot watch %d directories: %s", len(shown), _some(shown))
                 self._try_again(watcher.directories)
         finally:
             bursts.close()
