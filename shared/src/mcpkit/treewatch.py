@@ -77,7 +77,10 @@ class _Tree:
 
     def drop(self, gone: Set[Path]) -> None:
         """Forget the directories `gone` and all below them."""
-        self.directories = frozenset(d for d in self.directories if not _at_or_below(d, gone))
+        # Compared as text: Path.parents made this most of the cost of a deletion.
+        below = tuple(os.path.join(directory, "") for directory in map(str, gone))
+        kept = (d for d in self.directories if d not in gone and not str(d).startswith(below))
+        self.directories = frozenset(kept)
 
     async def walk(self, tops: list[Path], room: int) -> frozenset[Path]:
         """Return up to `room` directories at or below `tops`, warning once if there are more."""
@@ -200,6 +203,9 @@ class TreeWatcher(WatchLoop):
             made = {p for p in added if p.parent in tree.directories} - tree.directories
             room = MAX_DIRECTORIES - len(tree.directories)
             if made and (found := await tree.walk(await _run(_real, made), room)):
+                # Two watches told it (the one before serves until this one is in place):
+                # new to the tree once, not twice, or it would make two new watches.
+                found -= tree.directories
                 tree.directories |= found
                 self._fresh |= found
         if self._fresh:
@@ -213,13 +219,7 @@ class TreeWatcher(WatchLoop):
         for tree in list(self._trees.values()):
             if gone := directories & tree.directories:
                 tree.drop(gone)
-                self._fresh |= tree.roots
         self._wake()
-
-
-def _at_or_below(directory: Path, tops: Set[Path]) -> bool:
-    """Whether `directory` is one of `tops` or below one."""
-    return directory in tops or not tops.isdisjoint(directory.parents)
 
 
 async def _walk(tops: list[Path], limit: int, skip: Skip | None) -> tuple[frozenset[Path], bool]:

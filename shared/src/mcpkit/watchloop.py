@@ -194,12 +194,13 @@ class WatchLoop:
         oldest = min(self._wanted_at.values(), default=math.inf)
         return max(0.0, oldest + KEEP_FOR - time.monotonic())
 
-    def _forget_deleted(self, watcher: Watcher, changes: Changes) -> None:
+    def _forget_deleted(self, changes: Changes) -> None:
         """Stop keeping the directories that `changes` deleted: their watch went with them."""
         from watchfiles import Change  # imported by now: the watch runs
 
         deleted = {Path(path) for change, path in changes if change == Change.deleted}
-        watcher.dead |= deleted & watcher.directories
+        for watcher in self._running:  # whichever told it: the one before may have
+            watcher.dead |= deleted & watcher.directories
         if gone := deleted & self._wanted_at.keys():
             for directory in gone:
                 del self._wanted_at[directory]
@@ -234,7 +235,7 @@ class WatchLoop:
         from watchfiles import watch
 
         bursts = watch(
-            *sorted(watcher.directories),
+            *sorted(map(str, watcher.directories)),  # text: Paths sort far slower
             recursive=False,  # it follows links out of a tree: see mcpkit.treewatch
             debounce=DEBOUNCE_MS,
             step=STEP_MS,
@@ -244,7 +245,7 @@ class WatchLoop:
             # Each wait for a burst runs in a worker thread; the watcher stops within a step.
             while (changes := await anyio.to_thread.run_sync(next, bursts, None)) is not None:
                 self._failures = 0
-                self._forget_deleted(watcher, changes)
+                self._forget_deleted(changes)
                 await self._changes(changes)
         except Exception:  # a directory went away, inotify ran out: not the server's end
             if watcher is self._current and self._serving is not None:
@@ -255,6 +256,12 @@ class WatchLoop:
             if gone := await anyio.to_thread.run_sync(_unwatchable, watcher.directories):
                 # Deleted between the plan and the watch: a build's churn, nothing wrong.
                 logger.debug("Gone before their watch began: %s", _some(sorted(gone)))
+                # What it was to add, and is still there, went unseen meanwhile.
+                current = self._current
+                served = frozenset[Path]()
+                if current is not None and current is not watcher:
+                    served = current.live
+                self._missed(watcher.directories - gone - served)
                 await self._lost(gone)  # then a watch without them
             else:  # inotify's limit, a name watchfiles could not read: a while later
                 shown = sorted(watcher.directories)
