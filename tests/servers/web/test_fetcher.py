@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, ClassVar, cast
 
 import pytest
 
+from mcpkit_web.__main__ import configured_server, make_parser
 from mcpkit_web.addresses import Policy
-from mcpkit_web.errors import WebError
+from mcpkit_web.errors import Refused, WebError
 from mcpkit_web.fetcher import (
     MAX_URL_CHARS,
     Fetched,
@@ -203,6 +204,54 @@ async def test_a_body_of_tiny_chunks_is_held_as_its_bytes() -> None:
     assert peak < 3_000_000  # a list of the chunks took 9 MB for this half-megabyte
 
 
+class GzipThenEndless:
+    """A gzip body followed by zeros without end, as a hostile server may send it."""
+
+    headers: ClassVar[dict[str, str]] = {"content-encoding": "gzip"}
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.closed = False
+
+    async def aiter_raw(self) -> AsyncIterator[bytes]:
+        yield gzip.compress(b"the body")
+        while not self.closed and self.sent < 200:
+            self.sent += 1
+            yield b"\0" * 65536
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_what_follows_a_gzip_body_is_not_read_on() -> None:
+    # It went into zlib's unused_data, uncapped and copied at every chunk: 125 MB and a
+    # busy core for a server that kept sending.
+    response = GzipThenEndless()
+    body = await read_capped(cast("httpx.Response", response), 10_000_000)
+    assert body == b"the body"
+    assert response.sent == 1
+
+
+@pytest.mark.parametrize("location", ["HTTP://public.test/plain", "http://public.test/plain"])
+async def test_a_redirect_from_https_to_plain_http_is_refused_whatever_its_case(
+    location: str,
+) -> None:
+    import httpx
+
+    asked: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        if request.url.scheme == "https":
+            return httpx.Response(302, headers={"location": location})
+        return httpx.Response(200, content=b"sent in the clear")
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+        with pytest.raises(Refused, match="from https to plain http"):
+            await fetch(client, Policy(), DEFAULTS, "HTTPS://public.test/start")
+    assert asked == ["https://public.test/start"]
+
+
 def test_a_url_longer_than_max_url_chars_is_refused_before_anything_else() -> None:
     # Each URL is matched against every robots.txt rule of its site: 2 MB against 33,000
     # rules froze the server for a minute.
@@ -210,3 +259,10 @@ def test_a_url_longer_than_max_url_chars_is_refused_before_anything_else() -> No
     with pytest.raises(WebError, match="longer than 8,192 characters"):
         check_url(url, Policy())
     assert check_url(url[:MAX_URL_CHARS], Policy()) == ("example.com", 443)
+
+
+def test_a_user_agent_with_control_characters_is_refused_at_start() -> None:
+    # Accepted, it made every fetch fail, reported as "robots.txt could not be fetched".
+    args = make_parser().parse_args(["--user-agent", "mcp-web\r\nX-Injected: 1"])
+    with pytest.raises(ValueError, match="no control characters"):
+        configured_server(args)

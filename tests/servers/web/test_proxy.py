@@ -11,7 +11,7 @@ import pytest
 
 from mcpkit_web.addresses import Policy
 from mcpkit_web.errors import Refused
-from mcpkit_web.fetcher import Fetched, Settings, fetch, make_client
+from mcpkit_web.fetcher import Fetched, Settings, fetch, make_client, proxy_url
 from servers.web.proxy import Proxy, proxying
 from servers.web.stub import Route, Site
 
@@ -35,7 +35,7 @@ def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[Proxy]:
 
 
 async def get(url: str, proxy: str | None, policy: Policy = PUBLIC) -> Fetched:
-    settings = Settings(proxy=proxy)
+    settings = Settings(proxy=proxy_url(proxy))
     async with make_client(policy, settings) as client:
         return await fetch(client, policy, settings, url)
 
@@ -58,6 +58,41 @@ async def test_env_uses_the_environments_proxy(site: Site, proxy: Proxy) -> None
     site.routes["/env"] = Route(b"from env")
     assert (await get(site.url("/env"), "env")).body == b"from env"
     assert proxy.seen == [site.url("/env")]
+
+
+async def test_env_sends_what_no_proxy_names_through_the_proxy_too(
+    site: Site, proxy: Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Left to httpx, a host that NO_PROXY names was fetched directly, without the checks
+    # of a direct connection: a name resolving to loopback was reached.
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    site.routes["/env"] = Route(b"from env")
+    assert (await get(site.url("/env"), "env")).body == b"from env"
+    assert proxy.seen == [site.url("/env")]
+
+
+@pytest.mark.parametrize(
+    "variables", [{}, {"HTTP_PROXY": "http://a.test:1", "HTTPS_PROXY": "http://b.test:1"}]
+)
+def test_env_without_one_proxy_is_refused_at_start(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]
+) -> None:
+    # With none, httpx connected directly, without the address checks of a direct connection.
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match="needs one proxy"):
+        proxy_url("env")
+
+
+@pytest.mark.parametrize(
+    "given", ["garbage", "socks5://proxy.test:1080", "ftp://proxy.test", "http://"]
+)
+def test_a_proxy_that_is_no_http_url_is_refused_at_start(given: str) -> None:
+    with pytest.raises(ValueError, match="must be an http"):
+        proxy_url(given)
 
 
 @pytest.mark.parametrize("mode", ["url", "env"])

@@ -8,7 +8,7 @@ from mcpkit import Server, cli, envargs, oplog
 
 from . import __version__
 from .addresses import Policy, host_rules, literal_address
-from .fetcher import Settings
+from .fetcher import Settings, proxy_url
 from .search import BACKENDS, Search
 from .server import build_server
 from .web import Web
@@ -140,11 +140,13 @@ def configured_server(args: argparse.Namespace) -> Server:
         allow_private=args.allow_private_network,
         test_public=(str(literal_address(test_public)),) if test_public else (),
     )
+    if any(ord(c) < 32 or ord(c) == 127 for c in args.user_agent):
+        raise ValueError(f"--user-agent must hold no control characters: {args.user_agent!r}")
     settings = Settings(
         user_agent=args.user_agent,
         max_bytes=args.max_download_bytes,
         timeout=args.timeout,
-        proxy=args.proxy,
+        proxy=proxy_url(args.proxy),
     )
     web = Web(
         policy,

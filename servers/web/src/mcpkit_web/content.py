@@ -28,6 +28,18 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+WEB_CHARSETS = frozenset(
+    {
+        *("utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "ascii"),
+        *(f"iso8859-{n}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)),
+        *(f"cp{n}" for n in (866, 874, *range(1250, 1259))),
+        *("koi8-r", "koi8-u", "mac-roman", "gbk", "gb2312", "gb18030", "big5", "big5hkscs"),
+        *("euc_jp", "iso2022_jp", "shift_jis", "cp932", "euc_kr", "cp949"),
+    }
+)
+"""The charsets a page may name: the web's (the WHATWG Encoding Standard's), as Python
+names them. Any other is ignored, as an unknown one is, and the page read as UTF-8: Python
+knows codecs that no page is in, and punycode's decoder took 5.6 s for 160 kB."""
 _HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.IGNORECASE)
 
@@ -54,20 +66,16 @@ def charset_of(body: bytes, content_type: str) -> str:
     if found is None:
         meta = _META_CHARSET.search(body[:4096])
         found = meta.group(1).decode("ascii", "replace") if meta else None
-    if found:
-        try:
-            return codecs.lookup(found).name
-        except LookupError:
-            pass
-    return "utf-8"
+    try:
+        name = codecs.lookup(found).name if found else "utf-8"
+    except LookupError:
+        return "utf-8"
+    return name if name in WEB_CHARSETS else "utf-8"
 
 
 def decode(body: bytes, content_type: str) -> str:
     """Return the body as text in its charset (undecodable bytes replaced, BOM dropped)."""
-    try:
-        text = body.decode(charset_of(body, content_type), errors="replace")
-    except (LookupError, UnicodeError):  # a codec for no text (base64, rot13) or not all (idna)
-        text = body.decode("utf-8", errors="replace")
+    text = body.decode(charset_of(body, content_type), errors="replace")
     return text.removeprefix("\ufeff")
 
 

@@ -11,6 +11,7 @@ call). httpx and httpcore are imported on first use: start-up stays fast.
 """
 
 import time
+import urllib.request
 import zlib
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -35,8 +36,8 @@ every robots.txt rule of its site, and 2 MB against 33,000 rules froze the serve
 class Settings:
     """How fetches are made: user agent, caps, deadline and proxy.
 
-    `proxy`: None connects directly; "env" uses the environment's proxy variables; any
-    other value is a proxy URL.
+    `proxy`: None connects directly; any other value is a proxy URL (`--proxy env` is read
+    into one at start).
     """
 
     user_agent: str = "mcp-web/0.1 (+https://github.com/mcpkit/mcpkit)"
@@ -97,14 +98,39 @@ def check_url(url: str, policy: Policy) -> tuple[str, int]:
     return parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
+def proxy_url(given: str | None) -> str | None:
+    """Return the proxy every request goes through: `given`, or for `env` the environment's.
+
+    Under `env` the proxy is read once, here: left to httpx, a request that NO_PROXY names,
+    or any request when no proxy variable is set, went out directly without the address
+    checks of a direct connection.
+
+    Raises:
+        ValueError: `given` is no http(s) URL with a host, or `env` finds no single proxy.
+    """
+    if given != "env":
+        if given is not None:
+            parts = urlsplit(given)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"--proxy must be an http:// or https:// URL, not {given!r}")
+        return given
+    found = urllib.request.getproxies_environment()
+    named = {found[scheme] for scheme in ("https", "http", "all") if found.get(scheme)}
+    if len(named) != 1:
+        raise ValueError(
+            "--proxy env needs one proxy in HTTPS_PROXY, HTTP_PROXY or ALL_PROXY"
+            f" ({len(named)} found); pass --proxy URL instead"
+        )
+    return proxy_url(named.pop())
+
+
 def make_client(policy: Policy, settings: Settings) -> "httpx.AsyncClient":
     """Return the shared client: connections pinned to checked addresses, no environment."""
     import httpx
 
     if settings.proxy is not None:
         # Through a proxy the proxy resolves and dials; `fetch` checks the name beforehand.
-        proxy = None if settings.proxy == "env" else settings.proxy
-        return httpx.AsyncClient(proxy=proxy, trust_env=settings.proxy == "env", timeout=None)
+        return httpx.AsyncClient(proxy=settings.proxy, trust_env=False, timeout=None)
     import httpcore
 
     from .pinned import PinnedBackend
@@ -159,7 +185,9 @@ async def fetch(
                     location = response.headers.get("location")
                     if response.status_code in REDIRECTS and location:
                         following = urljoin(current, location)
-                        if current.startswith("https:") and following.startswith("http:"):
+                        # Schemes as urlsplit gives them, lower case: `HTTP://` is http too.
+                        schemes = urlsplit(current).scheme, urlsplit(following).scheme
+                        if schemes == ("https", "http"):
                             raise Refused("refused a redirect from https to plain http")
                         hops.append(current)
                         current = following
@@ -211,6 +239,11 @@ async def read_capped(response: "httpx.Response", cap: int) -> bytes:
             if len(body) + len(chunk) > cap:
                 raise WebError(f"the response passed the {cap}-byte download cap (decoded)")
             body += chunk
+            if decoder is not None and decoder.unused_data:
+                # Bytes after the end of the compressed body are none of it: read on, they
+                # were kept in zlib's unused_data, without a cap.
+                await _abandon(response, chunks)
+                break
     except WebError:
         await _abandon(response, chunks)
         raise

@@ -1,6 +1,7 @@
 """Tools that read pages rather than show them: metadata, links, fields, robots, many pages."""
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 import anyio
 from typing_extensions import TypedDict
@@ -18,6 +19,7 @@ from .robots import robots_url
 from .web import Web
 
 MAX_MANY = 20
+T = TypeVar("T")
 
 
 class PageMetadata(TypedDict):
@@ -88,6 +90,15 @@ def html_of(page: Fetched) -> str:
     return decode(page.body, page.headers.get("content-type", ""))
 
 
+def on_html(fn: Callable[..., T], page: Fetched, /, *args: Any, **kwargs: Any) -> T:
+    """Return `fn(html, *args, **kwargs)` with the page's HTML, decoded here: in a parse turn.
+
+    Raises:
+        WebError: the response is not HTML.
+    """
+    return fn(html_of(page), *args, **kwargs)
+
+
 def register_site_tools(app: Server) -> None:
     """Register get_page_metadata, extract_links, extract_structured, check_robots, fetch_many."""
 
@@ -105,7 +116,7 @@ def register_site_tools(app: Server) -> None:
             title="", description="", language="", canonical="", open_graph={}
         )
         if page.content_type in ("text/html", "application/xhtml+xml", ""):
-            found = await parsed(inspect.metadata, html_of(page), page.url)
+            found = await parsed(on_html, inspect.metadata, page, page.url)
         return PageMetadata(
             url=url,
             final_url=page.url,
@@ -132,7 +143,7 @@ def register_site_tools(app: Server) -> None:
         """List a page's links (absolute URLs with their text, each once, in page order)."""
         page = await load(ctx, web, url, timeout)
         found = await parsed(
-            inspect.links, html_of(page), page.url, same_domain=same_domain, pattern=pattern
+            on_html, inspect.links, page, page.url, same_domain=same_domain, pattern=pattern
         )
         return Links(url=page.url, links=found)
 
@@ -157,7 +168,7 @@ def register_site_tools(app: Server) -> None:
         Each field gets the texts (or `@attr` values) of the elements its selector matches.
         """
         page = await load(ctx, web, url, timeout)
-        found = await parsed(inspect.fields, html_of(page), fields)
+        found = await parsed(on_html, inspect.fields, page, fields)
         return Fields(url=page.url, fields=found)
 
     @app.tool(annotations=READ_WEB)
