@@ -236,6 +236,12 @@ def test_a_codec_no_web_page_is_in_is_not_used(charset: str, declared: str) -> N
     assert decode(body, content_type) == body.decode()
 
 
+@pytest.mark.parametrize("start", ["²", "9" * 5000, "-3", "x"])
+def test_a_list_start_that_is_no_small_number_counts_from_one(start: str) -> None:
+    # "²" passed isdigit and failed int(): the page failed with an internal error.
+    assert md(f'<ol start="{start}"><li>a</li><li>b</li></ol>') == "1. a\n2. b"
+
+
 def md_typed(html: str, content_type: str) -> str:
     return extract(html.encode(), "text/html", content_type, "https://s.test/").text
 

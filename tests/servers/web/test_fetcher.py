@@ -173,6 +173,12 @@ async def test_a_trickling_server_cannot_hold_the_call(site: Site) -> None:
     assert time.monotonic() - started < 2
 
 
+async def test_a_call_cannot_ask_for_longer_than_the_operators_deadline(site: Site) -> None:
+    site.routes["/slow"] = Route(b"x" * 100, trickle=0.05)
+    with pytest.raises(WebError, match=r"longer than 0\.5 s"):
+        await fetch_with(site.url("/slow"), settings=Settings(timeout=0.5), timeout=300)
+
+
 async def test_a_pause_longer_than_httpx_default_read_timeout_is_within_the_deadline(
     site: Site,
 ) -> None:

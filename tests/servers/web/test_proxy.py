@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcpkit_web.addresses import Policy
-from mcpkit_web.errors import Refused
+from mcpkit_web.errors import Refused, WebError
 from mcpkit_web.fetcher import Fetched, Settings, fetch, make_client, proxy_url
 from servers.web.proxy import Proxy, proxying
 from servers.web.stub import Route, Site
@@ -93,6 +93,23 @@ def test_env_without_one_proxy_is_refused_at_start(
 def test_a_proxy_that_is_no_http_url_is_refused_at_start(given: str) -> None:
     with pytest.raises(ValueError, match="must be an http"):
         proxy_url(given)
+
+
+@pytest.mark.parametrize("spelling", ["blocked\u3002test", "blocked\uff0etest", "BLOCKED.test."])
+async def test_through_a_proxy_a_denied_host_is_refused_however_spelled(
+    proxy: Proxy, spelling: str
+) -> None:
+    # The rules saw the name as written, the proxy as httpx spells it: blocked.test.
+    policy = Policy(deny_hosts=("blocked.test",), test_public=("127.0.0.1",))
+    with pytest.raises(Refused, match=r"blocked\.test"):
+        await get(f"http://{spelling}/", proxy.url, policy)
+    assert proxy.seen == []
+
+
+async def test_a_host_name_idna_refuses_is_a_clear_error(proxy: Proxy) -> None:
+    with pytest.raises(WebError, match="not a valid URL"):
+        await get("http://xn--localhost/", proxy.url)
+    assert proxy.seen == []
 
 
 @pytest.mark.parametrize("mode", ["url", "env"])

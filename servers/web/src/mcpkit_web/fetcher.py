@@ -84,18 +84,45 @@ def check_url(url: str, policy: Policy) -> tuple[str, int]:
         raise Refused("URLs with credentials (user:password@) are refused")
     if not parts.hostname:
         raise WebError(f"URL has no host: {url!r}")
+    _check_host(parts.hostname, policy)  # as written: httpx refuses 0177.0.0.1 less clearly
+    host = _host(url)
+    _check_host(host, policy)
+    return host, port or (443 if parts.scheme == "https" else 80)
+
+
+def _check_host(host: str, policy: Policy) -> None:
+    """Refuse `host` if the rules exclude it or it is a non-public address.
+
+    Raises:
+        Refused: it is.
+    """
     try:
-        policy.check_host(parts.hostname)
-        literal = literal_address(parts.hostname)
+        policy.check_host(host)
+        literal = literal_address(host)
         if literal is not None and not policy.allowed(literal):
-            # Said here, before httpx, which refuses some legacy spellings less clearly.
             raise BlockedAddress(
-                f"{parts.hostname!r} is a non-public address; mcp-web reaches only public"
+                f"{host!r} is a non-public address; mcp-web reaches only public"
                 " addresses (the operator may pass --allow-private-network)"
             )
     except BlockedAddress as exc:
         raise Refused(str(exc)) from exc
-    return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+def _host(url: str) -> str:
+    """Return the host of `url` as httpx will ask for it (IDNA-normalised, lower case).
+
+    Raises:
+        WebError: it is no valid host name.
+    """
+    import httpx
+
+    try:
+        # Not urlsplit's: "blocked\u3002test" is blocked.test to httpx, and went through a
+        # proxy past a --deny-host of blocked.test.
+        host = httpx.URL(url).host
+    except (httpx.InvalidURL, UnicodeError) as exc:  # IDNA refuses xn--localhost, say
+        raise WebError(f"not a valid URL: {url!r} ({exc})") from exc
+    return host
 
 
 def proxy_url(given: str | None) -> str | None:
@@ -166,7 +193,8 @@ async def fetch(
     """
     import httpx
 
-    deadline = timeout if timeout is not None else settings.timeout
+    # The operator's deadline is the longest: a call may ask for less, never for more.
+    deadline = settings.timeout if timeout is None else min(timeout, settings.timeout)
     started = time.perf_counter()
     hops: list[str] = []
     current = url

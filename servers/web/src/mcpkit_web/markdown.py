@@ -191,7 +191,8 @@ class Renderer:
         """Return a list as one block, nested lists indented under their item."""
         ordered = tag.name == "ol"
         start = tag.attrs.get("start", "1")
-        number = int(start) if start.isdigit() else 1
+        # ASCII digits, and few: "²" is a digit to isdigit, and int() refuses 5,000 digits.
+        number = int(start) if len(start) < 10 and start.isascii() and start.isdigit() else 1
         lines: list[str] = []
         for item in _children(tag, ("li",)):
             marker = f"{number}. " if ordered else "- "

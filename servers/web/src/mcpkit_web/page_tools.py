@@ -26,7 +26,11 @@ Selector = Annotated[
 IncludeLinks = Annotated[bool, Param(description="Append the content's links, one a line.")]
 Timeout = Annotated[
     float | None,
-    Param(description="Seconds for the whole fetch (default: the operator's).", ge=0.1, le=300),
+    Param(
+        description="Seconds for the whole fetch, at most the operator's (the default).",
+        ge=0.1,
+        le=300,
+    ),
 ]
 Blocks = list[TextContent | ImageContent]
 
