@@ -1,11 +1,28 @@
-"""robots.txt rules directly: RFC 9309 matching and what an unusable file means."""
+"""robots.txt: RFC 9309 matching, what an unusable file means, and hostile files and URLs.
 
+The rules are tested directly; the caps, the 500 KiB limit and the event loop's freedom
+through the server, against the stub site.
+"""
+
+import threading
 import time
 
+import anyio
 import pytest
 
 from mcpkit_web import web
-from mcpkit_web.robots import RULE_BYTES, Robots, Rule, product_token, robots_url
+from mcpkit_web.errors import WebError
+from mcpkit_web.robots import (
+    MAX_ROBOTS_BYTES,
+    RULE_BYTES,
+    Robots,
+    Rule,
+    Verdict,
+    product_token,
+    robots_url,
+)
+from servers.web.conftest import serve, text_of
+from servers.web.stub import Route, Site
 
 FILE = """# comment
 User-agent: mcp-web
@@ -114,3 +131,132 @@ def test_the_rules_of_all_sites_are_kept_within_a_budget(monkeypatch: pytest.Mon
         kept._make_room(rules.size)  # pyright: ignore[reportPrivateUsage]
         kept.robots[f"https://site{n}.test/robots.txt"] = (0.0, rules)
     assert list(kept.robots) == [f"https://site{n}.test/robots.txt" for n in (7, 8, 9)]
+
+
+def hostile_file(lines: int) -> bytes:
+    """A robots.txt of `lines` rules that each scan the whole of a path of z's, in vain."""
+    return b"User-agent: *\n" + b"".join(b"Disallow: /*z%05dq\n" % n for n in range(lines))
+
+
+async def test_check_robots_refuses_a_url_over_the_cap_before_matching(site: Site) -> None:
+    # 2 MB against 24,000 such rules kept the event loop for 37.5 s: check_robots skipped
+    # the URL checks every fetch makes.
+    site.routes["/robots.txt"] = Route(hostile_file(2000))
+    async with serve() as client:
+        result = await client.call_tool("check_robots", {"url": site.url("/" + "z" * 2_000_000)})
+    assert result["isError"] is True
+    assert "longer than 8,192 characters" in text_of(result)
+    assert site.hits("/robots.txt") == 0
+
+
+async def test_a_large_file_is_matched_while_the_server_keeps_answering(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 24,000 rules against a path at the URL cap take most of a second: not on the loop.
+    site.routes["/robots.txt"] = Route(hostile_file(24_000))
+    matching, pinged = threading.Event(), threading.Event()
+    answered: list[bool] = []
+    real = Robots.verdict
+
+    def held(self: Robots, user_agent: str, url: str) -> Verdict:
+        matching.set()
+        answered.append(pinged.wait(3))  # on the event loop, the ping would wait for this
+        return real(self, user_agent, url)
+
+    monkeypatch.setattr(Robots, "verdict", held)
+    url = site.url("/" + "z" * 8000)
+    results: list[dict[str, object]] = []
+    async with serve() as client, anyio.create_task_group() as tasks:
+
+        async def check() -> None:
+            results.append(
+                (await client.call_tool("check_robots", {"url": url}))["structuredContent"]
+            )
+
+        tasks.start_soon(check)
+        with anyio.fail_after(10):
+            assert await anyio.to_thread.run_sync(matching.wait, 5)
+            await client.request("ping")
+        pinged.set()
+    assert answered == [True]
+    assert results[0]["allowed"] is True
+
+
+async def test_a_file_over_500_kib_is_read_to_its_last_full_line(site: Site) -> None:
+    # RFC 9309 2.5: at least 500 KiB are parsed; a longer file was refused whole, and with
+    # it the site. The line that the limit cuts is dropped, not read as "Disallow: /cu".
+    head = b"User-agent: *\nDisallow: /early\n"
+    filler = b"# " + b"x" * (MAX_ROBOTS_BYTES - len(head) - 3 - 5) + b"\n"
+    site.routes["/robots.txt"] = Route(head + filler + b"Disallow: /cut\nDisallow: /late\n")
+    async with serve() as client:
+        answers = {
+            path: (await client.call_tool("check_robots", {"url": site.url(path)}))[
+                "structuredContent"
+            ]
+            for path in ("/early", "/elsewhere", "/cut", "/late")
+        }
+        text = await client.request("resources/read", {"uri": f"web://robots/{site.url('')}"})
+    assert {path: answer["allowed"] for path, answer in answers.items()} == {
+        "/early": False,
+        "/elsewhere": True,
+        "/cut": True,
+        "/late": True,
+    }
+    assert text["contents"][0]["text"] == (head + filler).decode()
+    assert site.hits("/robots.txt") == 1
+
+
+def test_the_parse_limit_is_500_kib() -> None:
+    assert MAX_ROBOTS_BYTES == 500 * 1024
+
+
+@pytest.mark.parametrize(
+    ("rule", "path", "allowed"),
+    [
+        ("/secret", "/%73ecret", False),  # an encoded unreserved character is decoded
+        ("/%73ecret", "/secret", False),
+        ("/~joe", "/%7ejoe", False),
+        ("/foo/bar/\u30c4", "/foo/bar/%E3%83%84", False),  # non-ASCII is compared encoded
+        ("/foo/bar/%e3%83%84", "/foo/bar/\u30c4", False),  # in upper-case hex
+        ("/a b", "/a%20b", False),
+        ("/100%", "/100%25", False),
+        ("/*.pdf$", "/x.%70df", False),
+        ("/a/b", "/a%2Fb", True),  # an encoded reserved character stays encoded
+        ("/a%2fb", "/a%2Fb", False),
+        ("/a%2Fb", "/a/b", True),
+    ],
+)
+def test_paths_are_compared_percent_encoded_one_way(rule: str, path: str, allowed: bool) -> None:
+    # RFC 9309 2.2.2: with "Disallow: /secret", "/%73ecret" was allowed.
+    rules = Robots.parse(f"User-agent: *\nDisallow: {rule}\n")
+    assert rules.verdict("mcp-web/0.1", f"https://s.test{path}").allowed is allowed
+
+
+def test_a_path_over_the_url_cap_once_encoded_is_refused() -> None:
+    # Matching costs each rule the path's length: 8,192 characters, however they are spelled.
+    rules = Robots.parse("User-agent: *\nDisallow: /private\n")
+    assert rules.verdict("x", "https://s.test/" + "\u30c4" * 900).allowed
+    with pytest.raises(WebError, match="over 8,192 characters once percent-encoded"):
+        rules.verdict("x", "https://s.test/" + "\u30c4" * 1000)
+
+
+def test_an_out_of_range_port_is_a_web_error() -> None:
+    with pytest.raises(WebError, match="Port out of range"):
+        robots_url("http://h:99999/")
+
+
+async def test_check_robots_and_the_robots_resource_say_a_port_is_out_of_range() -> None:
+    # Both gave an internal error: robots_url let urlsplit's ValueError through.
+    async with serve(web.Web()) as client:
+        tool = await client.call_tool("check_robots", {"url": "http://h:99999/"})
+        resource = await client.request_raw(
+            {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "method": "resources/read",
+                "params": {"uri": "web://robots/http://h:99999"},
+            }
+        )
+    assert tool["isError"] is True
+    assert "Port out of range 0-65535" in text_of(tool)
+    assert "Port out of range 0-65535" in resource["error"]["message"]

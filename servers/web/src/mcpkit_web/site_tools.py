@@ -174,10 +174,11 @@ def register_site_tools(app: Server) -> None:
     @app.tool(annotations=READ_WEB)
     async def check_robots(web: Web, url: Url, timeout: Timeout = None) -> RobotsAnswer:
         """Say whether robots.txt lets this server fetch a URL, and which rule decides."""
-        verdict = await web.robots_verdict(url, timeout=timeout)
+        where = robots_url(url)  # first: it names what is wrong with a bad port
+        verdict = await web.robots_verdict(url, timeout=timeout)  # checked as a fetch is
         return RobotsAnswer(
             url=url,
-            robots_url=robots_url(url),
+            robots_url=where,
             user_agent=web.settings.user_agent,
             allowed=verdict.allowed,
             rule=verdict.reason,
