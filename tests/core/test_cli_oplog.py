@@ -124,6 +124,7 @@ async def ignore(event: Event) -> None:
         (421, b"Misdirected", [(b"host", b"evil:1")], "--allowed-host evil:1"),
         (403, b"origin", [(b"origin", b"https://a.example")], "--allowed-origin https://a.example"),
         (403, b"insufficient_scope", [], "--oauth-scope"),
+        (403, b"cross-origin requests are not allowed", [], "without an Origin header"),
         (401, b"Unauthorized", [], "--auth-token"),
         (413, b"Payload Too Large", [], "--max-body"),
         (503, b"too many sessions, try again later", [], "--max-sessions"),
@@ -142,6 +143,19 @@ async def test_every_refusal_is_logged_with_the_option_that_allows_it(
     (line,) = [r.getMessage() for r in caplog.records if r.name == "mcpkit.http"]
     assert f": {status}; " in line
     assert hint in line
+
+
+async def test_a_forged_log_line_in_the_path_is_escaped(caplog: pytest.LogCaptureFixture) -> None:
+    # A page can make a browser send this path: its newline began a log line of its own.
+    path = "/mcp\n2026-11-27 16:52:00,000 WARNING mcpkit.http: FORGED \x1b[31mRED\x1b[0m"
+    headers = [(b"origin", b"http://evil.example\x1b[2J")]
+    scope: Scope = {"type": "http", "method": "POST", "path": path, "headers": headers}
+    with caplog.at_level(logging.WARNING):
+        await OperatorLog(answering(403, b"origin"))(scope, nothing, ignore)
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "mcpkit.http"]
+    assert "\n" not in line
+    assert "\x1b" not in line
+    assert "/mcp\\n2026-11-27" in line
 
 
 async def test_an_answer_that_goes_on_a_stream_is_not_called_missing(

@@ -65,7 +65,11 @@ async def test_an_allowed_origin_gets_cors(tmp_path: Path) -> None:
         session = await served.initialize()
         answered = await served.post(request(1, "ping"), session, origin=app_origin)
     assert preflight.status_code == 204
-    assert "mcp-session-id" in preflight.headers["access-control-allow-headers"]
+    allowed = {
+        name.strip() for name in preflight.headers["access-control-allow-headers"].split(",")
+    }
+    # 2026-07-28 clients must send mcp-method and mcp-name: a browser asks first.
+    assert {"mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name"} <= allowed
     assert answered.status_code == 200
     assert answered.headers["access-control-allow-origin"] == app_origin
     assert "mcp-session-id" in answered.headers["access-control-expose-headers"]

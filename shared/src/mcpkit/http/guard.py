@@ -15,7 +15,8 @@ from .asgi import Request, Response, error_response
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _CORS_METHODS = "GET, POST, DELETE, OPTIONS"
 _CORS_REQUEST_HEADERS = (
-    "authorization, content-type, last-event-id, mcp-protocol-version, mcp-session-id"
+    "authorization, content-type, last-event-id, mcp-method, mcp-name, mcp-protocol-version,"
+    " mcp-session-id"
 )
 _CORS_EXPOSED_HEADERS = "mcp-session-id, www-authenticate"
 

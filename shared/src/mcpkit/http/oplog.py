@@ -22,11 +22,13 @@ _KEPT = 1 << 20
 def refusal_hint(status: int, headers: dict[str, str], body: bytes) -> str | None:
     """Return what lets a refused request in, or None for statuses that are no refusal."""
     if status == 421:
-        return f"allow the name with --allowed-host {headers.get('host', '')}"
-    if status == 403 and "origin" in headers and b"origin" in body:
-        return f"allow the page with --allowed-origin {headers['origin']}"
-    if status == 403:
+        return f"allow the name with --allowed-host {printable(headers.get('host', ''))}"
+    if status == 403 and b"scope" in body:
         return "the token lacks a scope that --oauth-scope requires"
+    if status == 403 and "origin" in headers:
+        return f"allow the page with --allowed-origin {printable(headers['origin'])}"
+    if status == 403:
+        return "a cross-origin request without an Origin header"
     if status == 401:
         return (
             "the client must send a valid 'Authorization: Bearer' token (the --auth-token"
@@ -101,8 +103,8 @@ class _Exchange:
         hint = refusal_hint(self.status, self.headers, bytes(self.answer))
         if hint is not None:
             logger.warning(
-                "refused %s %s from %s: %d; %s", self.method, self.path, self.client,
-                self.status, hint,
+                "refused %s %s from %s: %d; %s", printable(self.method), printable(self.path),
+                self.client, self.status, hint,
             )  # fmt: skip
         if not self.tracing:
             return
@@ -115,6 +117,15 @@ class _Exchange:
             trace.sent(message)
         if self.status != 202:  # 202: answers go on a stream (legacy /messages), not here
             trace.dropped(trace.unanswered(), f"no answer (HTTP {self.status})")
+
+
+def printable(text: str) -> str:
+    """Return `text` with its unprintable characters escaped (a newline as backslash-n).
+
+    A path or header is the client's: a page could make a browser send one whose newline
+    and terminal escapes forged a log line of their own.
+    """
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 def _answers(body: bytes) -> list[bytes]:
