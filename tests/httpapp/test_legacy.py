@@ -8,7 +8,8 @@ import anyio
 
 from httpapp.mcphttp import SseEvent, parse_sse, read_lines_until, request, serving
 from mcpkit import Server
-from mcpkit.http.legacy import QUEUE_BYTES, LegacySession
+from mcpkit.http.backlog import QUEUE_BYTES
+from mcpkit.http.legacy import LegacySession
 from mcpkit.runtime import Runtime
 
 

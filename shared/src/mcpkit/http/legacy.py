@@ -23,13 +23,10 @@ from .asgi import (
     sse_event,
     start,
 )
+from .backlog import Backlog
 from .config import HttpConfig
 from .posted import deliver_frame, parse_messages, read_body, refuse
 from .sessions import STREAM_QUEUE, Inflow, SessionTable, new_session_id
-
-QUEUE_BYTES = 16 * 1024 * 1024
-"""Bytes of messages a session's stream may hold for a client that does not read: the
-queue's 1,024 messages of a 3 MB request id each took 3 GB."""
 
 
 class LegacySession(Inflow, OneStream):
@@ -40,19 +37,19 @@ class LegacySession(Inflow, OneStream):
         self.attached = 1  # the SSE response is the session: it is never idle while it lasts
         self.connection = Connection(runtime, self)
         self._outbound, self.outbound = anyio.create_memory_object_stream[bytes](STREAM_QUEUE)
-        self._queued = 0  # bytes in the queue
+        self._backlog = Backlog(self._outbound)
 
     def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
         """Queue a message for the SSE stream; a client too slow to read it loses the session.
 
         Too slow: `STREAM_QUEUE` messages wait, or `QUEUE_BYTES` (one larger message may).
         """
-        if self._queued and self._queued + len(frame) > QUEUE_BYTES:
+        if not self._backlog.admits(len(frame)):
             self.close()
             return
         try:
             self._outbound.send_nowait(frame)
-            self._queued += len(frame)
+            self._backlog.added(len(frame))
         except anyio.WouldBlock:
             self.close()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -60,7 +57,6 @@ class LegacySession(Inflow, OneStream):
 
     def event(self, frame: bytes) -> bytes:
         """Return a message taken from the queue as an SSE event."""
-        self._queued -= len(frame)
         return sse_event(frame, event="message")
 
     async def drain(self) -> None:

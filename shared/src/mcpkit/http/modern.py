@@ -39,11 +39,13 @@ from .asgi import (
     sse_event,
     start,
 )
+from .backlog import Backlog
 from .config import HttpConfig
 from .headers import VERSION_HEADER, check_headers
 
 STREAM_QUEUE = 1024
-"""Messages waiting for a slow client; past that its response (and request) ends."""
+"""Messages waiting for a slow client; past that (or `QUEUE_BYTES`) its response (and
+request) ends."""
 
 ERROR_STATUS = {-32020: 400, -32021: 400, -32022: 400, -32602: 400, -32601: 404}
 """The HTTP status of a request refused before it runs, by JSON-RPC error code."""
@@ -78,6 +80,7 @@ class Exchange:
         self._body = body
         self._json_only = json_only
         self._out, self.messages = anyio.create_memory_object_stream[bytes](STREAM_QUEUE)
+        self._backlog = Backlog(self._out)
 
     async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
         """Yield the POSTed message, then wait until it is answered."""
@@ -111,9 +114,13 @@ class Exchange:
         self.answered.set()
 
     def _push(self, frame: bytes) -> None:
+        if not self._backlog.admits(len(frame)):  # the client reads too slowly: its response
+            self.finish()  # ends
+            return
         try:
             self._out.send_nowait(frame)
-        except anyio.WouldBlock:  # the client reads too slowly: its response ends
+            self._backlog.added(len(frame))
+        except anyio.WouldBlock:  # too slowly, by the count
             self.finish()
         except anyio.ClosedResourceError:  # answered or ended already: nothing more is sent
             pass

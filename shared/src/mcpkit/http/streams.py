@@ -4,7 +4,8 @@ A POST's stream carries the answers to its requests and what the server sent whi
 them. Its responder waits for the first message: a lone answer goes back as plain JSON;
 anything else opens SSE. From then on every message is numbered, kept in the event store
 and delivered to whichever HTTP response is attached now. The server may end that response
-early (`request_close`, or a client too slow to keep up with the bounded queue); the client
+early (`request_close`, or a client too slow to keep up with the queue, bounded in messages
+and bytes); the client
 then resumes with `Last-Event-ID` and loses nothing the store still holds.
 """
 
@@ -14,6 +15,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..jsonrpc import RequestId
+from .backlog import Backlog
 from .events import EventStore, StoredEvent, event_id
 
 
@@ -39,6 +41,7 @@ class Stream:
         self._resumable = False
         self._close_requested = False
         self._live: MemoryObjectSendStream[StoredEvent] | None = None
+        self._backlog: Backlog | None = None  # of `_live`
         self._live_receive: MemoryObjectReceiveStream[StoredEvent] | None = None
         self._wake = anyio.Event()
 
@@ -100,6 +103,7 @@ class Stream:
         priming_id = event_id(self.id, self._sequence)
         send, receive = anyio.create_memory_object_stream[StoredEvent](self._queue_size)
         self._live, self._live_receive = send, receive
+        self._backlog = Backlog(send)
         if not self._resumable:
             self._resumable = True
             for frame in self._held:
@@ -131,11 +135,15 @@ class Stream:
     def _record(self, frame: bytes) -> None:
         self._sequence += 1
         self._store.append(self.id, self._sequence, frame)
-        if self._live is None:
+        if self._live is None or self._backlog is None:
+            return
+        if not self._backlog.admits(len(frame)):  # the client reads too slowly: it resumes
+            self._end_live()  # from the store
             return
         try:
             self._live.send_nowait(StoredEvent(event_id(self.id, self._sequence), frame))
-        except anyio.WouldBlock:  # the client reads too slowly: it resumes from the store
+            self._backlog.added(len(frame))
+        except anyio.WouldBlock:  # too slowly, by the count
             self._end_live()
         except anyio.BrokenResourceError:  # the response has gone
             self._end_live()
@@ -143,4 +151,4 @@ class Stream:
     def _end_live(self) -> None:
         if self._live is not None:
             self._live.close()
-            self._live = self._live_receive = None
+            self._live = self._live_receive = self._backlog = None
