@@ -154,3 +154,23 @@ def test_a_full_table_makes_room_by_closing_the_session_idle_longest() -> None:
     table.add(Idle(2))
     assert not table.has_room()  # none idle long enough: the new client waits
     assert len(table) == 3
+
+
+async def test_a_call_whose_client_left_holds_its_session_no_longer(tmp_path: Path) -> None:
+    # Twenty clients each left a ten-minute call at once: counted as attached while the
+    # answer was awaited, their sessions could neither expire nor make room for ten minutes.
+    async with serving(tmp_path) as served:
+        session_id = await served.initialize()
+        session = served.app.sessions.get(session_id, None)
+        assert session is not None
+        call = request(
+            1, "tools/call", {"name": "long_running_operation", "arguments": {"duration": 600}}
+        )
+        with anyio.move_on_after(0.5):  # the client gives up: its connection closes
+            await served.post(call, session_id)
+        with anyio.fail_after(5):
+            while session.attached:  # noqa: ASYNC110 - the server notices the disconnect
+                await anyio.sleep(0.02)
+        # The session still answers.
+        pinged = await served.post(request(2, "ping"), session_id)
+        assert pinged.status_code == 200

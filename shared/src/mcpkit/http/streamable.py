@@ -225,11 +225,22 @@ class StreamableEndpoint:
             return
         stream = session.open_stream(request_ids)
         await deliver_frame(session, body)
+        answer, answered = None, False
         session.attached += 1
         try:
-            answer = await stream.lone_answer()
+            # A client that leaves while it waits holds the session no longer: counted as
+            # attached, an abandoned call pinned it past every idle timeout.
+            with anyio.CancelScope() as waiting:
+                async with anyio.create_task_group() as task_group:
+                    task_group.start_soon(request.cancel_on_disconnect, waiting)
+                    answer = await stream.lone_answer()
+                    answered = True
+                    waiting.cancel()
         finally:
             session.attached -= 1
+        if not answered:  # its work goes on (stateless: it ends with the session)
+            stream.keep()
+            return
         if answer is not None:
             await Response(200, answer, JSON_TYPE, headers).send(send)
         else:  # cancelled and silent, a request still gets a stream: one that ends at once

@@ -127,6 +127,13 @@ class Stream:
         if receive is self._live_receive:
             self._end_live()
         receive.close()
+        self.keep()
+
+    def keep(self) -> None:
+        """Keep the stream's messages in the event store from now, for a client to resume.
+
+        Held for a response that never came, they grew without bound.
+        """
         self._resumable = True
         for frame in self._held:
             self._record(frame)
