@@ -16,25 +16,40 @@ def test_events_after_a_sequence_come_in_order() -> None:
 
 
 def test_the_oldest_streams_events_go_first_beyond_the_bounds() -> None:
-    store = MemoryEventStore(max_events=3, max_bytes=1000)
-    store.append("s.1", 1, b"a")
-    store.append("s.1", 2, b"b")
-    store.append("s.2", 1, b"c")
-    store.append("s.2", 2, b"d")  # a fourth: s.1's first goes
-    assert [e.event_id for e in store.after("s.1", 0)] == ["s.1/2"]
-    store.append("s.3", 1, b"x" * 1000)  # the bytes bound: all but this one go
-    assert store.after("s.1", 0) == store.after("s.2", 0) == []
-    assert [e.event_id for e in store.after("s.3", 0)] == ["s.3/1"]
+    store = MemoryEventStore(max_events=12, max_bytes=4000)
+    for session in "abcd":
+        for sequence in (1, 2, 3):
+            store.append(f"{session}.1", sequence, b"x")
+    store.append("e.1", 1, b"y")  # a thirteenth: a's first goes
+    assert [e.event_id for e in store.after("a.1", 0)] == ["a.1/2", "a.1/3"]
+    store.append("f.1", 1, b"z" * 4000)  # the bytes bound: all but this one go
+    assert all(store.after(f"{session}.1", 0) == [] for session in "abcde")
+    assert [e.event_id for e in store.after("f.1", 0)] == ["f.1/1"]
 
 
 def test_a_forgotten_stream_frees_its_room() -> None:
-    store = MemoryEventStore(max_events=2, max_bytes=1000)
-    store.append("s.1", 1, b"a")
-    store.append("s.1", 2, b"b")
-    store.forget_stream("s.1")
-    store.append("s.2", 1, b"c")
-    store.append("s.2", 2, b"d")  # fits: s.1 no longer counts
-    assert [e.event_id for e in store.after("s.2", 0)] == ["s.2/1", "s.2/2"]
+    store = MemoryEventStore(max_events=8, max_bytes=1000)
+    for session in "abcd":
+        store.append(f"{session}.1", 1, b"x")
+        store.append(f"{session}.1", 2, b"x")
+    store.forget_stream("a.1")
+    store.append("e.1", 1, b"c")
+    store.append("e.1", 2, b"d")  # fits: a.1 no longer counts
+    assert [e.event_id for e in store.after("b.1", 0)] == ["b.1/1", "b.1/2"]
+    assert [e.event_id for e in store.after("e.1", 0)] == ["e.1/1", "e.1/2"]
+
+
+def test_one_sessions_burst_pushes_out_its_own_events_not_anothers() -> None:
+    # Forty progress notifications of a 1 MB token had pushed out the answer another
+    # session was about to resume: it got an empty stream, and its request never ended.
+    store = MemoryEventStore(max_events=100, max_bytes=40 << 20)
+    store.append("waiting.1", 1, b"the answer to resume")
+    for sequence in range(1, 41):
+        store.append("flood.1", sequence, b"p" * (1 << 20))
+    assert [e.data for e in store.after("waiting.1", 0)] == [b"the answer to resume"]
+    assert len(store.after("flood.1", 0)) == 10  # its quarter of the bytes
+    store.append("flood.2", 1, b"q" * (20 << 20))  # one event alone is kept, whatever its size
+    assert [e.event_id for e in store.after("flood.2", 0)] == ["flood.2/1"]
 
 
 def test_forgetting_a_session_drops_only_its_streams() -> None:

@@ -5,7 +5,6 @@ id, so ids are unique across the process and a client can only resume its own st
 """
 
 from collections import deque
-from collections.abc import Iterable
 from typing import NamedTuple, Protocol
 
 
@@ -54,9 +53,11 @@ class MemoryEventStore:
     """An EventStore in memory, bounded by event count and bytes: the oldest streams' go first.
 
     A client that comes back after its events were pushed out misses them; the bounds keep a
-    slow or vanished client from growing memory without limit. A stream delivered whole is
-    forgotten at once: otherwise every answer of a long session stayed in memory until the
-    session ended (issue 23).
+    slow or vanished client from growing memory without limit. One session keeps at most
+    `1 / SESSION_SHARE` of them, so a client's burst pushes out its own events before the
+    answers other sessions wait to resume. A stream delivered whole is forgotten at once:
+    otherwise every answer of a long session stayed in memory until the session ended
+    (issue 23).
     """
 
     def __init__(self, max_events: int = 10_000, max_bytes: int = 32 << 20) -> None:
@@ -65,18 +66,17 @@ class MemoryEventStore:
         self._streams: dict[str, deque[tuple[int, bytes]]] = {}  # oldest stream first
         self._events = 0
         self._bytes = 0
+        self._held: dict[str, tuple[int, int]] = {}  # session id -> its events and bytes
 
     def append(self, stream_id: str, sequence: int, data: bytes) -> None:
         """Keep an event, pushing out the oldest streams' first events beyond the bounds."""
         self._streams.setdefault(stream_id, deque()).append((sequence, data))
-        self._events += 1
-        self._bytes += len(data)
+        self._count(stream_id, 1, len(data))
+        session = _session_of(stream_id)
+        while self._over_share(session):
+            self._push_out(next(s for s in self._streams if _session_of(s) == session))
         while self._events > self.max_events or self._bytes > self.max_bytes:
-            oldest = next(iter(self._streams))
-            events = self._streams[oldest]
-            self._drop([events.popleft()])
-            if not events:
-                del self._streams[oldest]
+            self._push_out(next(iter(self._streams)))
 
     def after(self, stream_id: str, sequence: int) -> list[StoredEvent]:
         """Return the kept events of `stream_id` after `sequence`."""
@@ -88,16 +88,45 @@ class MemoryEventStore:
 
     def forget_stream(self, stream_id: str) -> None:
         """Drop the events of `stream_id`."""
-        self._drop(self._streams.pop(stream_id, ()))
+        for _, data in self._streams.pop(stream_id, ()):
+            self._count(stream_id, -1, -len(data))
 
     def forget(self, session_id: str) -> None:
         """Drop the events of every stream of `session_id`."""
-        prefix = f"{session_id}."
-        for stream_id in [s for s in self._streams if s.startswith(prefix)]:
+        for stream_id in [s for s in self._streams if _session_of(s) == session_id]:
             self.forget_stream(stream_id)
 
-    def _drop(self, events: Iterable[tuple[int, bytes]]) -> None:
-        """Count `events` out of the bounds."""
-        for _, data in events:
-            self._events -= 1
-            self._bytes -= len(data)
+    def _over_share(self, session: str) -> bool:
+        """Whether `session` holds more than its share, in more than one event."""
+        events, size = self._held.get(session, (0, 0))
+        over = events > self.max_events // SESSION_SHARE or size > self.max_bytes // SESSION_SHARE
+        return over and events > 1  # one event alone is kept, whatever its size
+
+    def _push_out(self, stream_id: str) -> None:
+        """Drop the first event of `stream_id`, and the stream once it is empty."""
+        events = self._streams[stream_id]
+        _, data = events.popleft()
+        self._count(stream_id, -1, -len(data))
+        if not events:
+            del self._streams[stream_id]
+
+    def _count(self, stream_id: str, events: int, size: int) -> None:
+        """Count events in (or out, negative) of the bounds, the store's and the session's."""
+        self._events += events
+        self._bytes += size
+        session = _session_of(stream_id)
+        held_events, held_bytes = self._held.get(session, (0, 0))
+        if held_events + events:
+            self._held[session] = (held_events + events, held_bytes + size)
+        else:
+            self._held.pop(session, None)
+
+
+SESSION_SHARE = 4
+"""A session keeps at most a quarter of the store's events and bytes: one client's 40 MB
+of progress had pushed out the answer another session was to resume."""
+
+
+def _session_of(stream_id: str) -> str:
+    """Return the session id a stream id begins with (`<session id>.<number>`)."""
+    return stream_id.rpartition(".")[0]
