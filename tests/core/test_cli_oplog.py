@@ -128,6 +128,7 @@ async def ignore(event: Event) -> None:
         (401, b"Unauthorized", [], "--auth-token"),
         (413, b"Payload Too Large", [], "--max-body"),
         (503, b"too many sessions, try again later", [], "--max-sessions"),
+        (503, b"too many request bodies are arriving", [], "slow uploads"),
     ],
 )
 async def test_every_refusal_is_logged_with_the_option_that_allows_it(

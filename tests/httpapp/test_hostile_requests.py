@@ -128,6 +128,29 @@ async def test_a_body_that_stops_short_is_a_timeout(
     assert answer.startswith(b"HTTP/1.1 408")
 
 
+async def test_bodies_stopped_short_on_many_connections_hold_a_bounded_total(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hundred connections each sending all but the last byte of a 4 MiB body held 410 MB
+    # until the body timeout, and the server takes a thousand connections.
+    monkeypatch.setattr(asgi, "BODIES_BYTES", 1500)
+    async with serving(tmp_path, max_body=1000) as served:
+        session = await served.initialize()
+        head = "".join(f"{name}: {value}\r\n" for name, value in served.headers(session).items())
+        host = served.base.removeprefix("http://")
+        start = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\n{head}Content-Length: 1000\r\n\r\n"
+        with raw_connection(served) as first, raw_connection(served) as second:
+            first.sendall(start.encode() + b" " * 900)  # held, waiting for the rest
+            await anyio.sleep(0.3)
+            second.sendall(start.encode() + b" " * 700)  # past 1,500 held: refused
+            answer = await anyio.to_thread.run_sync(second.recv, 4096)
+        # Both gone, their bytes are free: a whole body arrives.
+        pinged = await served.post(request(2, "ping"), session)
+    assert answer.startswith(b"HTTP/1.1 503")
+    assert b"request bodies" in answer
+    assert pinged.status_code == 200
+
+
 class Idle:
     """A session as the table sees it, last active `seconds` ago."""
 

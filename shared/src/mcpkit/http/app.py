@@ -16,7 +16,7 @@ import anyio
 
 from ..runtime import Runtime
 from ..server import Server
-from .asgi import Event, Receive, Request, Scope, Send, error_response
+from .asgi import Bodies, Event, Receive, Request, Scope, Send, error_response
 from .auth import Unauthorized
 from .config import HttpConfig
 from .events import MemoryEventStore
@@ -47,6 +47,7 @@ class HttpApp:
         )
         self.sessions = SessionTable(self.config.max_sessions, self.config.session_idle_timeout)
         self._routes: dict[str, dict[str, Handler]] = {}
+        self._bodies = Bodies(self.config.max_body)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncGenerator[None]:
@@ -77,7 +78,7 @@ class HttpApp:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
-            await self._http(Request(scope, receive), send)
+            await self._http(Request(scope, receive, self._bodies), send)
 
     async def _http(self, request: Request, send: Send) -> None:
         refusal = self.guard.refuse(request)

@@ -50,16 +50,45 @@ class BodyTooSlow(Exception):
     """The request body did not arrive within `BODY_SECONDS`."""
 
 
+class BodiesFull(Exception):
+    """The bodies arriving at once hold all the bytes they may (`Bodies`)."""
+
+
 BODY_SECONDS = 30.0
 """Seconds a request's body may take to arrive: a body stopped short of its length held
 its bytes (up to the limit) for as long as the client kept the connection."""
+BODIES_BYTES = 64 << 20
+"""Bytes of request bodies that may be arriving at once, on all connections together: a
+hundred connections each sending all but the last byte of a 4 MiB body took 410 MB, and
+the server takes a thousand."""
+
+
+class Bodies:
+    """The bytes of the request bodies arriving now, on every connection, and their bound."""
+
+    def __init__(self, largest: int = 0) -> None:
+        """Bound them at `BODIES_BYTES`, or at `largest` if more: a body so large must fit."""
+        self.limit = max(BODIES_BYTES, largest)
+        self.held = 0
+
+    def take(self, size: int) -> None:
+        """Count `size` more bytes in.
+
+        Raises:
+            BodiesFull: they would pass the bound.
+        """
+        if self.held + size > self.limit:
+            raise BodiesFull
+        self.held += size
 
 
 class Request:
     """The parts of an HTTP request scope that the transport reads."""
 
-    def __init__(self, scope: Scope, receive: Receive) -> None:
+    def __init__(self, scope: Scope, receive: Receive, bodies: Bodies | None = None) -> None:
+        """Read `scope`; a body read arrives within `bodies` (one of its own if None)."""
         self.method: str = scope["method"]
+        self.bodies = bodies or Bodies()
         self.path: str = scope["path"]
         self.root_path: str = scope.get("root_path", "")
         # Mounted under a prefix, the path may still carry it (ASGI leaves that to servers).
@@ -94,6 +123,7 @@ class Request:
         Raises:
             BodyTooLarge: the body is longer than `limit` bytes.
             BodyTooSlow: it did not arrive within `BODY_SECONDS`.
+            BodiesFull: the bodies arriving at once would hold more than they may.
             ClientGone: the client disconnected first.
         """
         declared = self.headers.get("content-length", "")
@@ -101,19 +131,23 @@ class Request:
             raise BodyTooLarge
         chunks: list[bytes] = []
         size = 0
-        with anyio.move_on_after(BODY_SECONDS):
-            while True:
-                event = await self.receive()
-                if event["type"] == "http.disconnect":
-                    raise ClientGone
-                chunk: bytes = event.get("body", b"")
-                size += len(chunk)
-                if size > limit:
-                    raise BodyTooLarge
-                chunks.append(chunk)
-                if not event.get("more_body", False):
-                    return b"".join(chunks)
-        raise BodyTooSlow
+        try:
+            with anyio.move_on_after(BODY_SECONDS):
+                while True:
+                    event = await self.receive()
+                    if event["type"] == "http.disconnect":
+                        raise ClientGone
+                    chunk: bytes = event.get("body", b"")
+                    if size + len(chunk) > limit:
+                        raise BodyTooLarge
+                    self.bodies.take(len(chunk))
+                    size += len(chunk)
+                    chunks.append(chunk)
+                    if not event.get("more_body", False):
+                        return b"".join(chunks)
+            raise BodyTooSlow
+        finally:
+            self.bodies.held -= size  # arrived (or not), it is the request's from here
 
     async def wait_disconnect(self) -> None:
         """Return when the client disconnects (the body must have been read)."""

@@ -38,6 +38,8 @@ def refusal_hint(status: int, headers: dict[str, str], body: bytes) -> str | Non
         return "raise --max-body"
     if status == 503 and b"too many sessions" in body:
         return "raise --max-sessions, or lower --session-idle-timeout"
+    if status == 503 and b"request bodies" in body:
+        return "bodies arriving at once, on all connections, hold 64 MiB: slow uploads, or a flood"
     return None
 
 

@@ -13,6 +13,7 @@ from .. import jsonrpc
 from ..errors import ProtocolError
 from .asgi import (
     BODY_SECONDS,
+    BodiesFull,
     BodyTooLarge,
     BodyTooSlow,
     ClientGone,
@@ -45,7 +46,8 @@ async def read_body(request: Request, limit: int) -> bytes:
 
     Raises:
         Refused: 413 when it is over `limit`, 400 when the client left before sending it,
-            408 when it took too long (`asgi.BODY_SECONDS`).
+            408 when it took too long (`asgi.BODY_SECONDS`), 503 when the bodies arriving
+            on every connection hold `asgi.BODIES_BYTES` already.
     """
     try:
         return await request.body(limit)
@@ -55,6 +57,10 @@ async def read_body(request: Request, limit: int) -> bytes:
         raise refuse(400, "Bad Request: the body did not arrive") from None
     except BodyTooSlow:
         raise refuse(408, f"Request Timeout: the body took over {BODY_SECONDS:g} s") from None
+    except BodiesFull:
+        raise refuse(
+            503, "Service Unavailable: too many request bodies are arriving; try again shortly"
+        ) from None
 
 
 def parse_messages(body: bytes) -> tuple[list[dict[str, Any]], bool]:
