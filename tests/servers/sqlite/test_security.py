@@ -69,6 +69,15 @@ WRITE_ATTACKS = [
     ("CREATE VIRTUAL TABLE v USING fts5(a)", "Not authorized"),
     ("BEGIN EXCLUSIVE", "Not authorized"),  # would hold the write lock for ever
     ("SAVEPOINT s", "Not authorized"),
+    # TEMP objects however spelled: a temp.items shadowed main's, and every later write
+    # went to it; a trigger made temp.x rewrote every row at the next insert.
+    ("CREATE TEMP TABLE t (a)", "Not authorized"),
+    ("CREATE TABLE temp.items (id INTEGER PRIMARY KEY, name TEXT, price REAL)", "Not authorized"),
+    ("CREATE VIEW temp.cheap AS SELECT 1", "Not authorized"),
+    (
+        "CREATE TRIGGER temp.evil AFTER INSERT ON main.items BEGIN UPDATE items SET price=-1; END",
+        "Not authorized",
+    ),
 ]
 
 
@@ -185,3 +194,27 @@ async def test_a_row_too_large_to_hold_is_refused_and_the_server_stays_small(
     assert peak < 40_000_000
     assert after["structuredContent"]["rows"] == [[100]]
     assert files.digest() == before
+
+
+async def test_a_sort_is_held_in_memory_under_the_cap_not_spilled_to_disk(files: Files) -> None:
+    # ORDER BY random() over zeroblobs spilled to temporary files: 5.2 GB in 5 s, unbounded.
+    sql = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
+        " SELECT x, zeroblob(100000) AS b FROM c ORDER BY random()"
+    )
+    async with files.serve() as client:
+        started = time.monotonic()
+        result = await client.call_tool("read_query", {"query": sql, "timeout_ms": 20_000})
+        assert await client.request("ping") == {}
+    assert result["isError"] is True
+    assert "needs more than the 64 MiB SQLite may hold" in text_of(result)
+    assert time.monotonic() - started < 15  # the heap cap ended it, not the time budget
+
+
+async def test_an_error_message_that_is_not_utf8_is_a_clear_error(files: Files) -> None:
+    # SQLite's message quoted the bad path's bytes: decoding it raised inside the server.
+    sql = "SELECT json_extract('{}', CAST(x'24ff' AS TEXT))"
+    async with files.serve() as client:
+        result = await client.call_tool("read_query", {"query": sql})
+    assert result["isError"] is True
+    assert "internal error" not in text_of(result)

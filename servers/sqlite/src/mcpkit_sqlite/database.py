@@ -32,9 +32,9 @@ from .results import Changed, Format, Rows
 logging.getLogger("aiosqlite").setLevel(logging.INFO)
 
 T = TypeVar("T")
-BAD_VALUES = (MemoryError, OverflowError, UnicodeEncodeError)
+BAD_VALUES = (MemoryError, OverflowError, UnicodeError)
 """Errors of values SQLite cannot take or make: a row over guard.HEAP_LIMIT, an integer
-over 64 bits, text with a lone surrogate."""
+over 64 bits, text with a lone surrogate, text (or SQLite's message) that is not UTF-8."""
 FETCH = 10_001
 """Rows fetched in one hop to the connection's thread (each hop costs some 0.1 ms): a
 whole page of the largest size and the row that says whether more follow. Rows go to a

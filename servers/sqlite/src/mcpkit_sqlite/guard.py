@@ -9,7 +9,8 @@ through `GuardedConnection`, which before any statement of the model's:
   forty 16 MB values fails, rather than taking 640 MB in SQLite and as much again in the
   Python copy the row factory is given;
 - turns `trusted_schema` off, so a hostile database's views and triggers cannot call
-  functions with side effects;
+  functions with side effects; keeps sorts and temporary tables in memory, under the heap
+  cap (on disk, nothing bounded them);
 - installs an authorizer that denies by default. A reader may select, read, recurse,
   call functions other than `load_extension` and `fts3_tokenizer`, and read the
   pragmas that describe a schema; a writer may also insert, update, delete, create, drop
@@ -150,8 +151,12 @@ class Guard:
         """Allow or deny one action of a statement being prepared (see the module docstring)."""
         if action == sqlite3.SQLITE_READ and (arg1 or "").lower() in HIDDEN_TABLES:
             return sqlite3.SQLITE_DENY
-        if action in _READS or (self.writes and action in _WRITES):
+        if action in _READS:
             return sqlite3.SQLITE_OK
+        if self.writes and action in _WRITES:
+            # Not in TEMP: `CREATE TABLE temp.items` shadowed main's, and a trigger made
+            # `temp.x` changed later writes unseen (SQLite names no TEMP action for either).
+            return sqlite3.SQLITE_DENY if database == "temp" else sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_TRANSACTION and self.server_statement:
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_FUNCTION:
@@ -179,6 +184,9 @@ class GuardedConnection(sqlite3.Connection):
             self.setlimit(limit, value)
         self.execute("PRAGMA trusted_schema = OFF")  # before the authorizer, which denies it
         self.execute(f"PRAGMA hard_heap_limit = {HEAP_LIMIT}")
+        # Sorts and temporary tables in memory, under the heap limit: spilled to temporary
+        # files, one query's ORDER BY random() over zeroblobs wrote a gigabyte a second.
+        self.execute("PRAGMA temp_store = MEMORY")
         if not guard.writes:
             self.execute("PRAGMA query_only = ON")
         self.set_authorizer(guard.authorize)
