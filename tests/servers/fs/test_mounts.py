@@ -1,5 +1,6 @@
 """Filesystems that may hang: which count as local (small reads on the loop), hung reads."""
 
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,8 +12,10 @@ import pytest
 from checked import connect
 from mcpkit.testing import Client
 from mcpkit_fs import mounts, reading, resources
+from mcpkit_fs.files import ready
 from mcpkit_fs.models import TextRead
 from mcpkit_fs.mounts import is_local, read_mounts
+from mcpkit_fs.sandbox import open_file
 from servers.fs.conftest import Tree
 from servers.fs.served import call, server_for
 
@@ -57,6 +60,8 @@ def test_the_table_gives_each_mount_point_and_type(table: list[tuple[str, str]])
         ("/data2/x", False),  # /data2 is not below /data: CIFS
         ("/srv/www", False),  # NFS mounted over the ext4 at /srv: the last mount shows
         ("/", False),
+        # The kernel's files may wait: /proc/kmsg's read froze the server, pings included.
+        ("/proc/sys", False),
     ],
 )
 def test_a_directory_is_local_when_it_and_all_below_are(
@@ -178,3 +183,24 @@ async def test_a_subscription_is_checked_on_the_loop_only_on_a_local_disk(
         await client.request("resources/unsubscribe", {"uri": uri})
     assert threads
     assert all((thread is loop_thread) is on_loop for thread in threads)
+
+
+def test_an_empty_file_is_read_and_one_whose_read_would_wait_is_told_apart(tree: Tree) -> None:
+    # /proc/kmsg is a regular file of size 0 whose read waits for the kernel: it held the
+    # server for ever. Such a file is not ready to read; an empty file on a disk is.
+    (tree.root / "empty.txt").write_bytes(b"")
+    with tree.sandbox.place("empty.txt") as place:
+        fd = open_file(place)
+    try:
+        assert ready(fd)
+        assert os.read(fd, 10) == b""
+    finally:
+        os.close(fd)
+    waiting, writer = os.pipe()
+    try:
+        assert not ready(waiting)
+        os.write(writer, b"x")
+        assert ready(waiting)
+    finally:
+        os.close(waiting)
+        os.close(writer)

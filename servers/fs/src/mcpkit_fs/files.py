@@ -9,6 +9,7 @@ writes through a link.
 import errno
 import os
 import secrets
+import select
 import stat
 from contextlib import suppress
 from typing import BinaryIO
@@ -43,12 +44,25 @@ def open_file(place: Place) -> int:
     except OSError as exc:
         raise explain(exc, place.shown) from None
     try:
-        require_regular(place, os.fstat(fd).st_mode)  # it may have been swapped meanwhile
+        status = os.fstat(fd)
+        require_regular(place, status.st_mode)  # it may have been swapped meanwhile
     except FsError:
         os.close(fd)
         raise
+    # A file that says it is empty may be the kernel's, whose read waits for it: /proc/kmsg
+    # held the server's thread for ever (and its event loop, where /proc counted as local).
+    if not status.st_size and not ready(fd):
+        os.close(fd)
+        raise FsError(f"{place.shown} is a file whose read would wait (the kernel's): refused.")
     os.set_blocking(fd, True)
     return fd
+
+
+def ready(fd: int) -> bool:
+    """Whether a read of `fd` would return at once (a file on a disk always would)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def require_regular(place: Place, mode: int) -> None:

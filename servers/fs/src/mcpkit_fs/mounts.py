@@ -20,15 +20,13 @@ MOUNTINFO = "/proc/self/mountinfo"
 RECHECK_AFTER = 2.0  # seconds: the mount table is read again, for mounts made since
 LOCAL_TYPES = frozenset(
     {
-        # disks and memory
         "apfs", "bcachefs", "btrfs", "exfat", "ext2", "ext3", "ext4", "f2fs", "hfsplus",
         "iso9660", "jfs", "ntfs", "ntfs3", "overlay", "ramfs", "reiserfs", "squashfs",
         "tmpfs", "udf", "vfat", "xfs", "zfs",
-        # the kernel's own
-        "bpf", "cgroup", "cgroup2", "configfs", "debugfs", "devpts", "devtmpfs", "efivarfs",
-        "hugetlbfs", "mqueue", "nsfs", "proc", "pstore", "securityfs", "sysfs", "tracefs",
     }
 )  # fmt: skip
+"""Disks and memory. Not the kernel's own (proc, sysfs, tracefs...): /proc/kmsg and
+trace_pipe are regular files whose read waits for the kernel, and froze the server."""
 _ESCAPES = {"\\040": " ", "\\011": "\t", "\\012": "\n", "\\134": "\\"}  # the backslash last
 
 
