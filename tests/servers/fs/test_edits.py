@@ -123,6 +123,18 @@ def test_the_near_miss_of_a_long_old_text_is_found_where_its_lines_are(tree: Tre
         writing.edit(tree.sandbox, "long.txt", [Edit("\n".join(wanted), "x")])
 
 
+def test_a_long_repetitive_old_text_is_compared_in_bounded_time(tree: Tree) -> None:
+    # 2,001 repetitive lines against a file of them: one comparison, which the deadline
+    # cannot cut, took a minute.
+    lines = ["x1" if n % 2 else f"u{n}" for n in range(20_000)]
+    (tree.root / "repetitive.txt").write_text("\n".join(lines) + "\n")
+    old = "x1\nx2\n" * 1000 + "zz"
+    started = time.monotonic()
+    with pytest.raises(FsError, match="oldText was not found"):
+        writing.edit(tree.sandbox, "repetitive.txt", [Edit(old, "x")], dry_run=True)
+    assert time.monotonic() - started < 10
+
+
 def test_edit_whitespace_fallback_reindents(tree: Tree) -> None:
     (tree.root / "f.py").write_text("if x:\n        call(a)\n        done()\n")
     writing.edit(tree.sandbox, "f.py", [Edit("call(a)\ndone()", "call(b)\n    nested()")])

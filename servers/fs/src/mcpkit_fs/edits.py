@@ -26,6 +26,10 @@ NEAR_ENOUGH = 0.9  # a place this similar is the one meant: the search ends ther
 # Characters tell a typo apart best, but comparing them takes time that grows with the
 # square of their number (3 s for 20,000): a longer oldText is compared line by line.
 MAX_COMPARED_CHARS = 2000
+# Lines too take time that grows with the square of their number, within one comparison,
+# which the deadline cannot cut: 2,001 repetitive lines took a minute. The place of the
+# first lines of a longer oldText is looked for.
+MAX_COMPARED_LINES = 200
 MAX_VOTES_PER_LINE = 3  # a line oldText repeats more often tells no place apart
 MAX_RESULT_CHARS = 16 * 1024 * 1024
 """Characters an edited text may have: replacing every "a" of a 200 KB file with 5,000
@@ -197,10 +201,11 @@ def _near_miss(text: str, old: str) -> str:
     import difflib  # here, not at start-up: only a failed edit or a diff needs it
 
     lines = text.split("\n")
-    wanted = old.strip("\n").split("\n")
+    every = old.strip("\n").split("\n")
+    wanted = every[:MAX_COMPARED_LINES]
     size = len(wanted)
     last_start = max(0, len(lines) - size)
-    by_lines = len(old) > MAX_COMPARED_CHARS
+    by_lines = sum(map(len, wanted)) > MAX_COMPARED_CHARS
     best_ratio, best_start = 0.0, -1
     matcher = difflib.SequenceMatcher[str](autojunk=False)
     matcher.set_seq2(wanted if by_lines else "\n".join(wanted))
@@ -221,7 +226,7 @@ def _near_miss(text: str, old: str) -> str:
             best_ratio, best_start = ratio, start
     if best_ratio < NEAR_MISS_MIN:
         return "Nothing similar is in the file: read it again before editing."
-    end = min(best_start + size, len(lines))
+    end = min(best_start + len(every), len(lines))
     shown = "\n".join(lines[best_start : min(end, best_start + MAX_SHOWN_LINES)])
     return (
         f"The closest text is at lines {best_start + 1}-{end} ({int(best_ratio * 100)}% similar):\n"
