@@ -172,6 +172,21 @@ async def test_schema_tools(files: Files) -> None:
     assert "orders_item" in text_of(plan)
 
 
+async def test_generated_columns_are_described_and_found(files: Files) -> None:
+    # pragma_table_info leaves them out: describe_table showed `a` alone.
+    with sqlite3.connect(files.main) as db:
+        db.execute(
+            "CREATE TABLE gen (a INTEGER, b INTEGER GENERATED ALWAYS AS (a * 2) STORED,"
+            " c GENERATED ALWAYS AS (a + 1) VIRTUAL)"
+        )
+    db.close()
+    async with files.serve() as client:
+        described = await client.call_tool("describe_table", {"table_name": "gen"})
+        found = await client.call_tool("search_objects", {"object_type": "column", "pattern": "%"})
+    assert [c["name"] for c in described["structuredContent"]["columns"]] == ["a", "b", "c"]
+    assert {"b", "c"} <= {o["name"] for o in found["structuredContent"]["objects"]}
+
+
 async def test_each_call_is_logged_without_its_values(files: Files) -> None:
     async with files.serve() as client:
         await client.request("logging/setLevel", {"level": "info"})

@@ -1,7 +1,7 @@
 """What a database holds: its tables and views, their columns, keys and indexes, its state.
 
 The server's own statements, on the reader. A table's name is first looked up in
-`sqlite_schema`, then bound (`pragma_table_info(?)`) or quoted as an identifier taken from
+`sqlite_schema`, then bound (`pragma_table_xinfo(?)`) or quoted as an identifier taken from
 the schema itself: a name never becomes SQL as it was given (the reference server's
 `describe_table` was injectable so).
 """
@@ -74,7 +74,9 @@ async def describe(database: Database, name: str) -> Table:
     columns = [
         Column(name=c, type=t, not_null=bool(n), default=d, primary_key=p)
         for c, t, n, d, p in await database.values(
-            'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)', (name,)
+            'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_xinfo(?)'
+            " WHERE hidden != 1",  # generated columns too (2, 3): table_info leaves them out
+            (name,),
         )
     ]
     indexes: list[Index] = []
@@ -142,7 +144,7 @@ async def search(
     if kind == "column":
         rows = await database.values(
             "SELECT c.name, s.name, c.type, NULL FROM sqlite_schema AS s,"
-            " pragma_table_info(s.name) AS c WHERE s.type IN ('table', 'view')"
+            " pragma_table_xinfo(s.name) AS c WHERE s.type IN ('table', 'view') AND c.hidden != 1"
             " AND s.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND c.name LIKE ?"
             " ORDER BY s.name, c.cid LIMIT ?",
             (pattern, limit + 1),
