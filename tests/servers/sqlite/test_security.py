@@ -58,6 +58,32 @@ async def test_read_query_refuses_what_would_write_or_escape(
     assert files.listing() == listing
 
 
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "DELETE FROM boxes_node",  # a shadow table: the reader may prepare it, never run it
+        "INSERT INTO boxes_rowid VALUES (9, 9)",
+        "INSERT INTO boxes VALUES (9, 0, 1)",
+        "UPDATE boxes SET max_x = 100",
+    ],
+)
+async def test_r_tree_shadow_tables_stay_unwritable_to_a_reader(files: Files, sql: str) -> None:
+    with sqlite3.connect(files.main) as db:
+        db.execute("CREATE VIRTUAL TABLE boxes USING rtree(id, min_x, max_x)")
+        db.execute("INSERT INTO boxes VALUES (1, 0, 1)")
+    db.close()
+    before = files.digest()
+    async with files.serve() as client:
+        read = await client.call_tool("read_query", {"query": "SELECT * FROM boxes"})
+        result = await client.call_tool("read_query", {"query": sql})
+        after = await client.call_tool("read_query", {"query": "SELECT * FROM boxes"})
+    assert read["structuredContent"]["rows"] == [[1, 0.0, 1.0]]
+    assert result["isError"] is True
+    assert "read-only" in text_of(result) or "Not authorized" in text_of(result)
+    assert after["structuredContent"]["rows"] == [[1, 0.0, 1.0]]
+    assert files.digest() == before
+
+
 WRITE_ATTACKS = [
     ("ATTACH DATABASE '{other}' AS o", "Not authorized"),
     ("ATTACH DATABASE '{folder}/new.db' AS n", "Not authorized"),

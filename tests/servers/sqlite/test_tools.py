@@ -187,6 +187,56 @@ async def test_generated_columns_are_described_and_found(files: Files) -> None:
     assert {"b", "c"} <= {o["name"] for o in found["structuredContent"]["objects"]}
 
 
+async def test_r_tree_tables_are_read_also_when_made_after_start(files: Files) -> None:
+    # R*Tree prepares writes to its shadow tables to read: the reader's authorizer denied
+    # them, so no R*Tree table (GeoPackage files have them) could be read.
+    async with files.serve() as client:
+        with sqlite3.connect(files.main) as db:
+            db.execute("CREATE VIRTUAL TABLE boxes USING rtree(id, min_x, max_x)")
+            db.execute("INSERT INTO boxes VALUES (1, 0, 1), (2, 5, 6)")
+        db.close()
+        found = await client.call_tool(
+            "read_query", {"query": "SELECT id FROM boxes WHERE max_x > ?", "params": [3]}
+        )
+        tables = await client.call_tool("list_tables")
+        again = await client.call_tool("read_query", {"query": "SELECT count(*) FROM boxes"})
+    assert found["structuredContent"]["rows"] == [[2]]
+    assert {"name": "boxes", "type": "table", "rows": 2} in tables["structuredContent"]["tables"]
+    assert again["structuredContent"]["rows"] == [[2]]
+
+
+async def test_r_tree_tables_are_written_with_write(files: Files) -> None:
+    with sqlite3.connect(files.main) as db:
+        db.execute("CREATE VIRTUAL TABLE boxes USING rtree(id, min_x, max_x)")
+    db.close()
+    async with files.serve(write=True) as client:
+        wrote = await client.call_tool(
+            "write_query", {"query": "INSERT INTO boxes VALUES (7, 1, 2)"}
+        )
+        read = await client.call_tool("read_query", {"query": "SELECT * FROM boxes"})
+    assert wrote["structuredContent"]["rows_affected"] == 1
+    assert read["structuredContent"]["rows"] == [[7, 1.0, 2.0]]
+
+
+async def test_rows_affected_are_the_statements_own(files: Files) -> None:
+    with sqlite3.connect(files.main) as db:
+        db.execute("CREATE TABLE audit (item INTEGER)")
+        db.execute(
+            "CREATE TRIGGER log AFTER INSERT ON items BEGIN INSERT INTO audit VALUES (1); END"
+        )
+    db.close()
+    async with files.serve(write=True) as client:
+        returning = await client.call_tool(
+            "write_query", {"query": "INSERT INTO items (name) VALUES ('a'), ('b') RETURNING id"}
+        )
+        several = await client.call_tool(
+            "execute_transaction",
+            {"statements": [{"sql": "DELETE FROM audit"}, {"sql": "CREATE TABLE t (a)"}]},
+        )
+    assert returning["structuredContent"]["rows_affected"] == 2  # not the trigger's two
+    assert several["structuredContent"]["rows_affected"] == 2  # params may be left out
+
+
 async def test_each_call_is_logged_without_its_values(files: Files) -> None:
     async with files.serve() as client:
         await client.request("logging/setLevel", {"level": "info"})

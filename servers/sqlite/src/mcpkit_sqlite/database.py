@@ -49,6 +49,7 @@ LOCK_WAIT = 1.0
 MAX_GIVEN_UP = 2
 """Statements given up on that may still run per connection, each holding a thread and a
 processor until it ends: past this many, the connection takes no new statement."""
+SHADOW_TABLES = "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'"
 Tick = Callable[[float], None]
 
 logger = logging.getLogger(__name__)
@@ -101,6 +102,7 @@ class Session:
         try:
             self._refuse_while_stuck()
             self.guard.budget = budget
+            self.guard.denied_write = None
             with anyio.move_on_after(budget.left()):
                 return await self._guarded(budget, work)
             budget.timed_out = True
@@ -139,7 +141,7 @@ class Session:
         self, budget: Budget, work: Callable[[aiosqlite.Connection], Awaitable[T]]
     ) -> T:
         try:
-            return await work(self.connection)
+            return await self._work(work)
         except anyio.get_cancelled_exc_class():
             budget.cancel()
             await self.connection.interrupt()
@@ -153,6 +155,29 @@ class Session:
             with anyio.CancelScope(shield=True):
                 await self.end_transaction()
             raise
+
+    async def _work(self, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+        """Return `await work(connection)`, run again if refused for a shadow table.
+
+        A reader learns main's shadow tables when it is first refused a row write: R*Tree
+        prepares some to read (SQLite itself refuses them to a read-only connection).
+        """
+        try:
+            return await work(self.connection)
+        except sqlite3.DatabaseError:
+            if not await self._learnt_shadow_tables():
+                raise
+        return await work(self.connection)
+
+    async def _learnt_shadow_tables(self) -> bool:
+        """Whether the row write last refused was to a shadow table (asked of SQLite now)."""
+        if self.guard.denied_write is None:
+            return False
+        try:
+            rows = await self.connection.execute_fetchall(SHADOW_TABLES)
+        except sqlite3.Error:  # SQLite before 3.37 has no table_list
+            return False
+        return self.guard.learnt(frozenset(name for (name,) in rows))
 
     async def _settle(self, budget: Budget) -> None:
         """Roll back once the stopped statement has ended, or give its connection up.
@@ -281,19 +306,19 @@ class Database:
         bound = [(sql, bind(params)) for sql, params in statements]  # before BEGIN: see bind
 
         async def write(connection: aiosqlite.Connection) -> Changed:
-            changes_before = connection.total_changes
             # One statement too: left to autocommit, a statement stopped at its deadline in
             # a step that SQLite cannot interrupt would commit when that step returns.
             await writer.own(partial(connection.execute, "BEGIN IMMEDIATE"))
-            last_rowid = 0
+            last_rowid = rows_affected = 0
             for sql, values in bound:
                 cursor = await connection.execute(sql, values)
                 last_rowid = cursor.lastrowid or last_rowid
-                await cursor.close()
+                await cursor.close()  # which ends a RETURNING statement (its rows unread)
+                rows_affected += await rows_changed(connection, cursor)
             await writer.own(connection.commit)
             return Changed(
                 database=self.name,
-                rows_affected=connection.total_changes - changes_before,
+                rows_affected=rows_affected,
                 last_insert_rowid=last_rowid,
                 statements=len(statements),
             )
@@ -311,6 +336,21 @@ class Database:
             return [tuple(row) for row in await connection.execute_fetchall(sql, params)]
 
         return await self.reader.run(Budget(10.0), fetch)
+
+
+async def rows_changed(connection: aiosqlite.Connection, cursor: aiosqlite.Cursor) -> int:
+    """Return the rows the statement of `cursor` (closed) inserted, updated or deleted itself.
+
+    Not the growth of `total_changes`, which also counts the rows of triggers and virtual
+    tables (an R*Tree insert writes three in its shadow tables).
+    """
+    if cursor.rowcount < 0:  # not an INSERT, UPDATE or DELETE
+        return 0
+    if not cursor.description:  # no RETURNING clause
+        return cursor.rowcount
+    # RETURNING: the cursor counts the rows only once they have all been read.
+    rows = await connection.execute_fetchall("SELECT changes()")
+    return int(next(iter(rows))[0])
 
 
 def out_of_time(budget: Budget) -> str:

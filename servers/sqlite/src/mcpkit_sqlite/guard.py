@@ -15,7 +15,9 @@ through `GuardedConnection`, which before any statement of the model's:
   call functions other than `load_extension` and `fts3_tokenizer`, and read the
   pragmas that describe a schema; a writer may also insert, update, delete, create, drop
   and alter (not TEMP objects: a TEMP trigger would change later writes unseen, and TEMP
-  tables grow a file nobody named). Nobody may read `sqlite_stmt` (other sessions'
+  tables grow a file nobody named). A reader may prepare a row write to a shadow table
+  of a virtual table (`Guard.shadow_tables`): R*Tree does to read, and SQLite refuses
+  the write itself, the reader being read-only. Nobody may read `sqlite_stmt` (other sessions'
   statements), attach, detach, make virtual tables, or set pragmas
   (`query_only`, `writable_schema`, `journal_mode`, ...); only the server begins and ends
   transactions, so a model cannot hold the write lock (`BEGIN EXCLUSIVE` left open) or
@@ -50,10 +52,9 @@ LIMITS = {
 }
 
 _READS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE}
+_ROW_WRITES = {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE}
 _WRITES = {
-    sqlite3.SQLITE_INSERT,
-    sqlite3.SQLITE_UPDATE,
-    sqlite3.SQLITE_DELETE,
+    *_ROW_WRITES,
     sqlite3.SQLITE_ALTER_TABLE,
     sqlite3.SQLITE_REINDEX,
     sqlite3.SQLITE_ANALYZE,
@@ -144,6 +145,10 @@ class Guard:
         self.budget: Budget | None = None
         self.server_statement = False
         """True while the server runs its own BEGIN, COMMIT or ROLLBACK."""
+        self.shadow_tables: frozenset[str] = frozenset()
+        """Shadow tables of main's virtual tables, in lower case, as last learnt."""
+        self.denied_write: str | None = None
+        """The table of the last row write denied to a reader, until `learnt` asks."""
 
     def authorize(
         self, action: int, arg1: str | None, arg2: str | None, database: str | None, source: Any
@@ -153,6 +158,13 @@ class Guard:
             return sqlite3.SQLITE_DENY
         if action in _READS:
             return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_UPDATE and arg1 == "sqlite_master":
+            return sqlite3.SQLITE_OK  # SQLite's own reading of the schema asks this
+        if not self.writes and action in _ROW_WRITES:
+            if database == "main" and (arg1 or "").lower() in self.shadow_tables:
+                return sqlite3.SQLITE_OK
+            self.denied_write = arg1
+            return sqlite3.SQLITE_DENY
         if self.writes and action in _WRITES:
             # Not in TEMP: `CREATE TABLE temp.items` shadowed main's, and a trigger made
             # `temp.x` changed later writes unseen (SQLite names no TEMP action for either).
@@ -165,9 +177,17 @@ class Guard:
             name = (arg1 or "").lower()
             readable = name in SCHEMA_PRAGMAS or (name in STATE_PRAGMAS and arg2 is None)
             return sqlite3.SQLITE_OK if readable else sqlite3.SQLITE_DENY
-        if action == sqlite3.SQLITE_UPDATE and arg1 == "sqlite_master":
-            return sqlite3.SQLITE_OK  # SQLite's own reading of the schema asks this
         return sqlite3.SQLITE_DENY
+
+    def learnt(self, shadow_tables: frozenset[str]) -> bool:
+        """Take main's shadow tables as they are now.
+
+        Returns whether the last row write denied was to one of them: its statement may be
+        prepared again.
+        """
+        denied, self.denied_write = self.denied_write, None
+        self.shadow_tables = frozenset(name.lower() for name in shadow_tables)
+        return denied is not None and denied.lower() in self.shadow_tables
 
     def progress(self) -> int:
         """Return non-zero to end the running statement (SQLite's progress handler)."""

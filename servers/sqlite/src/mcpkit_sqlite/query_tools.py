@@ -6,7 +6,7 @@ rows, time; never the bound values), reports progress toward its time budget, an
 SQLite at once when cancelled.
 """
 
-from typing import Annotated
+from typing import Annotated, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -47,7 +47,7 @@ class Statement(TypedDict):
     """One statement of execute_transaction."""
 
     sql: str
-    params: Params
+    params: NotRequired[Params]
 
 
 def kind(sql: str) -> str:
@@ -174,7 +174,7 @@ async def _change(
 ) -> Changed:
     db = await catalog.choose(ctx, database)
     done = await db.change(
-        [(s["sql"], s["params"]) for s in statements], seconds=catalog.limits.seconds
+        [(s["sql"], s.get("params")) for s in statements], seconds=catalog.limits.seconds
     )
     kinds = ", ".join(sorted({kind(s["sql"]) for s in statements}))
     await _log(ctx, db.name, kinds, f"{done['rows_affected']} rows affected", None)
