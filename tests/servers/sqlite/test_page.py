@@ -6,6 +6,7 @@ import hashlib
 import sqlite3
 from typing import Any
 
+import orjson
 import pytest
 
 from mcpkit_sqlite.page import Full, Page
@@ -88,6 +89,16 @@ def test_the_byte_cap_ends_the_page_but_never_before_the_first_row() -> None:
     alone = page_of([("abcdefgh",), ("b",)], max_bytes=1)
     assert alone.rows == [("abcdefgh",)]
     assert alone.more is True
+
+
+def test_a_first_row_alone_over_the_byte_cap_has_its_cells_cut_to_share_it() -> None:
+    wide = tuple("x" * 1000 for _ in range(50))  # 50,000 characters, each cell at the cap
+    page = page_of([wide, wide], max_cell=1000, max_bytes=10_000)
+    first = page.rows[0]
+    assert len(first) == 50
+    assert all(str(value).startswith("x" * 160 + "… (840 more") for value in first)
+    assert len(orjson.dumps(first)) <= 10_000
+    assert page.more is True
 
 
 def test_sqlite3_feeds_a_page_and_stops_when_it_is_full() -> None:

@@ -4,6 +4,7 @@ Read-only is the engine's: a statement is refused because SQLite is told to refu
 never because of how its text starts (the reference's check that a CTE defeats).
 """
 
+import json
 import sqlite3
 import time
 import tracemalloc
@@ -82,6 +83,21 @@ async def test_r_tree_shadow_tables_stay_unwritable_to_a_reader(files: Files, sq
     assert "read-only" in text_of(result) or "Not authorized" in text_of(result)
     assert after["structuredContent"]["rows"] == [[1, 0.0, 1.0]]
     assert files.digest() == before
+
+
+async def test_a_row_wider_than_the_result_cap_comes_cut_to_it(files: Files) -> None:
+    # Cells were capped one at a time: 500 columns of 60,000 characters made a 60 MB answer.
+    columns = [f"c{n}" for n in range(300)]
+    with sqlite3.connect(files.main) as db:
+        db.execute(f"CREATE TABLE wide ({', '.join(columns)})")
+        db.execute(f"INSERT INTO wide VALUES ({', '.join(['?'] * 300)})", ["x" * 60_000] * 300)
+    db.close()
+    async with files.serve() as client:
+        result = await client.call_tool("read_query", {"query": "SELECT * FROM wide"})
+    row = result["structuredContent"]["rows"][0]
+    assert len(row) == 300
+    assert all(cell.endswith("more characters)") for cell in row)
+    assert len(json.dumps(row)) <= Limits().max_result_bytes  # was 18 MB
 
 
 WRITE_ATTACKS = [

@@ -13,6 +13,14 @@ from orjson import dumps
 
 from .cells import Row, cell
 
+MIN_SHARE = 64
+"""Characters a cell keeps at least when a row alone is over the page's bytes: a row of
+SQLite's 2,000 columns at most still makes a few hundred kilobytes."""
+
+
+CUT_CELL_EXTRA = 40
+"""Bytes a cut text cell takes beyond its characters: quotes, comma, what it says is cut."""
+
 
 class Full(Exception):
     """The page holds all it may: the statement has more rows than the page."""
@@ -38,7 +46,8 @@ class Page:
         A row whose JSON (orjson, which refuses bytes) is at most `max_cell` long goes out
         as sqlite3 made it: it holds no BLOB, and no text over the cap, since a JSON string
         is longer than its text. Other rows are made cell by cell. The first row is kept
-        whatever its size, so that a page is never empty while rows remain.
+        whatever its size, so that a page is never empty while rows remain, its cells cut
+        shorter when it alone is over `max_bytes`.
 
         Raises:
             Full: the page has no room for `row`, which is left out.
@@ -51,8 +60,15 @@ class Page:
         except TypeError:  # a BLOB
             size = self._max_cell + 1
         if size > self._max_cell:
-            row = tuple(cell(value, self._max_cell) for value in row)
-            size = len(dumps(row))
+            made = tuple(cell(value, self._max_cell) for value in row)
+            size = len(dumps(made))
+            if size > self._bytes_left and not self.rows:
+                # Alone over the page (500 cells of 60,000 characters made 60 MB): its
+                # cells share the page's bytes, each less what a cut cell adds.
+                share = max(MIN_SHARE, self._bytes_left // len(row) - CUT_CELL_EXTRA)
+                made = tuple(cell(value, share) for value in row)
+                size = len(dumps(made))
+            row = made
         self._room -= 1
         self._bytes_left -= size + 1
         if self._room < 0 or (self._bytes_left < 0 and self.rows):
