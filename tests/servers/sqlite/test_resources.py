@@ -61,6 +61,26 @@ async def test_a_listed_uri_reads_its_own_table_whatever_its_name(files: Files) 
     assert all(table["name"] == name for name, table in read_back.items())
 
 
+async def test_text_that_is_not_utf_8_is_read_with_replacement_characters(files: Files) -> None:
+    # SQLite stores whatever bytes it is given as TEXT: one Latin-1 value, or a name, failed
+    # every statement that met it, resources/list with an internal error.
+    with sqlite3.connect(files.main) as db:
+        db.execute("CREATE TABLE legacy (word TEXT)")
+        db.execute("INSERT INTO legacy VALUES ('plain'), (CAST(x'63616679e9' AS TEXT))")
+        db.execute("CREATE TABLE zzzq (a)")
+    db.close()
+    files.main.write_bytes(files.main.read_bytes().replace(b"zzzq", b"zz\xffq"))
+    async with files.serve() as client:
+        listed = [r["name"] for r in (await client.request("resources/list"))["resources"]]
+        words = await client.call_tool("read_query", {"query": "SELECT word FROM legacy"})
+        schema = await read(client, "sqlite://main/schema")
+        tables = await client.call_tool("list_tables")
+    assert "zz\ufffdq" in listed
+    assert words["structuredContent"]["rows"] == [["plain"], ["cafy\ufffd"]]
+    assert "CREATE TABLE zz\ufffdq (a)" in schema
+    assert "legacy" in [table["name"] for table in tables["structuredContent"]["tables"]]
+
+
 async def test_insights_memo_and_its_notification(files: Files) -> None:
     async with files.serve() as client:
         empty = await read(client, "memo://insights")

@@ -157,20 +157,31 @@ class Session:
             raise
 
     async def _work(self, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
-        """Return `await work(connection)`, run again if refused for a shadow table.
+        """Return `await work(connection)`, run again each time the reader adapts to a failure.
 
-        A reader learns main's shadow tables when it is first refused a row write: R*Tree
-        prepares some to read (SQLite itself refuses them to a read-only connection).
+        A writer's work is a transaction: it never runs twice.
         """
-        try:
-            return await work(self.connection)
-        except sqlite3.DatabaseError:
-            if not await self._learnt_shadow_tables():
-                raise
-        return await work(self.connection)
+        while True:
+            try:
+                return await work(self.connection)
+            except sqlite3.DatabaseError as error:
+                if self.guard.writes or not await self._adapted(error):
+                    raise
 
-    async def _learnt_shadow_tables(self) -> bool:
-        """Whether the row write last refused was to a shadow table (asked of SQLite now)."""
+    async def _adapted(self, error: sqlite3.DatabaseError) -> bool:
+        """Adapt the reader to what failed a statement; return whether to run it again.
+
+        Each adaptation is made once. Text that is not UTF-8 (a legacy database's Latin-1)
+        failed a whole statement: from then on the reader decodes text leniently, bytes it
+        cannot decode shown as U+FFFD (a Python call per value: only where needed). R*Tree
+        prepares writes to its shadow tables to read: a reader refused a row write learns
+        main's shadow tables (SQLite itself refuses them the write: it is read-only).
+        """
+        if "Could not decode to UTF-8" in str(error):
+            if self.connection.text_factory is lenient_text:
+                return False
+            self.connection.text_factory = lenient_text
+            return True
         if self.guard.denied_write is None:
             return False
         try:
@@ -351,6 +362,11 @@ async def rows_changed(connection: aiosqlite.Connection, cursor: aiosqlite.Curso
     # RETURNING: the cursor counts the rows only once they have all been read.
     rows = await connection.execute_fetchall("SELECT changes()")
     return int(next(iter(rows))[0])
+
+
+def lenient_text(data: bytes) -> str:
+    """Decode SQLite text that may not be UTF-8, replacing what is not."""
+    return data.decode("utf-8", "replace")
 
 
 def out_of_time(budget: Budget) -> str:

@@ -182,12 +182,12 @@ class Guard:
     def learnt(self, shadow_tables: frozenset[str]) -> bool:
         """Take main's shadow tables as they are now.
 
-        Returns whether the last row write denied was to one of them: its statement may be
-        prepared again.
+        Returns whether the last row write denied was to one of them not known before: its
+        statement may be prepared again.
         """
         denied, self.denied_write = self.denied_write, None
-        self.shadow_tables = frozenset(name.lower() for name in shadow_tables)
-        return denied is not None and denied.lower() in self.shadow_tables
+        known, self.shadow_tables = self.shadow_tables, frozenset(n.lower() for n in shadow_tables)
+        return denied is not None and denied.lower() in self.shadow_tables - known
 
     def progress(self) -> int:
         """Return non-zero to end the running statement (SQLite's progress handler)."""
