@@ -1,5 +1,6 @@
 """Long work through the in-memory client: progress, cancellation, logging."""
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable
@@ -103,6 +104,62 @@ async def test_a_cancelled_hash_reads_no_further(tree: Tree, anyio_backend: str)
         assert time.process_time() - cpu < 0.1
         assert not [m for m in client.messages if m.get("id") == "hash"]  # no response
         assert await client.request("ping") == {}
+
+
+async def test_a_cancelled_write_stops_hashing_the_file_it_checks(
+    tree: Tree, anyio_backend: str
+) -> None:
+    # expected_sha256 hashed the whole file inside the change, which a cancellation does
+    # not end: 16 GiB held the file's lock (and a change slot) some twenty seconds.
+    with (tree.root / "huge.bin").open("wb") as huge:
+        huge.truncate(16 * 1024**3)
+    arguments = {"path": "huge.bin", "content": "new", "expected_sha256": "0" * 64}
+    async with connect(server_for(tree.root)) as client:
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "write",
+                "method": "tools/call",
+                "params": {
+                    "name": "write_file",
+                    "arguments": arguments,
+                    "_meta": {"progressToken": "write"},
+                },
+            }
+        )
+        progress = await client.wait_for_notification("notifications/progress")
+        assert progress["params"]["message"] == f"{progress['params']['progress']} MiB hashed"
+        await client.notify("notifications/cancelled", {"requestId": "write"})
+        with anyio.fail_after(5):  # the file's lock is free: the next write may take it
+            written = await client.call_tool("write_file", {"path": "huge.bin", "content": "x"})
+        assert not [m for m in client.messages if m.get("id") == "write"]  # no response
+    assert written["structuredContent"]["bytes_written"] == 1
+    assert (tree.root / "huge.bin").read_text() == "x"
+
+
+async def test_an_edit_checks_the_hash_of_the_bytes_it_reads(tree: Tree) -> None:
+    # It hashed the whole file first, then read 16 MiB of it: 16 GiB took twenty seconds
+    # to be told the file is too large to edit.
+    with (tree.root / "huge.bin").open("wb") as huge:
+        huge.truncate(16 * 1024**3)
+    edit = {"oldText": "a", "newText": "b"}
+    (tree.root / "small.txt").write_text("a\n")
+    small = hashlib.sha256(b"a\n").hexdigest()
+    async with connect(server_for(tree.root)) as client:
+        with anyio.fail_after(5):
+            refused = await client.call_tool(
+                "edit_file", {"path": "huge.bin", "edits": [edit], "expected_sha256": "0" * 64}
+            )
+        stale = await client.call_tool(
+            "edit_file", {"path": "small.txt", "edits": [edit], "expected_sha256": "0" * 64}
+        )
+        edited = await client.call_tool(
+            "edit_file", {"path": "small.txt", "edits": [edit], "expected_sha256": small}
+        )
+    assert "too large to edit" in refused["content"][0]["text"]
+    assert "changed since it was read" in stale["content"][0]["text"]
+    assert edited["structuredContent"]["replacements"] == 1
+    assert (tree.root / "small.txt").read_text() == "b\n"
 
 
 async def test_a_cancelled_search_of_a_large_file_reads_no_further(

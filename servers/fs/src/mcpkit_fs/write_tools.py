@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from mcpkit import Context, Param, Server
+from mcpkit.work import Progress
 
 from . import render, transfer, writing
 from .access import Access
@@ -58,6 +59,7 @@ def register_write_tools(app: Server) -> None:
             mode=mode,
             expected_sha256=expected_sha256,
             create_parents=create_parents,
+            tick=Progress(ctx, "MiB hashed"),
             done=f"wrote {path} ({mode})",
             changes=True,
         )

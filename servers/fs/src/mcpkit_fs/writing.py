@@ -8,6 +8,8 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Callable
+from functools import partial
 from typing import Literal
 
 from .diffs import unified_diff
@@ -31,6 +33,7 @@ from .text import (
     with_endings,
     with_eol,
 )
+from .ticks import Tick, no_tick
 
 _SHA256 = re.compile("[0-9a-fA-F]{64}")
 WriteMode = Literal["overwrite", "append", "create"]
@@ -44,10 +47,13 @@ def write(
     mode: WriteMode = "overwrite",
     expected_sha256: str | None = None,
     create_parents: bool = False,
+    tick: Tick = no_tick,
 ) -> Written:
     """Write `content` (UTF-8) to a file: replace it, append to it, or create it only.
 
-    With `expected_sha256`, the file must exist with exactly that hash.
+    With `expected_sha256`, the file must exist with exactly that hash. The file is hashed
+    before the write (then `tick(n)` follows its n-th MiB, and may stop it: nothing is
+    written) and after an append (stopped there, the append is made, its answer dropped).
 
     Raises:
         FsError: the file exists in create mode, changed since it was read, or cannot
@@ -68,10 +74,10 @@ def write(
             if mode == "create" and existed:
                 raise FsError(f"{place.shown} already exists: use mode 'overwrite' to replace it.")
             if expected_sha256 is not None:
-                _check_hash(place, expected_sha256)
+                _check_hash(place, expected_sha256, partial(sha256_of, place, tick))
             if mode == "append" and existed:
                 written = _append(place, content)
-                digest = sha256_of(place)
+                digest = sha256_of(place, tick)
             else:
                 write_atomic(place, data, create_only=mode == "create")
                 written = len(data)
@@ -194,8 +200,11 @@ def _refuse_link(sandbox: Sandbox, place: Place) -> None:
     )
 
 
-def _check_hash(place: Place, expected: str) -> None:
-    """Raise FsError unless the file at `place` exists with SHA-256 `expected`."""
+def _check_hash(place: Place, expected: str, actual: Callable[[], str]) -> None:
+    """Raise FsError unless the file at `place` exists with SHA-256 `expected`.
+
+    `actual()` returns the file's hash; it is asked once the other checks have passed.
+    """
     if not _SHA256.fullmatch(expected):
         raise FsError(
             "expected_sha256 is not a SHA-256 (64 hexadecimal digits): pass the sha256 that"
@@ -203,10 +212,10 @@ def _check_hash(place: Place, expected: str) -> None:
         )
     if place.lstat() is None:
         raise FsError(f"{place.shown} does not exist, but expected_sha256 was given.")
-    actual = sha256_of(place)
-    if actual != expected.lower():
+    now = actual()
+    if now != expected.lower():
         raise FsError(
-            f"{place.shown} changed since it was read (its SHA-256 is now {actual}): read it"
+            f"{place.shown} changed since it was read (its SHA-256 is now {now}): read it"
             " again and redo the change."
         )
 
@@ -228,14 +237,14 @@ def edit(
         if not dry_run:
             require_writable(place)
         _refuse_link(sandbox, place)
-        if expected_sha256 is not None:
-            _check_hash(place, expected_sha256)
         with open_read(place) as file:
             data = file.read(WHOLE_FILE_BYTES + 1)
         if len(data) > WHOLE_FILE_BYTES:
             raise FsError(
                 f"{place.shown} is over {WHOLE_FILE_BYTES // MiB} MiB: too large to edit."
             )
+        if expected_sha256 is not None:  # of the bytes read: the file is hashed no further
+            _check_hash(place, expected_sha256, hashlib.sha256(data).hexdigest)
         text, codec = decode_text(data, place.shown)
         # Edits are matched on LF text; each line gets its own ending back.
         before = to_lf(text)
