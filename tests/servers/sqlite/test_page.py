@@ -91,13 +91,15 @@ def test_the_byte_cap_ends_the_page_but_never_before_the_first_row() -> None:
     assert alone.more is True
 
 
-def test_a_first_row_alone_over_the_byte_cap_has_its_cells_cut_to_share_it() -> None:
-    wide = tuple("x" * 1000 for _ in range(50))  # 50,000 characters, each cell at the cap
-    page = page_of([wide, wide], max_cell=1000, max_bytes=10_000)
+@pytest.mark.parametrize("character", ["x", "\x01"])  # \x01 takes six bytes of JSON
+def test_a_first_row_alone_over_the_byte_cap_has_its_cells_cut_to_fit(character: str) -> None:
+    wide = tuple(character * 1000 for _ in range(50))  # each cell at the cap
+    page = page_of([wide, wide], max_cell=1000, max_bytes=30_000)
     first = page.rows[0]
     assert len(first) == 50
-    assert all(str(value).startswith("x" * 160 + "… (840 more") for value in first)
-    assert len(orjson.dumps(first)) <= 10_000
+    assert all(str(value).startswith(character * 64) for value in first)
+    assert all(str(value).endswith(" more characters)") for value in first)
+    assert len(orjson.dumps(first)) <= 30_000
     assert page.more is True
 
 

@@ -65,19 +65,22 @@ async def test_text_that_is_not_utf_8_is_read_with_replacement_characters(files:
     # SQLite stores whatever bytes it is given as TEXT: one Latin-1 value, or a name, failed
     # every statement that met it, resources/list with an internal error.
     with sqlite3.connect(files.main) as db:
-        db.execute("CREATE TABLE legacy (word TEXT)")
-        db.execute("INSERT INTO legacy VALUES ('plain'), (CAST(x'63616679e9' AS TEXT))")
+        db.execute("CREATE TABLE legacy (word TEXT, cafz)")
+        db.execute("INSERT INTO legacy (word) VALUES ('plain'), (CAST(x'63616679e9' AS TEXT))")
         db.execute("CREATE TABLE zzzq (a)")
     db.close()
-    files.main.write_bytes(files.main.read_bytes().replace(b"zzzq", b"zz\xffq"))
+    patched = files.main.read_bytes().replace(b"zzzq", b"zz\xffq").replace(b"cafz", b"caf\xe9")
+    files.main.write_bytes(patched)
     async with files.serve() as client:
         listed = [r["name"] for r in (await client.request("resources/list"))["resources"]]
         words = await client.call_tool("read_query", {"query": "SELECT word FROM legacy"})
         schema = await read(client, "sqlite://main/schema")
         tables = await client.call_tool("list_tables")
+        every_column = await client.call_tool("read_query", {"query": "SELECT * FROM legacy"})
     assert "zz\ufffdq" in listed
     assert words["structuredContent"]["rows"] == [["plain"], ["cafy\ufffd"]]
     assert "CREATE TABLE zz\ufffdq (a)" in schema
+    assert "select the other columns by name" in every_column["content"][0]["text"]
     assert "legacy" in [table["name"] for table in tables["structuredContent"]["tables"]]
 
 

@@ -4,12 +4,12 @@ Read-only is the engine's: a statement is refused because SQLite is told to refu
 never because of how its text starts (the reference's check that a CTE defeats).
 """
 
-import json
 import sqlite3
 import time
 import tracemalloc
 from typing import Any
 
+import orjson
 import pytest
 
 from mcpkit_sqlite.catalog import Limits
@@ -97,7 +97,7 @@ async def test_a_row_wider_than_the_result_cap_comes_cut_to_it(files: Files) -> 
     row = result["structuredContent"]["rows"][0]
     assert len(row) == 300
     assert all(cell.endswith("more characters)") for cell in row)
-    assert len(json.dumps(row)) <= Limits().max_result_bytes  # was 18 MB
+    assert len(orjson.dumps(row)) <= Limits().max_result_bytes  # was 18 MB
 
 
 WRITE_ATTACKS = [

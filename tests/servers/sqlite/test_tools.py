@@ -224,17 +224,42 @@ async def test_rows_affected_are_the_statements_own(files: Files) -> None:
         db.execute(
             "CREATE TRIGGER log AFTER INSERT ON items BEGIN INSERT INTO audit VALUES (1); END"
         )
-    db.close()
-    async with files.serve(write=True) as client:
-        returning = await client.call_tool(
-            "write_query", {"query": "INSERT INTO items (name) VALUES ('a'), ('b') RETURNING id"}
+        db.execute("CREATE VIEW named AS SELECT name FROM items")
+        db.execute(
+            "CREATE TRIGGER add_named INSTEAD OF INSERT ON named"
+            " BEGIN INSERT INTO items (name) VALUES (NEW.name); END"
         )
+    db.close()
+    counted = {
+        "INSERT INTO items (name) VALUES ('a'), ('b') RETURNING id": 2,  # not the trigger's 2
+        "WITH cut AS (SELECT 3) UPDATE items SET price = 0 WHERE id <= (SELECT * FROM cut)": 3,
+        "WITH gone AS (SELECT 5) DELETE FROM items WHERE id = (SELECT * FROM gone) RETURNING id": 1,
+        "INSERT INTO named VALUES ('through the view')": 2,  # the view's trigger's own rows
+        "CREATE TABLE t (a)": 0,
+    }
+    async with files.serve(write=True) as client:
+        results = {
+            sql: (await client.call_tool("write_query", {"query": sql}))["structuredContent"]
+            for sql in counted
+        }
         several = await client.call_tool(
             "execute_transaction",
-            {"statements": [{"sql": "DELETE FROM audit"}, {"sql": "CREATE TABLE t (a)"}]},
+            {"statements": [{"sql": "DELETE FROM audit"}, {"sql": "CREATE TABLE u (a)"}]},
         )
-    assert returning["structuredContent"]["rows_affected"] == 2  # not the trigger's two
-    assert several["structuredContent"]["rows_affected"] == 2  # params may be left out
+    assert {sql: result["rows_affected"] for sql, result in results.items()} == counted
+    assert several["structuredContent"]["rows_affected"] == 3  # params may be left out
+
+
+async def test_last_insert_rowid_is_only_of_this_calls_inserts(files: Files) -> None:
+    async with files.serve(write=True) as client:
+        inserted = await client.call_tool(
+            "write_query", {"query": "INSERT INTO items (name) VALUES ('new')"}
+        )
+        updated = await client.call_tool(
+            "write_query", {"query": "UPDATE items SET price = 1 WHERE id = 1"}
+        )
+    assert inserted["structuredContent"]["last_insert_rowid"] == 101
+    assert updated["structuredContent"]["last_insert_rowid"] == 0  # was the insert's 101
 
 
 async def test_each_call_is_logged_without_its_values(files: Files) -> None:

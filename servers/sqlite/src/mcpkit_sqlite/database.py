@@ -23,8 +23,8 @@ import anyio
 
 from .cells import Params, bind
 from .config import DatabaseSpec
-from .errors import SqliteError
-from .guard import HEAP_LIMIT, Budget, Guard, GuardedConnection
+from .errors import BAD_VALUES, SqliteError, explain, out_of_time
+from .guard import Budget, Guard, GuardedConnection
 from .page import Full, Page
 from .results import Changed, Format, Rows
 
@@ -32,9 +32,6 @@ from .results import Changed, Format, Rows
 logging.getLogger("aiosqlite").setLevel(logging.INFO)
 
 T = TypeVar("T")
-BAD_VALUES = (MemoryError, OverflowError, UnicodeError)
-"""Errors of values SQLite cannot take or make: a row over guard.HEAP_LIMIT, an integer
-over 64 bits, text with a lone surrogate, text (or SQLite's message) that is not UTF-8."""
 FETCH = 10_001
 """Rows fetched in one hop to the connection's thread (each hop costs some 0.1 ms): a
 whole page of the largest size and the row that says whether more follow. Rows go to a
@@ -177,7 +174,7 @@ class Session:
         prepares writes to its shadow tables to read: a reader refused a row write learns
         main's shadow tables (SQLite itself refuses them the write: it is read-only).
         """
-        if "Could not decode to UTF-8" in str(error):
+        if str(error).startswith("Could not decode to UTF-8 column"):  # a cell's text
             if self.connection.text_factory is lenient_text:
                 return False
             self.connection.text_factory = lenient_text
@@ -320,12 +317,17 @@ class Database:
             # One statement too: left to autocommit, a statement stopped at its deadline in
             # a step that SQLite cannot interrupt would commit when that step returns.
             await writer.own(partial(connection.execute, "BEGIN IMMEDIATE"))
+            # The connection's last insert rowid, which stays after a call that inserts
+            # nothing: only one this call made is reported.
+            [(rowid_before,)] = await connection.execute_fetchall("SELECT last_insert_rowid()")
             last_rowid = rows_affected = 0
             for sql, values in bound:
+                changes_before = connection.total_changes
                 cursor = await connection.execute(sql, values)
-                last_rowid = cursor.lastrowid or last_rowid
                 await cursor.close()  # which ends a RETURNING statement (its rows unread)
-                rows_affected += await rows_changed(connection, cursor)
+                if cursor.lastrowid != rowid_before:
+                    last_rowid = cursor.lastrowid or last_rowid
+                rows_affected += await rows_changed(connection, changes_before)
             await writer.own(connection.commit)
             return Changed(
                 database=self.name,
@@ -349,38 +351,25 @@ class Database:
         return await self.reader.run(Budget(10.0), fetch)
 
 
-async def rows_changed(connection: aiosqlite.Connection, cursor: aiosqlite.Cursor) -> int:
-    """Return the rows the statement of `cursor` (closed) inserted, updated or deleted itself.
+async def rows_changed(connection: aiosqlite.Connection, changes_before: int) -> int:
+    """Return the rows the statement just run inserted, updated or deleted itself.
 
-    Not the growth of `total_changes`, which also counts the rows of triggers and virtual
-    tables (an R*Tree insert writes three in its shadow tables).
+    `changes()`, not the growth of `total_changes` since `changes_before`, which also counts
+    the rows of triggers and virtual tables (an R*Tree insert writes three in its shadow
+    tables); but the growth when `changes()` says none, as for a view's INSTEAD OF trigger,
+    whose rows are all the statement changed. Neither the statement's text (a WITH before
+    an UPDATE) nor a RETURNING clause changes what is counted.
     """
-    if cursor.rowcount < 0:  # not an INSERT, UPDATE or DELETE
+    grown = connection.total_changes - changes_before
+    if grown == 0:
         return 0
-    if not cursor.description:  # no RETURNING clause
-        return cursor.rowcount
-    # RETURNING: the cursor counts the rows only once they have all been read.
-    rows = await connection.execute_fetchall("SELECT changes()")
-    return int(next(iter(rows))[0])
+    [(own,)] = await connection.execute_fetchall("SELECT changes()")
+    return int(own) or grown
 
 
 def lenient_text(data: bytes) -> str:
     """Decode SQLite text that may not be UTF-8, replacing what is not."""
     return data.decode("utf-8", "replace")
-
-
-def out_of_time(budget: Budget) -> str:
-    """Say that a statement ran out of its time budget, and what to do next."""
-    if budget.given_up:
-        return (
-            f"The query ran out of its time budget ({budget.seconds:g} s) in a step SQLite"
-            " cannot stop (trim(), instr() or replace() of long texts, for one). It runs on"
-            " in the background until that step ends, and nothing it does is kept. Narrow it."
-        )
-    return (
-        f"The query ran out of its time budget ({budget.seconds:g} s) and was stopped:"
-        " narrow it (WHERE, LIMIT, an index) or raise timeout_ms."
-    )
 
 
 def threads_left() -> list[threading.Thread]:
@@ -390,49 +379,3 @@ def threads_left() -> list[threading.Thread]:
     """
     current = threading.current_thread()
     return [t for t in threading.enumerate() if t is not current and not t.daemon]
-
-
-def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
-    """Return what a sqlite3 error means for the model, and what to do next."""
-    message = str(error)
-    if isinstance(error, OverflowError):
-        return "An integer is out of SQLite's range (-2**63 to 2**63 - 1). Nothing was changed."
-    if isinstance(error, UnicodeEncodeError):
-        return (
-            "The statement or a parameter holds text that is not valid Unicode (a lone"
-            " surrogate). Nothing was changed."
-        )
-    if isinstance(error, MemoryError):
-        return (
-            f"The query needs more than the {HEAP_LIMIT >> 20} MiB SQLite may hold at once:"
-            " select fewer or smaller values (length(), substr()) or fewer columns."
-        )
-    if budget.timed_out:
-        return out_of_time(budget)
-    if message == "interrupted":
-        return "The query was cancelled."
-    if message.startswith("access to") and message.endswith("is prohibited"):  # see guard
-        return f"Not authorized: {message}; sqlite_stmt shows other sessions' statements."
-    # VACUUM is refused by the authorizer; in the server's transaction SQLite says so first.
-    refused = "cannot VACUUM from within a transaction" in message
-    if refused or "not authorized" in message or "authorization denied" in message:
-        if writes:
-            return (
-                "Not authorized: ATTACH, DETACH, VACUUM, pragmas that set something, virtual"
-                " tables and load_extension are refused. Nothing was changed."
-            )
-        return (
-            "Not authorized: this connection only reads (no INSERT, UPDATE, DELETE, CREATE,"
-            " DROP, ATTACH, pragmas that set something, or load_extension); use write_query"
-            " where writing is allowed. Nothing was changed."
-        )
-    if isinstance(error, sqlite3.ProgrammingError) and "one statement" in message:
-        return "Send one statement per call (a second one after ';' is refused)."
-    if message == "database is locked":
-        return (
-            "Another process holds the database's lock (it is writing): nothing was changed."
-            " Try again in a moment."
-        )
-    if "attempt to write a readonly database" in message:
-        return "This database is read-only. Nothing was changed."
-    return f"SQLite error: {message}"

@@ -18,10 +18,6 @@ MIN_SHARE = 64
 SQLite's 2,000 columns at most still makes a few hundred kilobytes."""
 
 
-CUT_CELL_EXTRA = 40
-"""Bytes a cut text cell takes beyond its characters: quotes, comma, what it says is cut."""
-
-
 class Full(Exception):
     """The page holds all it may: the statement has more rows than the page."""
 
@@ -62,10 +58,12 @@ class Page:
         if size > self._max_cell:
             made = tuple(cell(value, self._max_cell) for value in row)
             size = len(dumps(made))
-            if size > self._bytes_left and not self.rows:
-                # Alone over the page (500 cells of 60,000 characters made 60 MB): its
-                # cells share the page's bytes, each less what a cut cell adds.
-                share = max(MIN_SHARE, self._bytes_left // len(row) - CUT_CELL_EXTRA)
+            share = self._max_cell
+            while size > self._bytes_left and not self.rows and share > MIN_SHARE:
+                # Alone over the page (500 cells of 60,000 characters made 60 MB): its cells
+                # are cut shorter in proportion to what is over until it fits (a character
+                # may take six bytes of JSON, as a control character does).
+                share = max(MIN_SHARE, share * self._bytes_left // size)
                 made = tuple(cell(value, share) for value in row)
                 size = len(dumps(made))
             row = made
