@@ -22,6 +22,8 @@ from e2e.fs_helpers import MCP_FS
 from e2e.harness import (
     EVERYTHING,
     LATEST,
+    MODERN,
+    VERSION_KEY,
     VERSIONS,
     RequestId,
     as_json,
@@ -674,3 +676,30 @@ async def test_sigterm_during_long_call_exits_promptly(server: RawServer) -> Non
     await start_long_call(server)
     server.process.send_signal(signal.SIGTERM)
     await server.wait_exit()
+
+
+def rss_mib(pid: int) -> float:
+    """The resident memory of a process now, in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmRSS for process {pid}")
+
+
+async def test_2026_progress_waits_for_a_client_that_does_not_read(server: RawServer) -> None:
+    # Each progress notification repeats the client's token. A 2026-07-28 request's did not
+    # wait for the client to read (older eras' did): a 2 MB token queued 2 MB a step.
+    meta: dict[str, Any] = {
+        VERSION_KEY: MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "progressToken": "t" * (2 << 20),
+    }
+    call = {"name": "long_running_operation", "arguments": {"duration": 1, "steps": 50}}
+    await server.send(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**call, "_meta": meta}}
+    )
+    peak = 0.0
+    for _ in range(15):  # 1.5 s: the 50 steps of 20 ms would all have been queued
+        await anyio.sleep(0.1)
+        peak = max(peak, rss_mib(server.process.pid))
+    assert peak < 100, f"{peak:.0f} MiB while the client did not read"

@@ -159,12 +159,18 @@ class ModernPeer:
     """The Peer of one stateless-era request: the request's own `_meta` is all it knows."""
 
     def __init__(
-        self, runtime: Runtime, send: Send, request_meta: RequestMeta, inputs: Inputs
+        self,
+        runtime: Runtime,
+        send: Send,
+        drain: Callable[[], Awaitable[None]],
+        request_meta: RequestMeta,
+        inputs: Inputs,
     ) -> None:
         self.runtime = runtime
         self.meta = request_meta
         self.inputs = inputs
         self._send = send
+        self._drain = drain
 
     @property
     def version(self) -> str:
@@ -193,8 +199,14 @@ class ModernPeer:
         return wanted is not None and _LOG_LEVELS.index(level) >= _LOG_LEVELS.index(wanted)
 
     async def notify(self, method: str, params: dict[str, Any], related: RequestId | None) -> None:
-        """Send a request-scoped notification (progress, log) on the request's stream."""
+        """Send a request-scoped notification (progress, log) on the request's stream.
+
+        It waits while the client is behind in reading (as `Connection.notify` does): each
+        progress notification repeats the client's token, and a handler that never waited
+        queued gigabytes for a client that did not read.
+        """
         self._send(jsonrpc.notification(method, params), related)
+        await self._drain()
 
     async def request(
         self, method: str, params: dict[str, Any], timeout: float, related: RequestId | None
