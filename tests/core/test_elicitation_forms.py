@@ -94,3 +94,66 @@ async def test_an_input_required_result_carries_the_form_its_version_defines() -
     (question,) = result["inputRequests"].values()
     assert question["method"] == "elicitation/create"
     assert question["params"]["requestedSchema"] == AS_2025_11_25
+
+
+MULTI: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tags": {
+            "type": "array",
+            "items": {"anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]},
+            "maxItems": 2,
+        },
+        "level": {"type": "number", "maximum": 1.5},
+        "note": {"type": "string", "maxLength": 3},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("form", "content", "problem"),
+    [
+        (FORM, {"name": "Bo", "sure": "no"}, "'sure' must be of type boolean"),  # was taken as yes
+        (FORM, {"name": "Bo", "age": True}, "'age' must be of type integer"),
+        (FORM, {"name": "Bo", "age": 2.5}, "'age' must be of type integer"),
+        (FORM, {"name": "Bo", "age": -1}, "'age' must be at least 0"),
+        (FORM, {"name": "Bo", "team": "ops"}, "'team' must be one of ['core', 'docs']"),
+        (FORM, {"name": ["Bo"]}, "'name' must be of type string"),
+        (FORM, {"name": "Bo", "admin": True}, "'admin' is not a field of the form"),
+        (FORM, {"age": 3}, "'name' is required"),
+        (MULTI, {"tags": ["a", "c"]}, "'tags' must hold only ['a', 'b']"),
+        (MULTI, {"tags": ["a", "b", "a"]}, "'tags' must be at most 2 items"),
+        (MULTI, {"tags": "a"}, "'tags' must be a list of strings"),
+        (MULTI, {"level": 2}, "'level' must be at most 1.5"),
+        (MULTI, {"note": "long"}, "'note' must be at most 3 characters"),
+    ],
+)
+async def test_an_accepted_answer_must_fit_the_form(
+    form: dict[str, Any], content: dict[str, Any], problem: str
+) -> None:
+    app = Server("forms", "1")
+
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        """Ask the user to fill in the form."""
+        answer = await ctx.elicit("Fill this in", form)
+        return f"{answer.action} {answer.content}"
+
+    async def elicit(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": content}
+
+    handlers = {"elicitation/create": elicit}
+    async with connect(app, protocol_version="2025-11-25", handlers=handlers) as client:
+        result = await client.call_tool("ask")
+    assert result["isError"] is True
+    assert f"does not fit the form: {problem}" in result["content"][0]["text"]
+
+
+async def test_an_answer_that_fits_leaves_optional_fields_out_or_empty() -> None:
+    async def elicit(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Bo", "age": 3, "team": None}}
+
+    handlers = {"elicitation/create": elicit}
+    async with connect(make_server(), protocol_version="2025-11-25", handlers=handlers) as client:
+        result = await client.call_tool("ask")
+    assert result["content"][0]["text"] == "accept {'name': 'Bo', 'age': 3, 'team': None}"

@@ -5,7 +5,7 @@ by pydantic on first use), then turned into the wire types handlers work with. p
 imported then, not at start-up: see `mcpkit.signature`.
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from functools import cache
 from typing import (
     TYPE_CHECKING,
@@ -148,3 +148,93 @@ def elicit_result(answer: dict[str, Any]) -> ElicitResult:
     """Read the answer to `elicitation/create`."""
     checked: _ElicitResult = _check(_ElicitResult, answer, "elicitation/create")
     return ElicitResult(action=checked["action"], content=checked.get("content"))
+
+
+def form_answer(answer: dict[str, Any], form: Mapping[str, Any]) -> ElicitResult:
+    """Read the answer to `elicitation/create` asked with `form`: accepted, it must fill it.
+
+    Raises:
+        ClientRequestError: the answer does not have the spec's shape, or its content does
+            not fit the form (a required field missing, one the form lacks, a value of
+            another type, outside its choices or bounds): a handler would trust it.
+    """
+    result = elicit_result(answer)
+    if result.action == "accept":
+        problem = _misfit(result.content or {}, form)
+        if problem is not None:
+            raise ClientRequestError(f"The client's answer does not fit the form: {problem}")
+    return result
+
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "boolean": bool,
+    "integer": int,
+    "number": (int, float),
+}
+
+
+def _misfit(content: Mapping[str, Any], form: Mapping[str, Any]) -> str | None:
+    """Say what in `content` does not fit `form`, or None if it all does."""
+    fields: Mapping[str, Any] = form.get("properties") or {}
+    for name in form.get("required") or ():
+        if content.get(name) is None:
+            return f"{name!r} is required"
+    for name, value in content.items():
+        field = fields.get(name)
+        if not isinstance(field, Mapping):
+            return f"{name!r} is not a field of the form"
+        if value is None:  # an optional field left empty
+            continue
+        problem = _field_misfit(value, field)  # pyright: ignore[reportUnknownArgumentType]
+        if problem is not None:
+            return f"{name!r} {problem}"
+    return None
+
+
+def _field_misfit(value: Any, field: Mapping[str, Any]) -> str | None:
+    """Say how `value` does not fit `field` (a type, choices, bounds), or None."""
+    kind = field.get("type")
+    if kind == "array":  # a multi-select: strings, each one of the item choices
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):  # pyright: ignore[reportUnknownVariableType]
+            return "must be a list of strings"
+        allowed = _choices(field.get("items") or {})
+        if allowed is not None and not set(value) <= allowed:  # pyright: ignore[reportUnknownArgumentType]
+            return f"must hold only {sorted(allowed)}"
+        return _out_of_bounds(len(value), field, "minItems", "maxItems", "items")  # pyright: ignore[reportUnknownArgumentType]
+    expected = _TYPES.get(str(kind))
+    # bool is an int to Python, not a number to JSON Schema
+    if (
+        expected is None
+        or not isinstance(value, expected)
+        or (kind != "boolean") == (isinstance(value, bool))
+    ):
+        return f"must be of type {kind}"
+    allowed = _choices(field)
+    if allowed is not None and value not in allowed:
+        return f"must be one of {sorted(allowed)}"
+    if isinstance(value, str):
+        return _out_of_bounds(len(value), field, "minLength", "maxLength", "characters")
+    return _out_of_bounds(value, field, "minimum", "maximum", "")
+
+
+def _choices(field: Mapping[str, Any]) -> set[str] | None:
+    """The values a field may take (`enum`, or the consts of `oneOf`/`anyOf`), if limited."""
+    if "enum" in field:
+        return {str(choice) for choice in field["enum"]}
+    options = field.get("oneOf") or field.get("anyOf")
+    if options is None:
+        return None
+    consts = [option.get("const") for option in options if isinstance(option, Mapping)]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return {str(const) for const in consts}  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+
+
+def _out_of_bounds(
+    measure: float, field: Mapping[str, Any], low: str, high: str, unit: str
+) -> str | None:
+    """Say how `measure` is outside the field's `low` and `high` bounds, or None."""
+    if low in field and measure < field[low]:
+        return f"must be at least {field[low]} {unit}".rstrip()
+    if high in field and measure > field[high]:
+        return f"must be at most {field[high]} {unit}".rstrip()
+    return None

@@ -270,7 +270,8 @@ class Context:
         Raises:
             InputRequired: (2026-07-28) asked, not yet answered: the retry runs the handler
                 again from the top. Let it pass.
-            ClientRequestError: the client cannot show forms, fails or times out.
+            ClientRequestError: the client cannot show forms, fails, times out, or answers
+                with content that does not fit the form.
         """
         if not has_elicitation(self.protocol_version):
             raise ClientRequestError(f"Protocol {self.protocol_version} has no elicitation")
@@ -289,7 +290,7 @@ class Context:
         if has_url_elicitation(self.protocol_version):
             params["mode"] = "form"
         result = await self._peer.request("elicitation/create", params, timeout, self.request_id)
-        return answers.elicit_result(result)
+        return answers.form_answer(result, requested_schema)
 
     async def elicit_url(
         self, message: str, url: str, elicitation_id: str, *, timeout: float = ELICITATION_TIMEOUT
