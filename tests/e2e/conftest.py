@@ -4,13 +4,14 @@ A test names its transport through the `transport` parameter (see `harness.over`
 spawns a server per connection, the HTTP transports share one server per mode for the session.
 """
 
-from collections.abc import Generator
+from collections.abc import AsyncGenerator, Generator
 from pathlib import Path
 
 import pytest
 
 from e2e.harness import TRANSPORTS, Everything, StdioTransport, Transport
 from e2e.http_wire import HttpServers
+from e2e.raw_stdio import RawServer
 
 
 @pytest.fixture
@@ -51,3 +52,10 @@ def everything(
     problems = launcher.problems()
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncGenerator[RawServer]:
+    """mcp-everything over stdio, spoken to in raw bytes; checked as it ends."""
+    async with RawServer.start(tmp_path / "stderr") as running:
+        yield running

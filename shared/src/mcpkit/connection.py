@@ -317,14 +317,12 @@ class Connection:
         Raises:
             ProtocolError: bad `_meta`, an unknown method, or a forged requestState.
         """
-        request_meta = modern.RequestMeta.parse(params)
+        meta = modern.RequestMeta.parse(params)
         if method == "server/discover":
             return jsonrpc.result(request_id, modern.discover(self.server))
         states = self.runtime.states
         inputs = modern.Inputs(method, modern.gather_answers(states, method, params))
-        peer = modern.ModernPeer(
-            self.runtime, self._send, self.transport.drain, request_meta, inputs
-        )
+        peer = modern.ModernPeer(self.runtime, self._send, self.transport.drain, meta, inputs)
         ctx = Context(peer, request_id, params["_meta"], self.runtime.provided)
         self._check_room()
         if method == "subscriptions/listen":
