@@ -203,12 +203,8 @@ def _field_misfit(value: Any, field: Mapping[str, Any]) -> str | None:
             return f"must hold only {sorted(allowed)}"
         return _out_of_bounds(len(value), field, "minItems", "maxItems", "items")  # pyright: ignore[reportUnknownArgumentType]
     expected = _TYPES.get(str(kind))
-    # bool is an int to Python, not a number to JSON Schema
-    if (
-        expected is None
-        or not isinstance(value, expected)
-        or (kind != "boolean") == (isinstance(value, bool))
-    ):
+    boolean = isinstance(value, bool)  # an int to Python, not a number to JSON Schema
+    if expected is None or not isinstance(value, expected) or boolean != (kind == "boolean"):
         return f"must be of type {kind}"
     allowed = _choices(field)
     if allowed is not None and value not in allowed:

@@ -17,8 +17,8 @@ through `GuardedConnection`, which before any statement of the model's:
   and alter (not TEMP objects: a TEMP trigger would change later writes unseen, and TEMP
   tables grow a file nobody named). A reader may prepare a row write to a shadow table
   of a virtual table (`Guard.shadow_tables`): R*Tree does to read, and SQLite refuses
-  the write itself, the reader being read-only. Nobody may read `sqlite_stmt` (other sessions'
-  statements), attach, detach, make virtual tables, or set pragmas
+  the write itself, the reader being read-only. Nobody may read `sqlite_stmt` (other
+  sessions' statements), attach, detach, make virtual tables, or set pragmas
   (`query_only`, `writable_schema`, `journal_mode`, ...); only the server begins and ends
   transactions, so a model cannot hold the write lock (`BEGIN EXCLUSIVE` left open) or
   commit half of an `execute_transaction`;
