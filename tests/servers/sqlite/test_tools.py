@@ -218,6 +218,22 @@ async def test_r_tree_tables_are_written_with_write(files: Files) -> None:
     assert read["structuredContent"]["rows"] == [[7, 1.0, 2.0]]
 
 
+async def test_a_virtual_table_is_dropped_with_write_never_made(files: Files) -> None:
+    with sqlite3.connect(files.main) as db:
+        db.execute("CREATE VIRTUAL TABLE docs USING fts5(body)")
+    db.close()
+    async with files.serve(write=True) as client:
+        dropped = await client.call_tool("write_query", {"query": "DROP TABLE docs"})
+        made = await client.call_tool(
+            "write_query", {"query": "CREATE VIRTUAL TABLE again USING fts5(body)"}
+        )
+        tables = await client.call_tool("list_tables")
+    assert dropped.get("isError") is not True, dropped
+    assert made["isError"] is True
+    names = [table["name"] for table in tables["structuredContent"]["tables"]]
+    assert not [name for name in names if name.startswith(("docs", "again"))]
+
+
 async def test_rows_affected_are_the_statements_own(files: Files) -> None:
     with sqlite3.connect(files.main) as db:
         db.execute("CREATE TABLE audit (item INTEGER)")

@@ -14,11 +14,12 @@ through `GuardedConnection`, which before any statement of the model's:
 - installs an authorizer that denies by default. A reader may select, read, recurse,
   call functions other than `load_extension` and `fts3_tokenizer`, and read the
   pragmas that describe a schema; a writer may also insert, update, delete, create, drop
-  and alter (not TEMP objects: a TEMP trigger would change later writes unseen, and TEMP
-  tables grow a file nobody named). A reader may prepare a row write to a shadow table
-  of a virtual table (`Guard.shadow_tables`): R*Tree does to read, and SQLite refuses
-  the write itself, the reader being read-only. Nobody may read `sqlite_stmt` (other
-  sessions' statements), attach, detach, make virtual tables, or set pragmas
+  (virtual tables too) and alter (not TEMP objects: a TEMP trigger would change later
+  writes unseen, and TEMP tables grow a file nobody named). A reader may prepare a row
+  write to a shadow table of a virtual table (`Guard.shadow_tables`): R*Tree does to
+  read, and SQLite refuses the write itself, the reader being read-only. Nobody may read
+  `sqlite_stmt` (other sessions' statements), attach, detach, make virtual tables, or
+  set pragmas
   (`query_only`, `writable_schema`, `journal_mode`, ...); only the server begins and ends
   transactions, so a model cannot hold the write lock (`BEGIN EXCLUSIVE` left open) or
   commit half of an `execute_transaction`;
@@ -66,6 +67,7 @@ _WRITES = {
     sqlite3.SQLITE_DROP_INDEX,
     sqlite3.SQLITE_DROP_VIEW,
     sqlite3.SQLITE_DROP_TRIGGER,
+    sqlite3.SQLITE_DROP_VTABLE,  # DROP TABLE of an FTS or R*Tree table (making one is refused)
 }
 HIDDEN_TABLES = frozenset(("sqlite_stmt",))
 """Tables nobody may read: the statements every connection has prepared (other sessions')."""
