@@ -118,7 +118,7 @@ async def test_ids_come_back_with_their_type(server: RawServer) -> None:
 
 async def test_invalid_requests_are_refused(server: RawServer) -> None:
     await server.initialize()
-    for request_id in [None, 1.5, True, [1], {"a": 1}]:
+    for request_id in [None, 1.5, True, [1], {"a": 1}, "\udc00x"]:  # a lone surrogate, escaped
         await server.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
         response = await server.receive()
         assert error_code(response) == -32600, request_id

@@ -77,8 +77,22 @@ def as_list(value: object) -> list[Any] | None:
 
 
 def is_request_id(value: object) -> TypeGuard[RequestId]:
-    """Return whether `value` is a valid request id: a string or an integer, not a bool."""
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    """Return whether `value` is a valid request id: a string or an integer, not a bool.
+
+    A string holding a lone surrogate (JSON can escape one) is not: it could not be sent
+    back as it came, and a changed id answers no request of the client's.
+    """
+    if isinstance(value, str):
+        return value.isascii() or _is_unicode(value)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def classify(message: object) -> Kind:
