@@ -3,7 +3,9 @@
 In the stateless era (2026-07-28) a question ends the attempt and the client's retry runs
 the handler again from the top. So `add_journal_entry` asks before it changes anything:
 the first attempt only asks, and the retry, which brings the answer, writes once. Had it
-written first and asked after, every attempt would write.
+written first and asked after, every attempt would write. (A client that sends the same
+retry twice writes twice, as one that calls the tool twice does: retries are the client's
+to send once.)
 
 The journal is what the server's lifespan provides (see `server.build_server`); it lives
 as long as the server and is read as test://journal.
