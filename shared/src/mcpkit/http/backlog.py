@@ -9,6 +9,7 @@ taken as too slow, as it is past the count.
 from collections import deque
 from typing import Any
 
+import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 QUEUE_BYTES = 16 * 1024 * 1024
@@ -31,6 +32,24 @@ class Backlog:
         while len(self._sizes) > waiting:  # read since: a queue gives its oldest first
             self._bytes -= self._sizes.popleft()
         return not self._sizes or self._bytes + size <= self._limit
+
+    def send_nowait(self, item: Any, size: int) -> bool:
+        """Queue `item`, a message of `size` bytes; return False if the client is too slow.
+
+        Too slow: the queue holds its most messages, or `limit` bytes (a larger message
+        may wait alone). Nothing is queued then.
+
+        Raises:
+            anyio.ClosedResourceError, anyio.BrokenResourceError: the queue has ended.
+        """
+        if not self.admits(size):
+            return False
+        try:
+            self._queue.send_nowait(item)
+        except anyio.WouldBlock:
+            return False
+        self.added(size)
+        return True
 
     def added(self, size: int) -> None:
         """Count a message of `size` bytes just queued."""

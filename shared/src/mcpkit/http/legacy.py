@@ -44,14 +44,9 @@ class LegacySession(Inflow, OneStream):
 
         Too slow: `STREAM_QUEUE` messages wait, or `QUEUE_BYTES` (one larger message may).
         """
-        if not self._backlog.admits(len(frame)):
-            self.close()
-            return
         try:
-            self._outbound.send_nowait(frame)
-            self._backlog.added(len(frame))
-        except anyio.WouldBlock:
-            self.close()
+            if not self._backlog.send_nowait(frame, len(frame)):
+                self.close()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
 

@@ -114,14 +114,9 @@ class Exchange:
         self.answered.set()
 
     def _push(self, frame: bytes) -> None:
-        if not self._backlog.admits(len(frame)):  # the client reads too slowly: its response
-            self.finish()  # ends
-            return
         try:
-            self._out.send_nowait(frame)
-            self._backlog.added(len(frame))
-        except anyio.WouldBlock:  # too slowly, by the count
-            self.finish()
+            if not self._backlog.send_nowait(frame, len(frame)):
+                self.finish()  # the client reads too slowly: its response ends
         except anyio.ClosedResourceError:  # answered or ended already: nothing more is sent
             pass
 

@@ -142,17 +142,14 @@ class Stream:
     def _record(self, frame: bytes) -> None:
         self._sequence += 1
         self._store.append(self.id, self._sequence, frame)
-        if self._live is None or self._backlog is None:
+        if self._backlog is None:  # no response is attached
             return
-        if not self._backlog.admits(len(frame)):  # the client reads too slowly: it resumes
-            self._end_live()  # from the store
-            return
+        event = StoredEvent(event_id(self.id, self._sequence), frame)
         try:
-            self._live.send_nowait(StoredEvent(event_id(self.id, self._sequence), frame))
-            self._backlog.added(len(frame))
-        except anyio.WouldBlock:  # too slowly, by the count
-            self._end_live()
+            sent = self._backlog.send_nowait(event, len(frame))
         except anyio.BrokenResourceError:  # the response has gone
+            sent = False
+        if not sent:  # gone, or the client reads too slowly: it resumes from the store
             self._end_live()
 
     def _end_live(self) -> None:
