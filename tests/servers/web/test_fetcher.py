@@ -159,6 +159,21 @@ async def test_an_oversized_body_is_refused(site: Site) -> None:
         await fetch_with(site.url("/big"), settings=Settings(max_bytes=1000))
 
 
+async def test_a_cut_fetch_keeps_the_head_of_a_body_over_the_cap(site: Site) -> None:
+    # For robots.txt: the cap cuts the body (plain or inflated) instead of refusing it,
+    # and the next fetch on the client works (the rest was left unread).
+    settings = Settings(max_bytes=1000)
+    body = bytes(range(256)) * 40_000  # 10 MB
+    site.routes["/plain"] = Route(body)
+    site.routes["/bomb"] = Route(gzip.compress(body), headers={"content-encoding": "gzip"})
+    site.routes["/after"] = Route(b"fine")
+    async with make_client(PUBLIC, settings) as client:
+        for path in ("/plain", "/bomb"):
+            page = await fetch(client, PUBLIC, settings, site.url(path), cut=True)
+            assert page.body == body[:1000]
+        assert (await fetch(client, PUBLIC, settings, site.url("/after"))).body == b"fine"
+
+
 async def test_an_unknown_encoding_is_refused(site: Site) -> None:
     site.routes["/br"] = Route(b"zz", headers={"content-encoding": "br"})
     with pytest.raises(WebError, match="unsupported content-encoding"):

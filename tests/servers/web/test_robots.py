@@ -21,7 +21,7 @@ from mcpkit_web.robots import (
     product_token,
     robots_url,
 )
-from servers.web.conftest import serve, text_of
+from servers.web.conftest import serve, text_of, web_for
 from servers.web.stub import Route, Site
 
 FILE = """# comment
@@ -204,6 +204,27 @@ async def test_a_file_over_500_kib_is_read_to_its_last_full_line(site: Site) -> 
     }
     assert text["contents"][0]["text"] == (head + filler).decode()
     assert site.hits("/robots.txt") == 1
+
+
+@pytest.mark.parametrize("max_bytes", [100_000, 1_000_000])
+async def test_a_file_over_the_download_cap_is_cut_not_refused(site: Site, max_bytes: int) -> None:
+    # A robots.txt over the cap (declared by Content-Length too) was refused like a page,
+    # which read as "unreachable": the whole site off limits. Its head is parsed now, 500
+    # KiB under a lower cap as under a higher one.
+    head = b"User-agent: *\nDisallow: /early\n"
+    filler = (b"# " + b"x" * 997 + b"\n") * 2000  # 2 MB of comments, 1,000 bytes a line
+    site.routes["/robots.txt"] = Route(head + filler + b"Disallow: /late\n")
+    async with serve(web_for(max_bytes=max_bytes)) as client:
+        answers = {
+            path: (await client.call_tool("check_robots", {"url": site.url(path)}))[
+                "structuredContent"
+            ]["allowed"]
+            for path in ("/early", "/elsewhere", "/late")
+        }
+        text = await client.request("resources/read", {"uri": f"web://robots/{site.url('')}"})
+    assert answers == {"/early": False, "/elsewhere": True, "/late": True}
+    whole_lines = (MAX_ROBOTS_BYTES - len(head)) // 1000  # the line the limit cuts is dropped
+    assert text["contents"][0]["text"] == (head + filler[: whole_lines * 1000]).decode()
 
 
 def test_the_parse_limit_is_500_kib() -> None:

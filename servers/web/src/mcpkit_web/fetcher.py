@@ -184,12 +184,16 @@ async def fetch(
     *,
     timeout: float | None = None,
     headers: Mapping[str, str] | None = None,
+    cut: bool = False,
 ) -> Fetched:
     """GET `url` safely (see the module): follow redirects by hand, cap the body, one deadline.
 
+    With `cut`, a body over the download cap is cut there instead of refused: for a file
+    whose head is all that is read (robots.txt).
+
     Raises:
-        WebError: the URL or a hop is refused, the body is too large, the deadline passed,
-            or the request failed; the message says which.
+        WebError: the URL or a hop is refused, the body is too large (unless `cut`), the
+            deadline passed, or the request failed; the message says which.
     """
     import httpx
 
@@ -220,7 +224,7 @@ async def fetch(
                         hops.append(current)
                         current = following
                         continue
-                    body = await read_capped(response, settings.max_bytes)
+                    body = await read_capped(response, settings.max_bytes, cut=cut)
                     return Fetched(
                         url=current,
                         status=response.status_code,
@@ -238,14 +242,17 @@ async def fetch(
         raise WebError(f"could not fetch {current}: {type(exc).__name__}: {exc}") from exc
 
 
-async def read_capped(response: "httpx.Response", cap: int) -> bytes:
+async def read_capped(response: "httpx.Response", cap: int, *, cut: bool = False) -> bytes:
     """Return the decoded body, at most `cap` bytes however much it inflates.
 
+    With `cut`, a longer body is cut at `cap` bytes (the rest is left unread).
+
     Raises:
-        WebError: the declared or decoded size passes the cap, or the encoding is unknown.
+        WebError: the declared or decoded size passes the cap (unless `cut`), or the
+            encoding is unknown.
     """
     declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > cap:
+    if not cut and declared.isdigit() and int(declared) > cap:
         raise WebError(f"the response is {declared} bytes, over the {cap}-byte download cap")
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
     if encoding in ("gzip", "x-gzip", "deflate"):
@@ -265,7 +272,11 @@ async def read_capped(response: "httpx.Response", cap: int) -> bytes:
             except zlib.error as exc:
                 raise WebError(f"the response's {encoding} body is corrupt") from exc
             if len(body) + len(chunk) > cap:
-                raise WebError(f"the response passed the {cap}-byte download cap (decoded)")
+                if not cut:
+                    raise WebError(f"the response passed the {cap}-byte download cap (decoded)")
+                body += chunk[: cap - len(body)]
+                await _abandon(response, chunks)
+                break
             body += chunk
             if decoder is not None and decoder.unused_data:
                 # Bytes after the end of the compressed body are none of it: read on, they

@@ -177,8 +177,8 @@ class Web:
 
         Rules are kept ROBOTS_KEPT seconds; a robots.txt that could not be read (no answer,
         401, 403, 429, 5xx: the site is off limits meanwhile) is asked again after
-        ROBOTS_FAILURE_KEPT. A file is downloaded as a page is, and its first 500 KiB
-        parsed (RFC 9309: a longer file is cut, not unreadable).
+        ROBOTS_FAILURE_KEPT. A file is downloaded as a page is, up to its first 500 KiB,
+        which are parsed (RFC 9309: a longer file is cut, not unreadable).
 
         Raises:
             WebError: the URL's port is not valid, or the operator refuses the site.
@@ -188,10 +188,12 @@ class Web:
         if known is not None and time.monotonic() < known[0]:
             self.robots[where] = known  # now the most recently used
             return known[1]
-        # At least 500 KiB, even under a lower download cap: the RFC's parsing minimum.
-        capped = replace(self.settings, max_bytes=max(self.settings.max_bytes, MAX_ROBOTS_BYTES))
+        # The part parsed and one byte more (which says whether the file goes on), whatever
+        # the download cap: the RFC's 500 KiB are read even under a lower cap, and a longer
+        # file is cut there, neither refused (which would close the site) nor downloaded.
+        head = replace(self.settings, max_bytes=MAX_ROBOTS_BYTES + 1)
         try:
-            page = await fetch(self.client, self.policy, capped, where, timeout=timeout)
+            page = await fetch(self.client, self.policy, head, where, timeout=timeout, cut=True)
             text = robots_text(page.body)
             rules = await parsed(Robots.from_response, page.status, text)  # 0.5 s for 500 KiB
         except Refused:
