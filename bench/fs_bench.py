@@ -193,6 +193,11 @@ def cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
+def minor_faults(pid: int) -> int:
+    """The minor page faults of a process so far (all its threads): pages it touched afresh."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[7])
+
+
 def children_cpu_ms() -> float:
     """The user and system CPU time of this process's waited-for children so far, in ms."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
