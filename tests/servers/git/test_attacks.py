@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mcpkit_git.access import Tiers
-from servers.git.conftest import Repos, git, make_repo, text_of
+from servers.git.conftest import CANARY, Repos, git, make_repo, text_of
 
 VECTORS = (
     "core.fsmonitor",
@@ -337,3 +337,95 @@ async def test_a_repository_owned_by_another_user_is_refused(repos: Repos) -> No
         result = await client.call_tool("git_status", {"repo_path": str(repos.repo)})
     assert result["isError"] is True
     assert "dubious ownership" in text_of(result)  # safe.directory is never granted
+
+
+async def test_files_the_configuration_names_outside_are_not_read(repos: Repos) -> None:
+    # Each key names a file git reads: blame.ignoreRevsFile came back as "invalid object
+    # name: <its first line>", a mailmap renamed authors, the attributes and excludes
+    # changed what diff and status show.
+    secret, rules = repos.outside / "secret.txt", repos.outside / "rules"
+    rules.write_text("* -diff\n*.log\n")
+    (repos.outside / "mailmap").write_text(f"{CANARY} <x@y> Test <test@example.com>\n")
+    for key, target in [
+        ("mailmap.file", repos.outside / "mailmap"),
+        ("core.attributesFile", rules),
+        ("core.excludesFile", rules),
+        ("diff.orderFile", secret),
+    ]:
+        git(repos.repo, "config", key, str(target))
+    (repos.repo / "a.txt").write_text("alpha\nchanged\n")
+    (repos.repo / "x.log").write_text("log\n")
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        clean = {
+            tool: await client.call_tool(tool, {"repo_path": path, **arguments})
+            for tool, arguments in [
+                ("git_log", {"max_count": 1}),
+                ("git_show", {"revision": "HEAD"}),
+                ("git_diff_unstaged", {}),
+                ("git_status", {}),
+                ("git_blame", {"path": "a.txt"}),
+            ]
+        }
+        git(repos.repo, "config", "blame.ignoreRevsFile", str(secret))
+        blamed = await client.call_tool("git_blame", {"repo_path": path, "path": "a.txt"})
+        (repos.repo / ".git-blame-ignore-revs").write_text("# none\n")
+        git(repos.repo, "config", "blame.ignoreRevsFile", ".git-blame-ignore-revs")
+        inside = await client.call_tool("git_blame", {"repo_path": path, "path": "a.txt"})
+    texts = {tool: text_of(result) for tool, result in clean.items()}
+    assert not any(result.get("isError") for result in clean.values()), texts
+    assert all(CANARY not in text for text in texts.values()), texts
+    assert "+changed" in texts["git_diff_unstaged"]  # not "Binary files differ"
+    assert "x.log" in texts["git_status"]
+    assert blamed["isError"] is True
+    assert "blame.ignoreRevsFile" in text_of(blamed)
+    assert CANARY not in text_of(blamed)
+    assert "isError" not in inside
+    assert "alpha" in text_of(inside)
+
+
+async def test_grep_does_not_read_through_a_directory_that_became_a_link(repos: Repos) -> None:
+    # The index holds dir/secret.txt; the work tree has dir -> outside (a commit made it a
+    # link, the model restored the file to the index). git grep opened dir/secret.txt
+    # through the link; status and diff see the file as deleted.
+    (repos.repo / "dir").mkdir()
+    (repos.repo / "dir" / "secret.txt").write_text("tracked\n")
+    git(repos.repo, "add", "dir")
+    git(repos.repo, "commit", "-q", "-m", "dir")
+    git(repos.repo, "rm", "-rq", "dir")
+    (repos.repo / "dir").symlink_to(repos.outside)
+    git(repos.repo, "add", "dir")
+    git(repos.repo, "commit", "-q", "-m", "dir is a link")
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        restored = await client.call_tool(
+            "git_restore", {"repo_path": path, "paths": ["."], "staged": True, "source": "HEAD~1"}
+        )
+        found = await client.call_tool("git_grep", {"repo_path": path, "pattern": "CANARY"})
+        at_head = await client.call_tool(
+            "git_grep", {"repo_path": path, "pattern": "tracked", "revision": "HEAD~1"}
+        )
+    assert "isError" not in restored, text_of(restored)
+    assert (repos.repo / "dir").is_symlink()
+    assert found["isError"] is True
+    assert "symbolic link" in text_of(found)
+    assert CANARY not in text_of(found)
+    assert "dir/secret.txt" in text_of(at_head)  # a revision is read from git's objects
+
+
+async def test_the_repository_cannot_turn_colour_back_on(repos: Repos) -> None:
+    # color.diff=always beats color.ui=false: escapes reached git_stash's text.
+    for kind in ("diff", "status", "branch", "grep", "showBranch"):
+        git(repos.repo, "config", f"color.{kind}", "always")
+    (repos.repo / "a.txt").write_text("alpha\nchanged\n")
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        results = [
+            await client.call_tool("git_stash", {"repo_path": path, "action": "push"}),
+            await client.call_tool("git_stash", {"repo_path": path, "action": "show"}),
+            await client.call_tool("git_branch", {"repo_path": path, "branch_type": "all"}),
+            await client.call_tool("git_grep", {"repo_path": path, "pattern": "alpha"}),
+        ]
+    assert all("isError" not in result for result in results), [text_of(r) for r in results]
+    assert "changed" in text_of(results[1])
+    assert all("\x1b" not in text_of(result) for result in results)

@@ -4,9 +4,16 @@ A remote is the repository's own configuration, so it is as hostile as the repos
 it must neither run anything, nor reach another repository, nor force or delete a branch.
 """
 
+import http.server
 import os
+import ssl
 import stat
+import subprocess
+import threading
 from pathlib import Path
+from typing import ClassVar
+
+import pytest
 
 from mcpkit_git.access import Tiers
 from servers.git.conftest import Repos, git, make_repo, make_secret_repo, text_of
@@ -131,3 +138,85 @@ async def test_a_branch_is_a_name_never_a_refspec_that_forces_or_deletes(repos: 
     assert git(remote, "for-each-ref", "--format=%(refname) %(objectname)") == before
     assert git(repos.repo, "rev-parse", "main") == kept
     assert os.listdir(repos.outside) == ["secret.txt"]
+
+
+async def test_a_group_of_remotes_named_like_the_remote_is_refused(repos: Repos) -> None:
+    # git fetch reads `origin` as the group `remotes.origin` first, and fetches each remote
+    # it lists, none of them checked: here one outside, whose upload-pack runs a command.
+    victim = make_secret_repo(repos.outside / "victim", "TOP-SECRET\n")
+    inside = make_repo(repos.folder / "inside")
+    git(repos.repo, "remote", "add", "origin", str(inside))
+    git(repos.repo, "remote", "add", "evil", str(victim))
+    git(repos.repo, "config", "remote.evil.uploadpack", f"touch {repos.marker}; git-upload-pack")
+    git(repos.repo, "config", "remotes.origin", "evil origin")
+    path = str(repos.repo)
+    async with repos.serve(tiers=REMOTE) as client:
+        fetched = await client.call_tool("git_fetch", {"repo_path": path, "remote": "origin"})
+        pulled = await client.call_tool(
+            "git_pull", {"repo_path": path, "remote": "origin", "branch": "main"}
+        )
+    for result in (fetched, pulled):
+        assert result["isError"] is True
+        assert "group of remotes" in text_of(result)
+    assert not repos.marker.exists()
+    assert "evil/main" not in git(repos.repo, "branch", "-r")
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """Make a certificate for 127.0.0.1 and its key in `folder` (openssl, as git's curl)."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    request = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"]
+    subject = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+    subprocess.run(
+        [*request, "-keyout", str(key), "-out", str(cert), *subject],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+class CookieSetter(http.server.BaseHTTPRequestHandler):
+    """Answers every request with a cookie, and no repository; counts them in `seen`."""
+
+    seen: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.seen.append(self.path)
+        self.send_response(200)
+        self.send_header("Set-Cookie", "session=from-the-remote; Path=/; Max-Age=9999")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("for_the_url", [False, True])
+async def test_a_cookie_jar_the_repository_names_is_neither_read_nor_written(
+    repos: Repos, for_the_url: bool
+) -> None:
+    # http.cookieFile + http.saveCookies: curl would write its jar over any file the
+    # repository names, for every URL (http.cookieFile) or one (http.<url>.cookieFile).
+    cert, key = self_signed(repos.folder)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), CookieSetter)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    jar = repos.outside / "cookies.txt"
+    CookieSetter.seen.clear()
+    url = f"https://127.0.0.1:{server.server_port}/"
+    scope = f"{url}." if for_the_url else ""
+    try:
+        git(repos.repo, "remote", "add", "origin", f"{url}x.git")
+        git(repos.repo, "config", "http.sslCAInfo", str(cert))
+        git(repos.repo, "config", f"http.{scope}cookieFile", str(jar))
+        git(repos.repo, "config", f"http.{scope}saveCookies", "true")
+        async with repos.serve(tiers=REMOTE) as client:
+            result = await client.call_tool("git_fetch", {"repo_path": str(repos.repo)})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert CookieSetter.seen, text_of(result)  # git reached the remote, which set a cookie
+    assert not jar.exists()

@@ -31,6 +31,9 @@ INCLUDE_KEY = re.compile(r"^include(if\..*)?\.path$")
 ALIAS_KEY = re.compile(r"^alias\..+$")
 PARTIAL_CLONE_KEY = re.compile(r"^(extensions\.partialclone|remote\..+\.promisor)$")
 SUBMODULE_KEY = re.compile(r"^submodule\.(?P<name>.+)\.[^.]+$")
+URL_HTTP_KEY = re.compile(r"^http\..+\.(?P<name>cookiefile|savecookies|sslverify)$")
+URL_HTTP_SAFE = {"cookiefile": "", "savecookies": "false", "sslverify": "true"}
+"""What `runner.INERT_CONFIG` sets for all URLs, set again for one (which would beat it)."""
 LOOSE_OBJECTS = re.compile(r"^[0-9a-f]{2}$")
 MAX_ALTERNATE_DEPTH = 5
 MAX_ALTERNATES_BYTES = 64 * 1024
@@ -67,14 +70,15 @@ def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
     its `submodule.<name>.ignore` beats `diff.ignoreSubmodules`, and a look into it runs
     git there, under the submodule's own configuration (its own filters, say). Each alias
     is emptied: git runs `git remote-<scheme>` for a remote helper, which an alias of that
-    name would answer with a command.
+    name would answer with a command. A cookie jar or TLS check set for one URL
+    (`http.<url>.cookieFile`) is set back as `runner.INERT_CONFIG` sets it for all URLs.
 
     Raises:
         GitError: the configuration includes another file (it cannot be switched off
             per command, and could arm git from outside the repository), makes a partial
             clone (git would fetch a missing object on its own, through the remote's
-            configuration, even to show a file), or names a driver, submodule or alias
-            with `=` in its name, which `-c` cannot spell (`-c filter.a=b.clean=` sets
+            configuration, even to show a file), or names a driver, submodule, alias or
+            URL with `=` in its name, which `-c` cannot spell (`-c filter.a=b.clean=` sets
             `filter.a`).
     """
     overrides: list[tuple[str, str]] = []
@@ -95,15 +99,18 @@ def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
         driver = DRIVER_KEY.match(lowered)
         submodule = SUBMODULE_KEY.match(key)
         alias = ALIAS_KEY.match(lowered)
-        if driver is None and submodule is None and alias is None:
+        url_http = URL_HTTP_KEY.match(lowered)
+        if driver is None and submodule is None and alias is None and url_http is None:
             continue
         if "=" in key:
             raise GitError(
-                f"This repository's configuration names a driver, submodule or alias with '='"
-                f" in its name ({key}), which git's command line cannot switch off; mcp-git"
-                " refuses such repositories."
+                f"This repository's configuration names a driver, submodule, alias or URL"
+                f" with '=' in its name ({key}), which git's command line cannot switch off;"
+                " mcp-git refuses such repositories."
             )
-        if submodule is not None:
+        if url_http is not None:
+            overrides.append((key, URL_HTTP_SAFE[url_http.group("name")]))
+        elif submodule is not None:
             overrides.append((f"submodule.{submodule.group('name')}.ignore", "all"))
         elif alias is not None:
             overrides.append((key, ""))

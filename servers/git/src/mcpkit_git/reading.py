@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from typing_extensions import TypedDict
 
-from . import parse
+from . import parse, reach
 from .errors import GitError
 from .process import Result, Tick
 from .repo import Git, plain
@@ -243,8 +243,14 @@ async def blame(
     end_line: int | None = None,
     tick: Tick | None = None,
 ) -> Blame:
-    """Return each line of `path` with the commit that last changed it."""
+    """Return each line of `path` with the commit that last changed it.
+
+    Raises:
+        GitError: the path or revision is refused, or `blame.ignoreRevsFile` names a file
+            outside the place (git would read it, and show its first line in an error).
+    """
     relative = git.path(path)
+    await reach.check_ignore_revs(git)
     args = ["blame", "--porcelain", "--no-textconv"]
     if start_line is not None or end_line is not None:
         args.append(f"-L{start_line or 1},{end_line or ''}")
@@ -316,7 +322,14 @@ async def grep(
     max_results: int = 200,
     tick: Tick | None = None,
 ) -> Matches:
-    """Return lines matching `pattern` in the work tree's tracked files or at `revision`."""
+    """Return lines matching `pattern` in the work tree's tracked files or at `revision`.
+
+    Raises:
+        GitError: the pattern, a path or the revision is refused, or (in the work tree) a
+            directory of the index is a symbolic link, which git grep would read through.
+    """
+    if revision is None:
+        await reach.check_linked_directories(git)
     args = ["grep", "--no-color", "--no-textconv", "-n", "-z", "-I", "--full-name"]
     args.append("--extended-regexp" if is_regex else "--fixed-strings")
     if ignore_case:

@@ -30,8 +30,8 @@ async def checked_remote(git: Git, remote: str) -> bool:
     """Return whether remote `remote` is a repository on this machine (not another one's).
 
     Raises:
-        GitError: the repository has no such remote, or it is a remote helper, or it is a
-            repository on this machine that the jail refuses.
+        GitError: the repository has no such remote, or it is a remote helper or also a
+            group of remotes, or it is a repository on this machine that the jail refuses.
     """
     plain(remote, "remote")
     result = await git.run(["remote"])
@@ -40,6 +40,13 @@ async def checked_remote(git: Git, remote: str) -> bool:
     helper = await git.run(["config", "--get-all", f"remote.{remote}.vcs"], check=False)
     if helper.text.strip():
         raise GitError(f"Remote {remote!r} is served by a remote helper: refused")
+    # A group of the same name wins: git would fetch each remote it lists, none checked.
+    group = await git.run(["config", "--get-all", f"remotes.{remote}"], check=False)
+    if group.text.strip():
+        raise GitError(
+            f"{remote!r} is also a group of remotes (remotes.{remote} = {group.text.strip()!r}),"
+            " which git would fetch instead of the remote: refused"
+        )
     paths: list[str] = []
     for push in (False, True):
         args = ["remote", "get-url", "--all", *(["--push"] if push else []), remote]

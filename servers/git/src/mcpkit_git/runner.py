@@ -51,9 +51,29 @@ INERT_CONFIG: tuple[tuple[str, str], ...] = (
     ("fetch.recurseSubmodules", "false"),
     ("submodule.recurse", "false"),
     ("diff.ignoreSubmodules", "all"),  # status and diff would run git in each submodule
+    # Files a configuration may name anywhere on the machine, which git would read (or
+    # write: a fetch's cookie jar): the operator's own too, with --inherit-config.
+    ("core.attributesFile", "/dev/null"),
+    ("core.excludesFile", "/dev/null"),
+    ("mailmap.file", "/dev/null"),
+    ("diff.orderFile", "/dev/null"),
+    ("http.cookieFile", ""),
+    ("http.saveCookies", "false"),
+    ("http.sslVerify", "true"),
+    # Colour: a repository's `color.diff=always` beats `color.ui`, and escapes reach text.
     ("color.ui", "false"),
+    ("color.diff", "false"),
+    ("color.status", "false"),
+    ("color.branch", "false"),
+    ("color.grep", "false"),
+    ("color.showBranch", "false"),
+    ("color.interactive", "false"),
 )
-"""Configuration given on every command line: each key is one a repository could arm."""
+"""Configuration given on every command line: each key is one a repository could arm.
+
+`blame.ignoreRevsFile` is not among them: it adds to a list that `-c` cannot empty, so
+`git_blame` checks where it points (`reading.blame`). Keys for one URL (`http.<url>.*`)
+are overridden per repository (`jail.driver_overrides`)."""
 
 AT_ONCE = 8
 """Git processes running at once; more wait their turn (within their time limit)."""
