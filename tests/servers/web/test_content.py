@@ -8,6 +8,7 @@ import pytest
 
 from mcpkit_web.content import Format, charset_of, decode, extract
 from mcpkit_web.errors import WebError
+from mcpkit_web.markdown import MAX_LINK_GROWTH, MAX_NESTING
 from mcpkit_web.tree import read
 
 ARTICLE = """<!doctype html><html lang="en"><head><title>The Title</title>
@@ -288,3 +289,30 @@ def test_json_and_xml_too_deep_or_too_large_to_lay_out_are_shown_as_sent() -> No
     assert extract(nested, "application/xml", "", "https://s.test/").text == nested.decode()
     large = b"<r>" + b"<a/>" * 300_000 + b"</r>"  # a DOM of 2.4 million took a gigabyte
     assert extract(large, "application/xml", "", "https://s.test/").text == large.decode()
+
+
+@pytest.mark.parametrize("nest", ["<blockquote>", "<ul><li>"])
+def test_deep_quotes_and_lists_write_each_line_a_bounded_number_of_times(nest: str) -> None:
+    # Each level wrote every line below it again: 60 levels around a <pre> of 2-byte lines
+    # made 60 times the page (and took minutes for 9 MB).
+    lines = 20_000
+    text = md("<body>" + nest * 60 + "<pre>" + "a\n" * lines + "</pre>")
+    assert text.count("a") == lines
+    assert len(text) < lines * (4 * MAX_NESTING + 4)
+    assert md("<blockquote><blockquote>x</blockquote></blockquote>") == "> > x"
+    nested = md("<ul><li>a<ul><li>b<ul><li>c</li></ul></li></ul></li></ul>")
+    assert nested == "- a\n  - b\n    - c"
+
+
+def test_links_grow_a_bounded_amount_and_a_link_that_is_no_url_is_kept_as_text() -> None:
+    # Each relative link was resolved against the page's URL: 8,100 characters of URL
+    # times 99,000 images (235 kB sent, gzipped) made 1.6 GB; and "http://[oops" (no
+    # URL) failed the whole page with an internal error.
+    base = "https://s.test/" + "p" * 8_000
+    images = "".join(f"<img src=?{n}>" for n in range(1_000))
+    page = extract(f"<p>{images}</p>".encode(), "text/html", "text/html", base)
+    assert page.text.startswith(f"![]({base}?0)")
+    assert len(page.text) < MAX_LINK_GROWTH + 20 * 1_000
+    broken = extract(b'<p><a href="http://[oops">x</a> y</p>', "text/html", "text/html", base)
+    assert broken.text == "x y"
+    assert broken.links == ()

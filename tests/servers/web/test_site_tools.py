@@ -107,7 +107,10 @@ async def test_check_robots(site: Site) -> None:
 async def test_fetch_many_reports_progress_and_keeps_going_past_failures(site: Site) -> None:
     for n in range(5):
         site.page(f"/{n}", f"<title>T{n}</title><main><p>page {n}</p></main>")
+    # A redirect to no URL raised ValueError, past the batch's WebError: all failed.
+    site.routes["/bad"] = Route(status=302, headers={"location": "http://[oops"})
     urls = [site.url(f"/{n}") for n in range(5)] + [site.url("/missing"), "file:///etc/passwd"]
+    urls.append(site.url("/bad"))
     async with serve() as client:
         result = await client.request(
             "tools/call",
@@ -122,14 +125,15 @@ async def test_fetch_many_reports_progress_and_keeps_going_past_failures(site: S
         ]
     pages: list[dict[str, Any]] = result["structuredContent"]["pages"]
     assert [page["url"] for page in pages] == urls
-    assert [page["ok"] for page in pages] == [True] * 5 + [False, False]
+    assert [page["ok"] for page in pages] == [True] * 5 + [False, False, False]
     assert "page 3" in pages[3]["content"]
     assert pages[3]["content"].startswith("<untrusted-web-content")
     assert pages[3]["title"] == "T3"
     assert "status code 404" in pages[5]["error"]
     assert "only http and https" in pages[6]["error"]
-    assert [p["progress"] for p in progress] == [1, 2, 3, 4, 5, 6, 7]
-    assert {p["total"] for p in progress} == {7}
+    assert "which is no URL" in pages[7]["error"]
+    assert [p["progress"] for p in progress] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert {p["total"] for p in progress} == {8}
 
 
 async def test_at_most_two_pages_are_parsed_at_once(

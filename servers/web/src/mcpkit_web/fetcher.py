@@ -216,7 +216,7 @@ async def fetch(
                 async with client.stream("GET", current, headers=sent) as response:
                     location = response.headers.get("location")
                     if response.status_code in REDIRECTS and location:
-                        following = urljoin(current, location)
+                        following = _redirect(current, location)
                         # Schemes as urlsplit gives them, lower case: `HTTP://` is http too.
                         schemes = urlsplit(current).scheme, urlsplit(following).scheme
                         if schemes == ("https", "http"):
@@ -240,6 +240,18 @@ async def fetch(
         raise Refused(str(exc)) from exc
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise WebError(f"could not fetch {current}: {type(exc).__name__}: {exc}") from exc
+
+
+def _redirect(current: str, location: str) -> str:
+    """Return where a redirect from `current` to `location` leads.
+
+    Raises:
+        WebError: `location` is no URL (`http://[oops`: an IPv6 address never closed).
+    """
+    try:
+        return urljoin(current, location)
+    except ValueError as exc:
+        raise WebError(f"{current} redirects to {location!r}, which is no URL: {exc}") from None
 
 
 async def read_capped(response: "httpx.Response", cap: int, *, cut: bool = False) -> bytes:

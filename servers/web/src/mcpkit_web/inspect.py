@@ -6,13 +6,13 @@ only the page's own site or matching a pattern) and `fields` (`"css"` for the te
 each match, `"css@attr"` for an attribute).
 """
 
-from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.parse import urldefrag, urlsplit
 
 from typing_extensions import TypedDict
 
 from . import wildcard
 from .errors import WebError
-from .markdown import parse
+from .markdown import Resolver, parse
 
 MAX_FIELD_VALUES = 200
 
@@ -49,7 +49,7 @@ def metadata(html: str, url: str) -> Metadata:
     canonical = ""
     for link in soup.find_all("link"):
         if "canonical" in [str(rel).lower() for rel in link.get_attribute_list("rel")]:
-            canonical = urljoin(url, str(link.get("href") or ""))
+            canonical = Resolver(url)(str(link.get("href") or "")) or ""
             break
     html_tag = soup.find("html")
     language = str(html_tag.get("lang") or "") if html_tag is not None else ""
@@ -80,9 +80,11 @@ def links(
     `pattern` (a `wildcard` pattern) keeps the links whose URL it matches.
     """
     found: dict[str, str] = {}
+    resolve = Resolver(url)
     for anchor in parse(html).find_all("a"):
         href = str(anchor.get("href") or "").strip()
-        absolute = urldefrag(urljoin(url, href)).url if href else ""
+        resolved = resolve(href) if href else None
+        absolute = urldefrag(resolved).url if resolved else ""
         if not absolute.startswith(("http://", "https://")) or absolute in found:
             continue
         if same_domain and not same_site(url, absolute):

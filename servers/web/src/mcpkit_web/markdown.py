@@ -32,8 +32,18 @@ BLOCKS = frozenset(
 MAX_TABLE_CELLS = 50_000
 """Cells of a table made square: a wider one comes as rows of tab-separated cells, as a
 table of 5,000 rows under one row of 5,000 cells would fill 25 million (75 MB of text)."""
+MAX_NESTING = 4
+"""Quotes and lists written nested at most this deep; deeper ones are written at that
+depth. Each level writes every line below it again (`> `, an indent): 60 quotes around a
+9 MB `<pre>` of short lines (9 kB sent, gzipped) took 4 minutes and 4 GB."""
+MAX_LINK_GROWTH = 1_000_000
+"""Characters that resolving a page's relative links may add in all; past it, links stay
+as the page wrote them. 99,000 `<img src=?N>` under an 8,100-character URL (235 kB
+sent) made 1.6 GB of markdown, each link resolved against the page's URL."""
 _SPACE = re.compile(r"[ \t\r\n\f\v]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
+_TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)
+"""Left at the end of a line: a quote's `> ` or a list's indent before a blank line."""
 
 
 def parse(html: str) -> "BeautifulSoup":
@@ -89,12 +99,41 @@ def _outermost(elements: "list[Tag]") -> "list[Tag]":
 
 
 @dataclass
+class Resolver:
+    """Makes one page's links absolute, within `MAX_LINK_GROWTH` for the page."""
+
+    base: str
+    growth_left: int = MAX_LINK_GROWTH
+
+    def __call__(self, href: str) -> str | None:
+        """Return `href` resolved against the page's URL, or None if it is no URL.
+
+        Once the page's links have grown by `MAX_LINK_GROWTH`, `href` comes as written;
+        `http://[oops` (an IPv6 address never closed) is no URL.
+        """
+        try:
+            absolute = urljoin(self.base, href)
+        except ValueError:  # an IPv6 address never closed, a bad port
+            return None
+        growth = len(absolute) - len(href)
+        if growth > self.growth_left:
+            return href
+        self.growth_left -= growth
+        return absolute
+
+
+@dataclass
 class Renderer:
     """Writes elements as markdown or plain text; relative links resolved against `base`."""
 
     base: str
     mode: Mode = "markdown"
     links: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    depth: int = 0  # of the quotes and lists being written
+    resolve: Resolver = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.resolve = Resolver(self.base)
 
     def render(self, elements: Iterable[Node]) -> str:
         """Return the elements' text, blocks separated by one blank line."""
@@ -139,8 +178,13 @@ class Renderer:
         if name == "hr":
             return ["---"] if markdown else []
         if name == "blockquote":
-            inner = "\n\n".join(self.blocks(tag))
-            return ["\n".join(f"> {line}".rstrip() for line in inner.split("\n"))] if inner else []
+            if self.depth >= MAX_NESTING:
+                return self.blocks(tag)
+            self.depth += 1
+            # Blank lines run together first, as `render` runs them together outside.
+            inner = _BLANK_LINES.sub("\n\n", "\n\n".join(self.blocks(tag)))
+            self.depth -= 1
+            return [_TRAILING_SPACE.sub("", "> " + inner.replace("\n", "\n> "))] if inner else []
         if name == "dt":
             text = _one_line(self.inline(tag))
             return [f"**{text}**" if markdown else text] if text else []
@@ -156,11 +200,7 @@ class Renderer:
         if name == "br":
             return "\n"
         if name == "img":
-            alt = _one_line(node.attrs.get("alt", ""))
-            src = node.attrs.get("src", "")
-            if self.mode == "markdown" and src and not src.startswith("data:"):
-                return f"![{alt}]({urljoin(self.base, src)})"
-            return alt
+            return self.image(node)
         text = "".join(self.inline(child) for child in node.children)
         if self.mode == "text" or not text.strip():
             if name == "a":
@@ -179,28 +219,42 @@ class Renderer:
             return _wrap(text, "~~")
         return text
 
+    def image(self, tag: Node) -> str:
+        """Return an image as markdown (`![alt](src)`), or its alt text."""
+        alt = _one_line(tag.attrs.get("alt", ""))
+        src = tag.attrs.get("src", "")
+        if self.mode == "markdown" and src and not src.startswith("data:"):
+            absolute = self.resolve(src)
+            if absolute is not None:
+                return f"![{alt}]({absolute})"
+        return alt
+
     def _link(self, tag: Node, text: str) -> str | None:
         href = tag.attrs.get("href", "").strip()
         if not href or href.lower().startswith(("javascript:", "data:", "vbscript:")):
             return None
-        absolute = urljoin(self.base, href)
-        self.links.append((absolute, _one_line(text)))
+        absolute = self.resolve(href)
+        if absolute is not None:
+            self.links.append((absolute, _one_line(text)))
         return absolute
 
     def listing(self, tag: Node) -> list[str]:
         """Return a list as one block, nested lists indented under their item."""
+        if self.depth >= MAX_NESTING:
+            return [block for item in _children(tag, ("li",)) for block in self.blocks(item)]
         ordered = tag.name == "ol"
         start = tag.attrs.get("start", "1")
         # ASCII digits, and few: "²" is a digit to isdigit, and int() refuses 5,000 digits.
         number = int(start) if len(start) < 10 and start.isascii() and start.isdigit() else 1
         lines: list[str] = []
+        self.depth += 1
         for item in _children(tag, ("li",)):
             marker = f"{number}. " if ordered else "- "
             number += 1
-            body = "\n".join(self.blocks(item)) or ""
-            first, *rest = body.split("\n")
-            lines.append(marker + first)
-            lines.extend(" " * len(marker) + line if line else "" for line in rest)
+            body = "\n".join(self.blocks(item))
+            indented = body.replace("\n", "\n" + " " * len(marker))
+            lines.append(_TRAILING_SPACE.sub("", marker + indented))
+        self.depth -= 1
         return ["\n".join(lines)] if lines else []
 
     def code(self, tag: Node) -> str:
