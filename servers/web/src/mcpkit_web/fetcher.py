@@ -10,6 +10,7 @@ the cap, and one deadline covers the whole fetch (a server trickling bytes canno
 call). httpx and httpcore are imported on first use: start-up stays fast.
 """
 
+import re
 import time
 import urllib.request
 import zlib
@@ -60,8 +61,17 @@ class Fetched:
 
     @property
     def content_type(self) -> str:
-        """The media type without parameters, lower case ("" when absent)."""
-        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        """The media type without parameters, lower case ("" when absent or malformed).
+
+        A malformed one is taken as absent: the site writes the header, and its words
+        would reach the model in mcp-web's own ("Content type ... cannot be simplified").
+        """
+        media_type = self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        return media_type if _MEDIA_TYPE.fullmatch(media_type) else ""
+
+
+_MEDIA_TYPE = re.compile(r"[a-z0-9!#$&^_.+-]{1,127}/[a-z0-9!#$&^_.+-]{1,127}")
+"""A media type as RFC 6838 names them: `type/subtype`, restricted characters."""
 
 
 def check_url(url: str, policy: Policy) -> tuple[str, int]:
