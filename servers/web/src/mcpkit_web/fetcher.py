@@ -14,7 +14,7 @@ import re
 import time
 import urllib.request
 import zlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
@@ -70,6 +70,8 @@ class Fetched:
         return media_type if _MEDIA_TYPE.fullmatch(media_type) else ""
 
 
+Hop = Callable[[str], Awaitable[object]]
+"""Told where a redirect leads before it is followed; raises `WebError` to refuse it."""
 _MEDIA_TYPE = re.compile(r"[a-z0-9!#$&^_.+-]{1,127}/[a-z0-9!#$&^_.+-]{1,127}")
 """A media type as RFC 6838 names them: `type/subtype`, restricted characters."""
 
@@ -195,11 +197,13 @@ async def fetch(
     timeout: float | None = None,
     headers: Mapping[str, str] | None = None,
     cut: bool = False,
+    before_hop: Hop | None = None,
 ) -> Fetched:
     """GET `url` safely (see the module): follow redirects by hand, cap the body, one deadline.
 
     With `cut`, a body over the download cap is cut there instead of refused: for a file
-    whose head is all that is read (robots.txt).
+    whose head is all that is read (robots.txt). `before_hop` is awaited with each
+    redirect's target before it is asked for, and may refuse it (robots.txt).
 
     Raises:
         WebError: the URL or a hop is refused, the body is too large (unless `cut`), the
@@ -231,6 +235,8 @@ async def fetch(
                         schemes = urlsplit(current).scheme, urlsplit(following).scheme
                         if schemes == ("https", "http"):
                             raise Refused("refused a redirect from https to plain http")
+                        if before_hop is not None:
+                            await before_hop(following)
                         hops.append(current)
                         current = following
                         continue

@@ -11,12 +11,13 @@ import hashlib
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from .addresses import Policy
 from .content import page_text
 from .errors import Refused, WebError
-from .fetcher import Fetched, Settings, check_url, fetch
+from .fetcher import Fetched, Hop, Settings, check_url, fetch
 from .parsing import parsed
 from .robots import MAX_ROBOTS_BYTES, Robots, Verdict, robots_text, robots_url
 
@@ -126,15 +127,26 @@ class Web:
             self._client = None
 
     async def fetch(
-        self, url: str, *, timeout: float | None = None, headers: dict[str, str] | None = None
+        self,
+        url: str,
+        *,
+        timeout: float | None = None,
+        headers: dict[str, str] | None = None,
+        before_hop: Hop | None = None,
     ) -> Fetched:
-        """Fetch `url` now, through every guard (no cache, no robots).
+        """Fetch `url` now, through every guard (no cache, no robots unless `before_hop`).
 
         Raises:
             WebError: see `fetcher.fetch`.
         """
         return await fetch(
-            self.client, self.policy, self.settings, url, timeout=timeout, headers=headers
+            self.client,
+            self.policy,
+            self.settings,
+            url,
+            timeout=timeout,
+            headers=headers,
+            before_hop=before_hop,
         )
 
     async def get(
@@ -147,18 +159,12 @@ class Web:
         """
         started = time.perf_counter()
         check_url(url, self.policy)  # refusals first, before robots.txt is asked
-        decision = "ignored" if not (robots and self.obey_robots) else ""
-        if not decision:
-            verdict = await self.robots_verdict(url, timeout=timeout)
-            decision = f"{'allowed' if verdict.allowed else 'disallowed'} ({verdict.reason})"
-            if not verdict.allowed:
-                raise WebError(
-                    f"{robots_url(url)} does not let {self.settings.user_agent.split(' ')[0]}"
-                    f" fetch {url} ({verdict.reason}). The user can fetch it with the fetch"
-                    " prompt, or the operator can pass --ignore-robots-txt."
-                )
+        obeyed = robots and self.obey_robots
+        decision = await self._obey_robots(url, timeout) if obeyed else "ignored"
         cached = None if fresh else self.cache.get(url)
-        page = cached or await self.fetch(url, timeout=timeout)
+        # Each redirect's target is asked about too: an open redirect leads anywhere.
+        hop = partial(self._obey_robots, timeout=timeout) if obeyed else None
+        page = cached or await self.fetch(url, timeout=timeout, before_hop=hop)
         if cached is None:
             self.cache.put(url, page)
         report = Report(
@@ -171,6 +177,21 @@ class Web:
             robots=decision,
         )
         return page, report
+
+    async def _obey_robots(self, url: str, timeout: float | None) -> str:
+        """Return robots.txt's decision on `url` as a report says it.
+
+        Raises:
+            WebError: robots.txt disallows it, or its site is refused.
+        """
+        verdict = await self.robots_verdict(url, timeout=timeout)
+        if not verdict.allowed:
+            raise WebError(
+                f"{robots_url(url)} does not let {self.settings.user_agent.split(' ')[0]}"
+                f" fetch {url} ({verdict.reason}). The user can fetch it with the fetch"
+                " prompt, or the operator can pass --ignore-robots-txt."
+            )
+        return f"allowed ({verdict.reason})"
 
     async def robots_for(self, url: str, *, timeout: float | None = None) -> Robots:
         """Return the robots rules of `url`'s site (fetched, then kept a while).
