@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from mcpkit_git import process
 from mcpkit_git.access import Tiers
 from servers.git.conftest import Repos, git, text_of
 
@@ -162,3 +163,23 @@ async def test_values_git_cannot_take_are_clear_errors(
         result = await client.call_tool(tool, {"repo_path": str(repos.repo), **arguments})
     assert result["isError"] is True
     assert expected in text_of(result), text_of(result)
+
+
+async def test_a_pattern_past_the_memory_limit_ends_git_not_the_machine(
+    repos: Repos, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nested repetitions took git grep 2.8 GB to compile (a{1000}{1000}{10}), ten times
+    # more per further {10}, eight such processes at once. Here at a lower limit, which
+    # a{1000}{1000} (some 300 MB) passes.
+    monkeypatch.setattr(process, "MAX_DATA", 128 * 1024 * 1024)
+    async with repos.serve() as client:
+        result = await client.call_tool(
+            "git_grep",
+            {"repo_path": str(repos.repo), "pattern": "a{1000}{1000}", "is_regex": True},
+        )
+        after = await client.call_tool(
+            "git_grep", {"repo_path": str(repos.repo), "pattern": "alpha"}
+        )
+    assert result["isError"] is True
+    assert "memory" in text_of(result).lower()  # git's "Memory exhausted", or ours
+    assert "a.txt" in text_of(after)

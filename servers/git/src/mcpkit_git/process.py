@@ -6,13 +6,15 @@ both, rather than through `anyio.open_process`: on asyncio that starts a watcher
 for every child and passes each read through a transport, which cost more than git takes
 to show a status. The exit is awaited on a pidfd where there are such, else polled.
 
-Every process gets its own process group (`start_new_session`), so stopping it stops what
-it started too: SIGTERM first, which git answers by removing its lock files
-(`index.lock`) before it exits, and SIGKILL to the group after `STOP_GRACE` seconds.
+Each process may allocate at most `MAX_DATA` bytes. Every process gets its own process
+group (`start_new_session`), so stopping it stops what it started too: SIGTERM first,
+which git answers by removing its lock files (`index.lock`) before it exits, and SIGKILL
+to the group after `STOP_GRACE` seconds.
 """
 
 import contextlib
 import os
+import resource
 import selectors
 import signal
 import subprocess
@@ -23,6 +25,10 @@ import anyio
 
 from mcpkit import readbuffer
 
+MAX_DATA = 2 * 1024**3
+"""Bytes a git process may allocate (its heap and private writable mappings; the packs it
+maps to read are not counted): a grep pattern of nested repetitions, `a{1000}{1000}{10}`,
+took 2.8 GB to compile, and ten times more with each further `{10}`."""
 STOP_GRACE = 2.0
 """Seconds git has, once told to stop, to remove its lock files before it is killed."""
 
@@ -121,7 +127,7 @@ def start(argv: Sequence[str], cwd: str, env: dict[str, str]) -> subprocess.Pope
     Raises:
         OSError: the program or `cwd` could not be used.
     """
-    return subprocess.Popen(
+    process = subprocess.Popen(
         argv,
         cwd=cwd,
         env=env,
@@ -130,6 +136,23 @@ def start(argv: Sequence[str], cwd: str, env: dict[str, str]) -> subprocess.Pope
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, stopped whole
     )
+    _limit_data(process.pid)
+    return process
+
+
+def _limit_data(pid: int) -> None:
+    """Hold process `pid` to `MAX_DATA` (or the lower limit it inherited), where possible.
+
+    Set once git runs, not before: a limit set in the child between fork and exec would
+    cost Python's fast spawn (vfork), and git allocates little while it starts.
+    """
+    prlimit = getattr(resource, "prlimit", None)  # Linux only
+    if prlimit is None:
+        return
+    hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+    limit = MAX_DATA if hard == resource.RLIM_INFINITY else min(MAX_DATA, hard)
+    with contextlib.suppress(OSError):  # it has ended already
+        prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
 
 
 def _read_some(fd: int) -> tuple[bytes, bool]:

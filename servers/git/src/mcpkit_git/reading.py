@@ -342,6 +342,11 @@ async def grep(
         check=False,
         max_bytes=GREP_BYTES_AT_FIRST + GREP_BYTES_PER_RESULT * max_results,
     )
+    if result.status < 0:  # killed: a pattern over the memory limit (process.MAX_DATA)
+        raise GitError(
+            f"git grep ended on signal {-result.status}, most likely at the memory limit of"
+            " a git process: try a simpler pattern (fewer nested repetitions)."
+        )
     if result.status not in (0, 1):
         raise GitError(result.error or "git grep failed")
     prefix = f"{rev[0]}:" if rev else ""
