@@ -111,3 +111,20 @@ async def test_the_other_prompts_name_their_tools() -> None:
         "research",
     }
     assert "fetch_many" in research["messages"][0]["content"]["text"]
+
+
+async def test_subscribing_over_and_over_does_not_fetch_past_the_poll_interval(
+    site: Site,
+) -> None:
+    # Each new watch took its first fingerprint with an uncached fetch: 50 subscribe /
+    # unsubscribe pairs downloaded the page 50 times in 2 s under a 3,600 s interval.
+    page_of(site, "<p>first</p>", '"v1"')
+    uri = f"web://page/{site.url('/watched')}"
+    web = web_for()
+    web.min_poll_interval = 3600
+    async with serve(web) as client:
+        for _ in range(20):
+            await client.request("resources/subscribe", {"uri": uri})
+            await until_hits(site, "/watched", 1)
+            await client.request("resources/unsubscribe", {"uri": uri})
+    assert site.hits("/watched") == 1

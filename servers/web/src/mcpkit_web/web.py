@@ -266,20 +266,29 @@ class PagePoller:
     async def __call__(self) -> str:
         """Return the page's current fingerprint.
 
+        A new watch starts from the cached page, if any (what a read shows): subscribing
+        and unsubscribing in a loop fetched the page each time, past the poll interval.
+
         Raises:
             WebError: robots.txt disallows the page, or the fetch failed.
         """
+        if not self.last and (cached := self.web.cache.get(self.url)) is not None:
+            return await self._take(cached)
         if self.web.obey_robots and not (await self.web.robots_verdict(self.url)).allowed:
             raise WebError(f"robots.txt disallows {self.url}")
         page = await self.web.fetch(self.url, headers=self.validators)
         if page.status == 304 and self.last:
             return self.last
+        self.web.cache.put(self.url, page)
+        return await self._take(page)
+
+    async def _take(self, page: Fetched) -> str:
+        """Keep `page`'s validators, and return (and keep) its text's fingerprint."""
         self.validators.clear()
         if "etag" in page.headers:
             self.validators["if-none-match"] = page.headers["etag"]
         if "last-modified" in page.headers:
             self.validators["if-modified-since"] = page.headers["last-modified"]
-        self.web.cache.put(self.url, page)
         text = await parsed(page_text, page)
         self.last = hashlib.sha256(text.encode()).hexdigest()
         return self.last
