@@ -14,7 +14,15 @@ import pytest
 from mcpkit_git import reading
 from mcpkit_git.jail import Cache, open_repository
 from mcpkit_git.repo import Git
-from mcpkit_git.runner import AT_ONCE, Command, GitFailed, Runner, Settings, TimedOut
+from mcpkit_git.runner import (
+    AT_ONCE,
+    AT_ONCE_IN_ONE,
+    Command,
+    GitFailed,
+    Runner,
+    Settings,
+    TimedOut,
+)
 from servers.git.conftest import Repos, git, make_repo
 
 
@@ -304,17 +312,25 @@ async def test_without_pidfds_the_exit_is_polled(
 
 
 async def test_at_most_at_once_git_processes_run_together(tmp_path: Path) -> None:
-    # 300 calls at once had started 300 git processes (1.4 GB); the rest now wait.
+    # 300 calls at once had started 300 git processes (1.4 GB); the rest now wait. One
+    # repository has at most AT_ONCE_IN_ONE turns: 8 calls on a hostile one (a .gitignore
+    # that is a named pipe, where git waits until its time is up) held every turn.
     log = tmp_path / "running.log"
     script = tmp_path / "git"
-    script.write_text(f"#!/bin/sh\necho start >> {log}\nsleep 0.2\necho end >> {log}\n")
+    script.write_text(f"#!/bin/sh\necho start $PWD >> {log}\nsleep 0.2\necho end $PWD >> {log}\n")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    folders = [tmp_path / "hostile", tmp_path / "other"]
     runner = Runner(Settings(git=str(script)))
     async with anyio.create_task_group() as tasks:
-        for _ in range(3 * AT_ONCE):
-            tasks.start_soon(runner.run, str(tmp_path), ["status"])
-    running = most = 0
-    for line in log.read_text().split():
-        running += 1 if line == "start" else -1
-        most = max(most, running)
-    assert most == AT_ONCE
+        for folder in folders:  # every call in the first folder asks before any other
+            folder.mkdir()
+            for _ in range(2 * AT_ONCE):
+                tasks.start_soon(runner.run, str(folder), ["status"])
+    running: dict[str, int] = dict.fromkeys(map(str, folders), 0)
+    most = {"all": 0, **running}
+    for line in log.read_text().splitlines():
+        event, folder = line.split(" ", 1)
+        running[folder] += 1 if event == "start" else -1
+        most[folder] = max(most[folder], running[folder])
+        most["all"] = max(most["all"], sum(running.values()))
+    assert most == {"all": AT_ONCE, **dict.fromkeys(map(str, folders), AT_ONCE_IN_ONE)}

@@ -77,6 +77,9 @@ are overridden per repository (`jail.driver_overrides`)."""
 
 AT_ONCE = 8
 """Git processes running at once; more wait their turn (within their time limit)."""
+AT_ONCE_IN_ONE = 4
+"""Git processes running at once in one repository: a hostile one (a `.gitignore` that is
+a named pipe, on which git waits until its time is up) leaves the others turns."""
 DROPPED_VARIABLES = ("PAGER", "EDITOR", "VISUAL", "SSH_AUTH_SOCK_OVERRIDE", "LD_PRELOAD")
 
 
@@ -141,6 +144,10 @@ class Runner:
     _turns: anyio.CapacityLimiter | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    _turns_in: dict[str, anyio.CapacityLimiter] = field(
+        default_factory=dict[str, anyio.CapacityLimiter], init=False, repr=False, compare=False
+    )
+    """The turns of each folder git runs in now (a repository), by path."""
 
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """Return the environment of a git process, built from `base`.
@@ -262,9 +269,12 @@ class Runner:
         status: int | None = None
         if self._turns is None:  # made on the event loop, at the first command
             self._turns = anyio.CapacityLimiter(AT_ONCE)
+        here = self._turns_in.get(cwd)
+        if here is None:
+            here = self._turns_in[cwd] = anyio.CapacityLimiter(AT_ONCE_IN_ONE)
         try:
             with anyio.fail_after(self.settings.timeout):
-                async with self._turns:
+                async with here, self._turns:
                     result = await communicate(argv, cwd, environment, cap, on_output, skip)
             status = result.status
         except TimeoutError:
@@ -272,6 +282,8 @@ class Runner:
                 f"git ran longer than {self.settings.timeout:g} s and was stopped"
             ) from None
         finally:
+            if not here.borrowed_tokens and not here.statistics().tasks_waiting:
+                del self._turns_in[cwd]  # the last command there: no limiter kept per folder
             if log is not None:
                 with anyio.CancelScope(shield=True):
                     await log(Command(tuple(args), status, time.monotonic() - started))
