@@ -95,13 +95,21 @@ async def test_robots_txt_is_obeyed_per_rfc_9309_unless_ignored(site: Site) -> N
     site.routes["/robots.txt"] = Route(b"User-agent: *\nDisallow: /private\nAllow: /private/ok\n")
     site.page("/private/page", "<p>secret</p>")
     site.page("/private/ok", "<p>fine</p>")
+    # Every redirect's target is asked about too: only the URL asked for was, so /go
+    # fetched the disallowed page (and cached it under /go).
+    site.routes["/go"] = Route(status=302, headers={"location": "/private/page"})
+    site.routes["/fine"] = Route(status=302, headers={"location": "/private/ok"})
     async with serve() as client:
         refused = await client.call_tool("fetch", {"url": site.url("/private/page")})
         allowed = await client.call_tool("fetch", {"url": site.url("/private/ok")})
-    assert refused["isError"] is True
-    assert "Disallow: /private" in text_of(refused)
-    assert "--ignore-robots-txt" in text_of(refused)
+        redirected = await client.call_tool("fetch", {"url": site.url("/go")})
+        followed = await client.call_tool("fetch", {"url": site.url("/fine")})
+    for result in (refused, redirected):
+        assert result["isError"] is True
+        assert "Disallow: /private" in text_of(result)
+        assert "--ignore-robots-txt" in text_of(result)
     assert "fine" in text_of(allowed)
+    assert "fine" in text_of(followed)
     assert site.hits("/private/page") == 0
     site.routes["/robots.txt"] = Route(b"oops", status=503)
     async with serve() as client:
@@ -112,7 +120,9 @@ async def test_robots_txt_is_obeyed_per_rfc_9309_unless_ignored(site: Site) -> N
     ignoring.obey_robots = False
     async with serve(ignoring) as client:
         fetched = await client.call_tool("fetch", {"url": site.url("/private/page")})
+        through = await client.call_tool("fetch", {"url": site.url("/go")})
     assert "secret" in text_of(fetched)
+    assert "secret" in text_of(through)
 
 
 @pytest.mark.parametrize("tool", ["fetch_many", "web_scrape"])
@@ -210,25 +220,3 @@ async def test_a_content_type_that_is_no_media_type_never_reaches_the_model(site
     assert "plain words" in text_of(shown)
     assert "approved" not in text_of(shown).lower()
     assert "approved" not in text_of(refused).lower()
-
-
-async def test_robots_txt_is_asked_about_every_redirect_too(site: Site) -> None:
-    # Only the URL asked for was checked: /go redirecting to a disallowed /private
-    # fetched it (and cached it under /go).
-    site.routes["/robots.txt"] = Route(b"User-agent: *\nDisallow: /private\n")
-    site.routes["/go"] = Route(status=302, headers={"location": "/private/page"})
-    site.routes["/fine"] = Route(status=302, headers={"location": "/public"})
-    site.page("/private/page", "<p>secret</p>")
-    site.page("/public", "<p>open</p>")
-    async with serve() as client:
-        refused = await client.call_tool("fetch", {"url": site.url("/go")})
-        followed = await client.call_tool("fetch", {"url": site.url("/fine")})
-    assert refused["isError"] is True
-    assert "Disallow: /private" in text_of(refused)
-    assert site.hits("/private/page") == 0
-    assert "open" in text_of(followed)
-    ignoring = web_for()
-    ignoring.obey_robots = False
-    async with serve(ignoring) as client:
-        fetched = await client.call_tool("fetch", {"url": site.url("/go")})
-    assert "secret" in text_of(fetched)
