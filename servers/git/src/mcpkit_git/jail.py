@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from .errors import GitError
-from .runner import GitFailed, Log, Runner
+from .runner import INERT_CONFIG, GitFailed, Log, Runner
 
 DRIVER_KEY = re.compile(
     r"^(filter\.(?P<filter>.+)\.(clean|smudge|process)"
@@ -31,9 +31,13 @@ INCLUDE_KEY = re.compile(r"^include(if\..*)?\.path$")
 ALIAS_KEY = re.compile(r"^alias\..+$")
 PARTIAL_CLONE_KEY = re.compile(r"^(extensions\.partialclone|remote\..+\.promisor)$")
 SUBMODULE_KEY = re.compile(r"^submodule\.(?P<name>.+)\.[^.]+$")
-URL_HTTP_KEY = re.compile(r"^http\..+\.(?P<name>cookiefile|savecookies|sslverify)$")
-URL_HTTP_SAFE = {"cookiefile": "", "savecookies": "false", "sslverify": "true"}
+URL_HTTP_SAFE = {
+    key.lower().removeprefix("http."): value
+    for key, value in INERT_CONFIG
+    if key.startswith("http.")
+}
 """What `runner.INERT_CONFIG` sets for all URLs, set again for one (which would beat it)."""
+URL_HTTP_KEY = re.compile(rf"^http\..+\.(?P<name>{'|'.join(URL_HTTP_SAFE)})$")
 LOOSE_OBJECTS = re.compile(r"^[0-9a-f]{2}$")
 MAX_ALTERNATE_DEPTH = 5
 MAX_ALTERNATES_BYTES = 64 * 1024

@@ -160,10 +160,10 @@ class Web:
         started = time.perf_counter()
         check_url(url, self.policy)  # refusals first, before robots.txt is asked
         obeyed = robots and self.obey_robots
-        decision = await self._obey_robots(url, timeout) if obeyed else "ignored"
+        decision = await self.robots_allow(url, timeout=timeout) if obeyed else "ignored"
         cached = None if fresh else self.cache.get(url)
         # Each redirect's target is asked about too: an open redirect leads anywhere.
-        hop = partial(self._obey_robots, timeout=timeout) if obeyed else None
+        hop = partial(self.robots_allow, timeout=timeout) if obeyed else None
         page = cached or await self.fetch(url, timeout=timeout, before_hop=hop)
         if cached is None:
             self.cache.put(url, page)
@@ -178,8 +178,8 @@ class Web:
         )
         return page, report
 
-    async def _obey_robots(self, url: str, timeout: float | None) -> str:
-        """Return robots.txt's decision on `url` as a report says it.
+    async def robots_allow(self, url: str, *, timeout: float | None = None) -> str:
+        """Return robots.txt's decision on `url` as a report says it, if it allows it.
 
         Raises:
             WebError: robots.txt disallows it, or its site is refused.
@@ -274,9 +274,11 @@ class PagePoller:
         """
         if not self.last and (cached := self.web.cache.get(self.url)) is not None:
             return await self._take(cached)
-        if self.web.obey_robots and not (await self.web.robots_verdict(self.url)).allowed:
-            raise WebError(f"robots.txt disallows {self.url}")
-        page = await self.web.fetch(self.url, headers=self.validators)
+        hop = None
+        if self.web.obey_robots:  # as for a read: the page and every redirect's target
+            await self.web.robots_allow(self.url)
+            hop = self.web.robots_allow
+        page = await self.web.fetch(self.url, headers=self.validators, before_hop=hop)
         if page.status == 304 and self.last:
             return self.last
         self.web.cache.put(self.url, page)
