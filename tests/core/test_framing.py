@@ -70,3 +70,12 @@ def test_long_frame_in_many_chunks() -> None:
     for chunk in chunks:
         assert framer.feed(chunk) == []
     assert framer.feed(b"\n") == [b"a" * 500_000]
+
+
+def test_a_stray_content_length_line_holds_back_no_message() -> None:
+    framer = Framer(1024)
+    assert framer.feed(b"Content-Length: 5\n" + b'{"x":1}\n') == [b"Content-Length: 5", b'{"x":1}']
+    assert framer.feed(b"Content-Length: 5\r\n" + b'{"y":2}\n') == [
+        b"Content-Length: 5\r",
+        b'{"y":2}',
+    ]

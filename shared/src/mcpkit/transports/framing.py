@@ -2,7 +2,9 @@
 
 MCP's stdio transport is one JSON message per line. Some older clients frame messages the
 LSP way (`Content-Length: N` headers, a blank line, N bytes); a frame starting with that
-header is read that way. No I/O here: feed bytes in, take frames out.
+header is read that way, if its header lines end as LSP's do (CR LF); a stray
+`Content-Length:` line ended by LF alone is a line like any other, so that it cannot hold
+back the messages after it. No I/O here: feed bytes in, take frames out.
 """
 
 _HEADER = b"content-length:"
@@ -61,7 +63,7 @@ class Framer:
     def _next(self) -> bytes | None:
         """Take one complete frame off the buffer, or return None if none is complete."""
         buffer = self._buffer
-        if bytes(buffer[: len(_HEADER)]).lower() == _HEADER:
+        if bytes(buffer[: len(_HEADER)]).lower() == _HEADER and self._starts_with_headers():
             return self._next_with_length()
         end = buffer.find(b"\n", self._scanned)
         if end < 0:
@@ -76,6 +78,12 @@ class Framer:
             self._skipping = False
             return b""
         return frame
+
+    def _starts_with_headers(self) -> bool:
+        """Whether every line up to the blank one (or so far) ends with CR LF, as headers do."""
+        end = self._buffer.find(b"\r\n\r\n")
+        head = self._buffer if end < 0 else self._buffer[:end]
+        return head.count(b"\n") == head.count(b"\r\n")
 
     def _next_with_length(self) -> bytes | None:
         """Take one `Content-Length:` framed message, or None if it is incomplete."""
