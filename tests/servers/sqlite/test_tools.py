@@ -187,6 +187,28 @@ async def test_generated_columns_are_described_and_found(files: Files) -> None:
     assert {"b", "c"} <= {o["name"] for o in found["structuredContent"]["objects"]}
 
 
+async def test_a_table_named_in_bytes_that_are_not_utf_8_leaves_column_search_working(
+    files: Files,
+) -> None:
+    # A hostile database's table name reached the authorizer, which sqlite3 then denies:
+    # every column search failed with "Not authorized".
+    with sqlite3.connect(files.main) as db:
+        db.execute("CREATE TABLE odd (a)")
+        db.execute("PRAGMA writable_schema = ON")
+        db.execute(
+            "UPDATE sqlite_schema SET name = CAST(? AS TEXT), tbl_name = CAST(? AS TEXT),"
+            " sql = CAST(? AS TEXT) WHERE name = 'odd'",
+            (b"t\xff", b"t\xff", b'CREATE TABLE "t\xff" (a)'),
+        )
+    db.close()
+    async with files.serve() as client:
+        found = await client.call_tool("search_objects", {"object_type": "column", "pattern": "%"})
+    assert "isError" not in found, text_of(found)
+    assert {"name": "price", "type": "column", "table": "items"}.items() <= next(
+        o for o in found["structuredContent"]["objects"] if o["name"] == "price"
+    ).items()
+
+
 async def test_r_tree_tables_are_read_also_when_made_after_start(files: Files) -> None:
     # R*Tree prepares writes to its shadow tables to read: the reader's authorizer denied
     # them, so no R*Tree table (GeoPackage files have them) could be read.

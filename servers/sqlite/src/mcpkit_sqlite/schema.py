@@ -6,7 +6,7 @@ the schema itself: a name never becomes SQL as it was given (the reference serve
 `describe_table` was injectable so).
 """
 
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from .database import Database
 from .errors import SqliteError
@@ -142,13 +142,7 @@ async def search(
     trigger), `summary` adds a column's declared type, `full` adds the SQL that made it.
     """
     if kind == "column":
-        rows = await database.values(
-            "SELECT c.name, s.name, c.type, NULL FROM sqlite_schema AS s,"
-            " pragma_table_xinfo(s.name) AS c WHERE s.type IN ('table', 'view') AND c.hidden != 1"
-            " AND s.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND c.name LIKE ?"
-            " ORDER BY s.name, c.cid LIMIT ?",
-            (pattern, limit + 1),
-        )
+        rows = await _columns(database, pattern, limit + 1)
     else:
         rows = await database.values(
             f"SELECT name, tbl_name, NULL, sql FROM sqlite_schema WHERE type = ? AND {_OWN}"
@@ -166,6 +160,27 @@ async def search(
         for name, table, declared, sql in rows[:limit]
     ]
     return SchemaObjects(database=database.name, objects=found, truncated=len(rows) > limit)
+
+
+async def _columns(database: Database, pattern: str, limit: int) -> list[tuple[Any, ...]]:
+    """Return up to `limit` columns whose name matches, as (name, table, type, NULL) rows.
+
+    Each table is asked on its own, by its name as a bound value. One join of
+    `sqlite_schema` with `pragma_table_xinfo(s.name)` handed every table's name to the
+    authorizer, and sqlite3 denies a statement whose name is not UTF-8 there: one such
+    table (a hostile database's) failed every column search.
+    """
+    found: list[tuple[Any, ...]] = []
+    for table in await table_names(database):
+        columns = await database.values(
+            "SELECT name, type FROM pragma_table_xinfo(?) WHERE hidden != 1 AND name LIKE ?"
+            " ORDER BY cid LIMIT ?",
+            (table, pattern, limit - len(found)),
+        )
+        found += [(name, table, declared, None) for name, declared in columns]
+        if len(found) == limit:
+            break
+    return found
 
 
 async def versions(database: Database) -> tuple[int, int]:
