@@ -14,8 +14,39 @@ from urllib.parse import quote
 NO_MORE = "<error>No more content available.</error>"
 URL_CHARACTERS = "!#$%&'()*+,-./:;=?@[]_~"
 """What a URL may hold as it is, besides letters and digits: no quote, bracket or space."""
-_CLOSING = re.compile(r"<\s*/\s*untrusted-web-content", re.IGNORECASE)
-"""A closing marker in the page, however written: defused, it cannot end the frame."""
+_INVISIBLE = (
+    "[\\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]*"
+)
+"""Space, and characters that show nothing (Unicode's default-ignorable ones)."""
+_LOOK_ALIKES = {
+    "<": "\u2039\u27e8\u3008\ufe64",
+    "/": "\u2044\u2215\u29f8",
+    "-": "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63",
+    "c": "\u03f2\u0441",
+    "d": "\u0501",
+    "e": "\u0435",
+    "o": "\u03bf\u043e",
+    "s": "\u0455",
+    "w": "\u051d",
+}
+"""Characters that read as the ASCII one, besides its full-width form."""
+
+
+def _written_any_way(marker: str) -> re.Pattern[str]:
+    """Return a pattern of `marker` in any case, its characters also full-width or look-alikes.
+
+    Space or invisible characters may come between any two of them.
+    """
+    classes = [
+        "[" + re.escape(c + chr(ord(c) + 0xFEE0) + _LOOK_ALIKES.get(c, "")) + "]" for c in marker
+    ]
+    return re.compile(_INVISIBLE.join(classes), re.IGNORECASE)
+
+
+_CLOSING = _written_any_way("</untrusted-web-content")
+"""A closing marker in the page, however written (full-width, a zero-width space
+inside, Cyrillic letters): defused, it cannot end the frame as a model reads it."""
 
 
 def paged(text: str, url: str, start_index: int, max_length: int, prefix: str = "") -> str:
