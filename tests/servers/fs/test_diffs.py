@@ -108,3 +108,27 @@ def test_texts_of_lines_that_recur_everywhere_diff_in_time_and_still_apply(
         capture_output=True,
     )
     assert (tmp_path / "f").read_text() == after
+
+
+def test_every_other_line_changed_diffs_in_time_and_still_applies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Few equal pairs, but each match one line long: difflib searched the whole rest of
+    # the text once per line, 43 s for 40,000 lines (an edit held its file and slot).
+    monkeypatch.setattr(diffs, "MAX_DIFF_CHARS", 10_000_000)  # to apply it whole
+    before = "".join(f"line {n} even\nline {n} odd\n" for n in range(20_000))
+    after = before.replace(" odd\n", " ODD\n")
+    started = time.monotonic()
+    diff = unified_diff(before, after, "f", "f")
+    assert time.monotonic() - started < 5
+    assert diff.startswith("--- f\n+++ f\n@@ -1,40000 +1,40000 @@\n line 0 even\n-line 0 odd\n")
+    (tmp_path / "f").write_text(before)
+    subprocess.run(
+        [_tool("patch"), "--quiet", "-p0", "f"],
+        cwd=tmp_path,
+        input=diff,
+        text=True,
+        check=True,
+        capture_output=True,
+    )
+    assert (tmp_path / "f").read_text() == after

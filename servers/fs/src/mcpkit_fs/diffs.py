@@ -6,16 +6,20 @@ of repeated lines (a log, a CSV): difflib's matcher treats lines that recur thro
 long text as noise, and would otherwise rewrite half the file around a one-line change.
 """
 
+import difflib
 from collections import Counter
 from collections.abc import Iterator
+from itertools import accumulate
 
 from .text import bare_lines, common_ends, one_line
 
 MAX_DIFF_CHARS = 256 * 1024  # as much as a read returns by default
-MAX_MATCHING_PAIRS = 5_000_000
-"""Pairs of equal lines difflib may weigh. Its matching takes time in about that number,
-which lines that recur everywhere make the square of the text (two files of 200,000 lines
-of 120 values took hours): past it, the changed middle is shown as one change."""
+MAX_MATCHING_WORK = 2_000_000
+"""Lines, and pairs of equal lines, difflib's matcher may weigh in all its searches for the
+longest matching block. Each search weighs every line of its range and each line's equals:
+lines that recur everywhere made one search the square of the text (two files of 200,000
+lines of 120 values took hours), and many short matches (every other line changed) made
+as many searches as lines. Past it, what is left unmatched is shown as changed."""
 NO_NEWLINE = "\\ No newline at end of file"
 # Marks a text's last line when no line ending follows it. Bare lines never hold "\n", so
 # the marked line differs from the same line ended, as `diff` has it.
@@ -54,17 +58,9 @@ def _diff_lines(
     old: list[str], new: list[str], old_name: str, new_name: str, context: int
 ) -> Iterator[str]:
     """Yield the lines of the unified diff (without endings) between two different texts."""
-    import difflib  # here, not at start-up: only an edit or a comparison needs it
-
     head, tail = common_ends(old, new)
     old_middle, new_middle = old[head : len(old) - tail], new[head : len(new) - tail]
-    counts = Counter(new_middle)
-    if sum(counts[line] for line in old_middle) > MAX_MATCHING_PAIRS:
-        groups = [[("replace", 0, len(old_middle), 0, len(new_middle))]]
-    else:
-        groups = list(
-            difflib.SequenceMatcher(None, old_middle, new_middle).get_grouped_opcodes(context)
-        )
+    groups = list(_BoundedMatcher(old_middle, new_middle).get_grouped_opcodes(context))
     # The middle parts begin and end with a change: shifted by `head`, their first and
     # last hunks take their context from the lines set aside.
     hunks = [
@@ -87,6 +83,55 @@ def _diff_lines(
                 continue
             yield from _shown("-", old[i1:i2])
             yield from _shown("+", new[j1:j2])
+
+
+class _BoundedMatcher(difflib.SequenceMatcher[str]):
+    """difflib's matcher, whose matching blocks are searched for within `MAX_MATCHING_WORK`."""
+
+    def __init__(self, old: list[str], new: list[str]) -> None:
+        super().__init__(None, old, new)
+        self._old, self._new = old, new
+        self._blocks: list[difflib.Match] | None = None
+
+    def get_matching_blocks(self) -> list[difflib.Match]:
+        """Return the matching blocks difflib's way, then `(len(old), len(new), 0)`.
+
+        A range is searched as difflib does, while the work left allows; ranges left
+        unsearched are shown as changed, which makes a longer diff, never a wrong one.
+        """
+        if self._blocks is not None:
+            return self._blocks
+        old, new = self._old, self._new
+        # A search of old[lo:hi] weighs those lines and their equals in `new`.
+        equals = Counter(new)
+        weights = [1 + equals[line] for line in old]
+        cost = [0, *accumulate(weights)]
+        left = MAX_MATCHING_WORK
+        ranges = [(0, len(old), 0, len(new))]
+        found: list[difflib.Match] = []
+        while ranges:
+            lo, hi, new_lo, new_hi = ranges.pop()
+            left -= cost[hi] - cost[lo]
+            if left < 0:
+                break
+            match = self.find_longest_match(lo, hi, new_lo, new_hi)
+            i, j, size = match
+            if not size:
+                continue
+            found.append(match)
+            if lo < i and new_lo < j:
+                ranges.append((lo, i, new_lo, j))
+            if i + size < hi and j + size < new_hi:
+                ranges.append((i + size, hi, j + size, new_hi))
+        blocks: list[difflib.Match] = []
+        for match in sorted(found):
+            last = blocks[-1] if blocks else None
+            if last and (last.a + last.size, last.b + last.size) == (match.a, match.b):
+                blocks[-1] = difflib.Match(last.a, last.b, last.size + match.size)  # adjacent
+            else:
+                blocks.append(match)
+        self._blocks = [*blocks, difflib.Match(len(old), len(new), 0)]
+        return self._blocks
 
 
 def _span(first: int, end: int) -> str:
