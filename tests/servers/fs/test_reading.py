@@ -10,6 +10,7 @@ import tracemalloc
 import pytest
 
 from mcpkit_fs import listing, reading, render
+from mcpkit_fs.large_reads import LOOK_PAST_CUT
 from mcpkit_fs.reading import MiB
 from mcpkit_fs.sandbox import FsError
 from mcpkit_fs.text import line_count, some_lines, split_lines
@@ -114,6 +115,19 @@ def test_a_huge_line_in_a_large_file_is_never_held_whole(
     assert not second["line_cut"]
     assert tail["content"] == "m" * 96 + "END\n"  # the end of the long line
     assert (tail["truncated"], tail["line_cut"]) == (True, True)
+
+
+def test_a_read_looks_only_so_far_past_a_line_it_cuts(tree: Tree) -> None:
+    # It read to the line's end to say whether another line follows: a sparse file of one
+    # line of 64 GiB held a read of 100 bytes for a minute.
+    with (tree.root / "one-line.txt").open("wb") as file:
+        file.write(b"text" * 2500)
+        file.truncate(64 * 1024**3)
+    ticks: list[int] = []
+    read = reading.read_text(tree.sandbox, "one-line.txt", max_bytes=100, tick=ticks.append)
+    assert read["content"] == "text" * 25
+    assert (read["truncated"], read["line_cut"], read["next_offset"]) == (True, True, 2)
+    assert 0 < max(ticks) <= LOOK_PAST_CUT // MiB + 1  # the MiB it read: as far as it looks
 
 
 @pytest.mark.parametrize("whole", [True, False])

@@ -5,6 +5,7 @@ import threading
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any, cast
 
 import anyio
@@ -77,32 +78,84 @@ async def test_a_regex_that_backtracks_leaves_the_server_answering(
     assert "backtracks too much" in result["result"]["content"][0]["text"]
 
 
-async def test_a_cancelled_hash_reads_no_further(tree: Tree, anyio_backend: str) -> None:
-    # The hash runs in a thread that a cancellation abandons; it must stop at its next MiB,
-    # not read on to the end of the file (64 GiB here) with no one waiting for it.
-    with (tree.root / "huge.bin").open("wb") as huge:
-        huge.truncate(64 * 1024**3)  # sparse: reads as zeros and takes no disk
+def sparse(path: Path, start: bytes = b"") -> None:
+    """Make `path` 64 GiB long, `start` then zeros: a sparse file, which takes no disk."""
+    with path.open("wb") as file:
+        file.write(start)
+        file.truncate(64 * 1024**3)
+
+
+def make_huge_file(root: Path) -> None:
+    sparse(root / "huge.bin")
+
+
+def make_long_log(root: Path) -> None:
+    (root / "big.log").write_bytes(b"line\n" * (8 * 1024 * 1024))  # 40 MiB
+
+
+def make_huge_line(root: Path) -> None:
+    sparse(root / "one-line.txt", b"text" * 2500)
+
+
+CANCELLED_READS = [
+    pytest.param(
+        make_huge_file,
+        "get_file_info",
+        {"path": "huge.bin", "hash": True},
+        "MiB hashed",
+        id="hash",
+    ),
+    pytest.param(
+        make_long_log,
+        "search_content",
+        {"path": "big.log", "query": "absent"},
+        "MiB read",
+        id="search in a file of 8 Mi lines",
+    ),
+    pytest.param(
+        make_huge_line,
+        "read_text_file",
+        {"path": "one-line.txt", "offset": 2},
+        "MiB read",
+        id="read past a line of 64 GiB",
+    ),
+]
+
+
+@pytest.mark.parametrize(("make", "tool", "arguments", "unit"), CANCELLED_READS)
+async def test_a_cancelled_read_reads_no_further(
+    tree: Tree,
+    anyio_backend: str,
+    make: Callable[[Path], None],
+    tool: str,
+    arguments: dict[str, Any],
+    unit: str,
+) -> None:
+    # The read runs in a thread that a cancellation abandons; it must stop at its next
+    # MiB, not read on to the end of the file with no one waiting for it. A read of a
+    # line past one of 64 GiB read on for a minute, and forty of them took every thread.
+    make(tree.root)
     async with connect(server_for(tree.root)) as client:
         client.send(
             {
                 "jsonrpc": "2.0",
-                "id": "hash",
+                "id": "read",
                 "method": "tools/call",
                 "params": {
-                    "name": "get_file_info",
-                    "arguments": {"path": "huge.bin", "hash": True},
-                    "_meta": {"progressToken": "hash"},
+                    "name": tool,
+                    "arguments": arguments,
+                    "_meta": {"progressToken": "read"},
                 },
             }
         )
         progress = await client.wait_for_notification("notifications/progress")
-        assert progress["params"]["message"] == f"{progress['params']['progress']} MiB hashed"
-        await client.notify("notifications/cancelled", {"requestId": "hash"})
+        assert progress["params"]["message"] == f"{progress['params']['progress']} {unit}"
+        await client.notify("notifications/cancelled", {"requestId": "read"})
         await anyio.sleep(0.2)  # for the thread to reach its next MiB
         cpu = time.process_time()  # of every thread of this process, the server's included
         await anyio.sleep(0.5)
         assert time.process_time() - cpu < 0.1
-        assert not [m for m in client.messages if m.get("id") == "hash"]  # no response
+        assert not [m for m in client.messages if m.get("id") == "read"]  # no response
         assert await client.request("ping") == {}
 
 
@@ -160,34 +213,6 @@ async def test_an_edit_checks_the_hash_of_the_bytes_it_reads(tree: Tree) -> None
     assert "changed since it was read" in stale["content"][0]["text"]
     assert edited["structuredContent"]["replacements"] == 1
     assert (tree.root / "small.txt").read_text() == "b\n"
-
-
-async def test_a_cancelled_search_of_a_large_file_reads_no_further(
-    tree: Tree, anyio_backend: str
-) -> None:
-    (tree.root / "big.log").write_bytes(b"line\n" * (8 * 1024 * 1024))  # 40 MiB, 8 Mi lines
-    async with connect(server_for(tree.root)) as client:
-        client.send(
-            {
-                "jsonrpc": "2.0",
-                "id": "search",
-                "method": "tools/call",
-                "params": {
-                    "name": "search_content",
-                    "arguments": {"path": "big.log", "query": "absent"},
-                    "_meta": {"progressToken": "search"},
-                },
-            }
-        )
-        progress = await client.wait_for_notification("notifications/progress")
-        assert progress["params"]["message"] == f"{progress['params']['progress']} MiB read"
-        await client.notify("notifications/cancelled", {"requestId": "search"})
-        await anyio.sleep(0.2)  # for the thread to reach its next MiB
-        cpu = time.process_time()
-        await anyio.sleep(0.5)
-        assert time.process_time() - cpu < 0.1
-        assert not [m for m in client.messages if m.get("id") == "search"]  # no response
-        assert await client.request("ping") == {}
 
 
 async def test_progress_stops_a_walk_whose_request_is_cancelled(tree: Tree) -> None:

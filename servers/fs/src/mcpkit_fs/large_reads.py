@@ -1,7 +1,10 @@
 """Reading lines of a text file too large to read whole, in bounded memory.
 
 Lines are read from a given line on, skipping those before it without holding them, or
-backwards from the end; no line is held longer than a page can show.
+backwards from the end; no line is held longer than a page can show. Skipping lines may
+read much of a file (a sparse file of one terabyte-long line reads as fast as the disk
+goes, for ever): it ticks the MiB read, which reports progress and stops it once its
+request is cancelled.
 """
 
 from typing import BinaryIO
@@ -9,8 +12,13 @@ from typing import BinaryIO
 from .models import TextRead
 from .pages import fit_page, joined, past_the_end
 from .text import Codec
+from .ticks import Tick, no_tick
 
 _BLOCK = 64 * 1024  # read at a time where a line is skipped or the end is read backwards
+_MiB = 1024 * 1024
+LOOK_PAST_CUT = 16 * _MiB
+"""How far past a line cut short a read looks for the line after it, to say whether one
+follows; past that, it says one may (a later read from there will know)."""
 
 
 def read_large(
@@ -25,13 +33,15 @@ def read_large(
     limit: int | None,
     max_bytes: int,
     line_numbers: bool,
+    tick: Tick = no_tick,
 ) -> TextRead:
     """Read part of the text file `file`, too large to read whole, stored as `codec` says.
 
     `codec` has the line ending of the first lines, which the result reports.
 
     The arguments are those of `reading.read_text`; the lines are read from the start, or
-    backwards from the end for a `tail`, only as far as the page needs.
+    backwards from the end for a `tail`, only as far as the page needs. `tick` follows
+    the MiB read where lines are skipped.
 
     Raises:
         FsError: `offset` is past the last line.
@@ -42,7 +52,7 @@ def read_large(
         first = None  # unknown without reading the whole file
     else:
         first = (offset or 1) - 1
-        raw, more = _lines_from(file, first, count, max_bytes)
+        raw, more = _lines_from(file, first, count, max_bytes, tick)
         if first and not raw and count != 0:
             raise past_the_end(shown, first + 1, None)
         if first == 0 and raw:
@@ -68,33 +78,44 @@ def read_large(
 
 
 def _lines_from(
-    file: BinaryIO, first: int, count: int | None, max_bytes: int
+    file: BinaryIO, first: int, count: int | None, max_bytes: int, tick: Tick
 ) -> tuple[list[bytes], bool]:
     """Return lines from 0-based line `first`, `count` of them or until `max_bytes`.
 
-    The flag says whether the file has more lines after them. No line is held longer
-    than `max_bytes + 1` bytes, which is more than a page shows: a file may be one line.
+    The flag says whether the file has (or may have) more lines after them. No line is
+    held longer than `max_bytes + 1` bytes, which is more than a page shows: a file may
+    be one line.
     """
     file.seek(0)
     for _ in range(first):
-        _skip_line(file)
+        _skip_line(file, tick)
     lines: list[bytes] = []
     taken = 0
     while (count is None or len(lines) < count) and taken <= max_bytes:
         line = file.readline(max_bytes + 1)
         if not line:
             return lines, False
-        if not line.endswith(b"\n"):
-            _skip_line(file)  # the rest of a line longer than a page
         lines.append(line)
         taken += len(line)
+        # The rest of a line longer than a page, if not too long to look past.
+        if not line.endswith(b"\n") and not _skip_line(file, tick, LOOK_PAST_CUT):
+            return lines, True
     return lines, bool(file.read(1))
 
 
-def _skip_line(file: BinaryIO) -> None:
-    """Read past the end of the current line, a block at a time."""
-    while (block := file.readline(_BLOCK)) and not block.endswith(b"\n"):
-        pass
+def _skip_line(file: BinaryIO, tick: Tick, most: int | None = None) -> bool:
+    """Read past the end of the current line, a block at a time; return whether it ended.
+
+    Reading stops without the line's end past `most` bytes, if given.
+    """
+    start = file.tell()
+    while block := file.readline(_BLOCK):
+        tick(file.tell() // _MiB)
+        if block.endswith(b"\n"):
+            return True
+        if most is not None and file.tell() - start > most:
+            return False
+    return True
 
 
 def _last_lines(file: BinaryIO, size: int, count: int, max_bytes: int) -> list[bytes]:

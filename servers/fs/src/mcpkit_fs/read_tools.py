@@ -68,6 +68,7 @@ def register_read_tools(app: Server) -> None:
             limit=limit,
             max_bytes=max_bytes,
             line_numbers=with_line_numbers,
+            tick=Progress(ctx, "MiB read"),
             done=f"read {path}",
         )
 

@@ -60,13 +60,15 @@ def read_text(
     line_numbers: bool = False,
     on_loop: bool = False,
     page_only: bool = False,
+    tick: Tick = no_tick,
 ) -> TextRead:
     """Read lines of a text file: all, the first or last `head`/`tail`, or a range.
 
     `offset` is the 1-based first line and `limit` the number of lines. At most
     `max_bytes` of text are returned; `truncated` and `next_offset` say where to go on.
     A file over `WHOLE_FILE_BYTES` is read line by line, only as far as the page needs
-    (with no `total_lines` nor `sha256`), and so is one over `max_bytes` if `page_only`.
+    (with no `total_lines` nor `sha256`), and so is one over `max_bytes` if `page_only`;
+    `tick` follows the MiB its lines skipped take.
 
     Raises:
         FsError: conflicting arguments, `offset` past the last line, or the file cannot
@@ -91,6 +93,7 @@ def read_text(
                 limit=limit,
                 max_bytes=max_bytes,
                 line_numbers=line_numbers,
+                tick=tick,
             )
         data = _read_up_to(file, size, WHOLE_FILE_BYTES)
     if len(data) > WHOLE_FILE_BYTES:
