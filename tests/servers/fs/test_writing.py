@@ -5,6 +5,7 @@ import errno
 import hashlib
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -193,6 +194,31 @@ def test_write_keeps_permissions_and_leaves_no_temporary_file(tree: Tree) -> Non
     writing.write(tree.sandbox, "run.sh", "new")
     assert script.stat().st_mode & 0o777 == 0o750
     assert sorted(p.name for p in tree.root.iterdir()) == ["hello.txt", "run.sh", "sub"]
+
+
+def overwrite(tree: Tree) -> object:
+    return writing.write(tree.sandbox, "ro.txt", "new\n")
+
+
+def append(tree: Tree) -> object:
+    return writing.write(tree.sandbox, "ro.txt", "new\n", mode="append")
+
+
+def edit(tree: Tree) -> object:
+    return writing.edit(tree.sandbox, "ro.txt", [Edit("old", "new")])
+
+
+@pytest.mark.parametrize("change", [overwrite, append, edit])
+def test_a_file_of_mode_444_is_not_changed_even_by_root(
+    tree: Tree, change: Callable[[Tree], object]
+) -> None:
+    # os.access says root may write anything: a server run as root (in a container, say)
+    # wrote over files their owner made read-only.
+    (tree.root / "ro.txt").write_text("old\n")
+    (tree.root / "ro.txt").chmod(0o444)
+    with pytest.raises(AccessDenied, match=r"ro\.txt is read-only \(mode 444\)"):
+        change(tree)
+    assert (tree.root / "ro.txt").read_text() == "old\n"
 
 
 def test_expected_sha256_guards_concurrent_changes(tree: Tree) -> None:

@@ -97,6 +97,27 @@ def open_directory(place: Place) -> int:
         raise explain(exc, place.shown) from None
 
 
+def require_writable_file(place: Place, status: os.stat_result) -> None:
+    """Refuse the file at `place` (whose status is `status`) if it may not be written.
+
+    A replace needs no permission on the file, but its owner may have made it read-only
+    (a file not checked out, say): the server keeps to what writing it in place allows,
+    and a mode with no write bit allows nobody, root included (whom `os.access` allows
+    everything).
+
+    Raises:
+        AccessDenied: the file may not be written.
+    """
+    assert place.name is not None
+    if not status.st_mode & 0o222 or not os.access(
+        place.name, os.W_OK, dir_fd=place.dir_fd, effective_ids=True
+    ):
+        raise AccessDenied(
+            f"{place.shown} is read-only (mode {stat.S_IMODE(status.st_mode):03o}): it is"
+            " not changed. Ask the user to make it writable if it should change."
+        )
+
+
 def write_atomic(
     place: Place, data: bytes | BinaryIO, *, create_only: bool = False, mode: int | None = None
 ) -> None:
@@ -118,15 +139,8 @@ def write_atomic(
     if current is not None and not stat.S_ISREG(current.st_mode):
         kind = "symbolic link" if stat.S_ISLNK(current.st_mode) else "directory or special file"
         raise FsError(f"{place.shown} is a {kind}: write to a regular file path instead.")
-    if current is not None and not os.access(
-        place.name, os.W_OK, dir_fd=place.dir_fd, effective_ids=True
-    ):
-        # A replace needs no permission on the file, but its owner made it read-only (a
-        # file not checked out, say): the server keeps to what writing it in place allows.
-        raise AccessDenied(
-            f"{place.shown} is read-only (mode {stat.S_IMODE(current.st_mode):03o}): it is"
-            " not changed. Ask the user to make it writable if it should change."
-        )
+    if current is not None:
+        require_writable_file(place, current)
     if mode is None and current is not None:
         mode = stat.S_IMODE(current.st_mode)
     temporary = temporary_name()

@@ -15,7 +15,13 @@ from typing import Literal
 from .diffs import unified_diff
 from .edits import Edit, EditMismatch, apply_edits
 from .errors import FsError, explain
-from .files import open_read, require_regular, require_writable, write_atomic
+from .files import (
+    open_read,
+    require_regular,
+    require_writable,
+    require_writable_file,
+    write_atomic,
+)
 from .hashing import sha256_of
 from .locks import changing
 from .lookup import Place
@@ -126,6 +132,7 @@ def _append(place: Place, content: str) -> int:
     try:
         status = os.fstat(fd)
         require_regular(place, status.st_mode)  # it may have been swapped meanwhile
+        require_writable_file(place, status)  # root opens a file of mode 444 for writing
         if status.st_nlink > 1:
             # Appending in place would change every other name of this file too.
             raise FsError(f"{place.shown} has other hard links: append refused.")
