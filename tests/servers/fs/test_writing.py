@@ -175,7 +175,16 @@ def test_a_refused_write_makes_no_parent_directory(tree: Tree) -> None:
         writing.write(sandbox, "a3/b3/c.txt", "x", create_parents=True, expected_sha256="0" * 64)
     with pytest.raises(FsError, match="cannot hold"):
         writing.write(sandbox, "a4/b4/c.txt", "lone \ud800", create_parents=True)
+    # Refused after the walk made directories, which it then went back up out of.
+    (tree.base / "outside").mkdir()
+    (tree.root / "out").symlink_to("../outside")
+    with pytest.raises(AccessDenied, match="leads outside"):
+        writing.write(sandbox, "a6/b6/../../out/x.txt", "x", create_parents=True)
+    with pytest.raises(AccessDenied, match="deny rule"):
+        writing.write(sandbox, "a7/../.ssh/authorized_keys", "x", create_parents=True)
+    (tree.root / "out").unlink()
     assert sorted(p.name for p in tree.root.iterdir()) == ["hello.txt", "sub"]
+    assert list((tree.base / "outside").iterdir()) == []
     writing.write(sandbox, "a5/b5/c.txt", "x", create_parents=True)
     assert (tree.root / "a5" / "b5" / "c.txt").read_text() == "x"
 

@@ -13,6 +13,7 @@ import os
 import stat
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -93,12 +94,14 @@ class Lookup:
         self.fds = [open_root(root)]  # the open directories, from the root down
         self.names: list[str] = []  # their names below the root
         self.hops = 0
+        self.made: list[tuple[int, str]] = []  # directories made: (their parent, name)
 
     def close(self) -> None:
         """Close every directory the walk holds open."""
-        for fd in self.fds:
+        for fd in [*self.fds, *(parent for parent, _ in self.made)]:
             os.close(fd)
         self.fds.clear()
+        self.made.clear()
 
     def shown(self, *more: str) -> str:
         """The path to show for the current directory, followed by `more`."""
@@ -107,9 +110,21 @@ class Lookup:
     def run(self, parts: list[str], *, follow: bool, make_parents: bool) -> Place:
         """Resolve `parts` below the root and return where they lead.
 
+        A walk refused after it made directories (`made/../link-out/x`: directories are
+        made as the walk goes, as `mkdir -p` makes them) removes them again.
+
         Raises:
             FsError: see `Sandbox.place` (`sandbox.py`).
         """
+        try:
+            return self._walk(parts, follow=follow, make_parents=make_parents)
+        except FsError:
+            for parent, name in reversed(self.made):
+                with suppress(OSError):  # no longer empty: another program wrote in it
+                    os.rmdir(name, dir_fd=parent)
+            raise
+
+    def _walk(self, parts: list[str], *, follow: bool, make_parents: bool) -> Place:
         pending = deque(parts)
         while pending:
             part = pending.popleft()
@@ -193,7 +208,8 @@ class Lookup:
         rest = [name for name in then if name not in ("", ".")]
         if ".." not in rest:  # all below is made now, with no link: this is where it ends
             self.sandbox.check_denied(self.root, [*self.names, part, *rest])
-        _mkdir(self.fds[-1], part, self.shown(part))
+        if _mkdir(self.fds[-1], part, self.shown(part)):
+            self.made.append((os.dup(self.fds[-1]), part))
         return os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)
 
     def descend(self, part: str) -> None:
@@ -297,11 +313,12 @@ def open_root(root: AllowedDir) -> int:
         raise FsError(problem) from None
 
 
-def _mkdir(dir_fd: int, name: str, shown: str) -> None:
-    """Create directory `name` in `dir_fd`, tolerating a concurrent creation."""
+def _mkdir(dir_fd: int, name: str, shown: str) -> bool:
+    """Create directory `name` in `dir_fd`; return False if another program just did."""
     try:
         os.mkdir(name, dir_fd=dir_fd)
     except FileExistsError:
-        pass
+        return False
     except OSError as exc:
         raise explain(exc, shown) from None
+    return True
