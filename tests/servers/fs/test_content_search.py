@@ -16,6 +16,7 @@ import pytest
 from mcpkit_fs import content_search, expression_size, finders, large_file_search, reading, render
 from mcpkit_fs.reading import MiB
 from mcpkit_fs.sandbox import FsError
+from mcpkit_fs.walk import MAX_IGNORE_RULES
 from servers.fs.conftest import Tree, make_project
 
 
@@ -185,6 +186,24 @@ def test_search_content_leaves_the_rules_above_a_repository_out_of_it(tree: Tree
     below = content_search.search_content(tree.sandbox, "sub/vendor/lib", "needle", exclude=[])
     assert [Path(m["path"]).name for m in below["matches"]] == ["w.log"]
     assert _git_untracked(vendor) == {"v.log", "lib/w.log"}
+
+
+def test_gitignore_rules_past_the_most_in_force_are_not_applied(
+    tree: Tree, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Each entry is matched against every rule: 66,000 rules made a search take 99 s.
+    rules = [f"never{n}*x" for n in range(MAX_IGNORE_RULES)]
+    (tree.root / ".gitignore").write_text("\n".join(["first.txt", *rules, "past.txt"]))
+    (tree.root / "sub" / ".gitignore").write_text("below.txt\n")
+    for name in ("first.txt", "past.txt", "sub/below.txt", "kept.txt"):
+        (tree.root / name).write_text("needle\n")
+    found = content_search.search_content(tree.sandbox, ".", "needle", exclude=[])
+    assert sorted(Path(m["path"]).name for m in found["matches"]) == [
+        "below.txt",
+        "kept.txt",
+        "past.txt",
+    ]
+    assert f"{tree.root}/.gitignore: only 1000 of its rules are applied" in caplog.text
 
 
 @pytest.mark.parametrize("size", [100, 9 * MiB])  # read whole, or block by block

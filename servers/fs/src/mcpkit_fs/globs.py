@@ -151,14 +151,18 @@ class IgnoreRule(NamedTuple):
     directories_only: bool
 
 
-def parse_gitignore(text: str, base: str, *, above: str = "") -> list[IgnoreRule]:
-    """Return the rules of a `.gitignore` file.
+def parse_gitignore(
+    text: str, base: str, *, above: str = "", most: int | None = None
+) -> list[IgnoreRule]:
+    """Return the rules of a `.gitignore` file (its first `most`, if given).
 
     The file is in the directory `base` below the walk's start, or in one `above` the start
     by that path.
     """
     rules: list[IgnoreRule] = []
     for raw in text.splitlines():
+        if most is not None and len(rules) >= most:
+            break
         line = raw.rstrip()
         if not line or line.startswith("#"):
             continue
