@@ -6,6 +6,7 @@ inside the server (a 500, and a traceback logged for each); heads trickled on 20
 connections took every descriptor; bodies stopped short of their length were held for ever.
 """
 
+import contextlib
 import re
 import socket
 import time
@@ -124,6 +125,34 @@ async def test_past_the_most_connections_a_new_one_is_closed_at_once(
         for connection in held:
             connection.close()
     assert closed
+
+
+async def test_a_client_that_sends_far_ahead_of_its_answers_is_cut_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each answer awaited let uvicorn read 64 KiB more: pipelined pings piled up 1.3 GB.
+    monkeypatch.setattr(protocol, "AHEAD_BYTES", 64 * 1024)
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        head = "".join(f"{name}: {value}\r\n" for name, value in served.headers(session).items())
+        body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        host = served.base.removeprefix("http://")
+        one = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\n{head}Content-Length: {len(body)}\r\n\r\n"
+        count = (1 << 20) // len(one)
+        with raw_connection(served) as connection:
+
+            def pipeline() -> bytes:
+                received = b""
+                with contextlib.suppress(OSError):  # reset, or no end within 3 s
+                    connection.sendall((one.encode() + body) * count)
+                    while chunk := connection.recv(1 << 16):
+                        received += chunk
+                return received
+
+            received = await anyio.to_thread.run_sync(pipeline)
+        answered = await served.post(request(2, "ping"), session)
+    assert received.count(b"HTTP/1.1 200") < count / 2
+    assert answered.status_code == 200
 
 
 async def test_a_body_that_stops_short_is_a_timeout(

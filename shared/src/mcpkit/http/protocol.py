@@ -13,6 +13,11 @@ trickles heads on thousands of connections held every descriptor the process may
 and no check of host, origin or token runs before a head is whole. A head is therefore due
 `HEAD_SECONDS` after its first byte (or after the connection opens), and past
 `max_connections()` open connections a new one is closed at once.
+
+uvicorn reads on each time the app waits for a client to leave, as every answer does, and
+keeps what comes after the request being answered (pipelined requests) unbounded: one
+connection that sent requests far ahead of their answers piled up 1.3 GB. A client that
+sends more than `AHEAD_BYTES` ahead is cut off; no MCP client pipelines at all.
 """
 
 import asyncio  # noqa: TID251 - uvicorn, which runs on asyncio only, takes asyncio protocols
@@ -25,6 +30,8 @@ from ..readbuffer import thread_buffer
 
 HEAD_SECONDS = 10.0
 """Seconds a client has to finish a request's head once it begins it (or connects)."""
+AHEAD_BYTES = 1 << 20
+"""Bytes a client may send beyond the request being answered."""
 MAX_CONNECTIONS = 1000
 """Open connections at most, fewer where the process may open few descriptors."""
 
@@ -56,6 +63,10 @@ class BufferedH11Protocol(H11Protocol, asyncio.BufferedProtocol):  # pyright: ig
     def buffer_updated(self, nbytes: int) -> None:
         """Hand uvicorn a copy of the `nbytes` just read: the buffer is reused at once."""
         self.data_received(thread_buffer()[:nbytes].tobytes())
+        # Read whole, the request is being answered: what h11 holds is sent ahead.
+        if self.conn.their_state is h11.DONE and len(self.conn.trailing_data[0]) > AHEAD_BYTES:
+            self.transport.close()
+            return
         if self.conn.their_state is not h11.IDLE:  # the head is whole
             self._cancel_head_due()
         elif self._head_due is None:  # a head begun on a kept-alive connection
