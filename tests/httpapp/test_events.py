@@ -1,6 +1,9 @@
 """The in-memory event store: bounded, and forgetting streams and sessions whole."""
 
+import time
+
 from mcpkit.http import MemoryEventStore
+from mcpkit.http.events import StoredEvent
 
 
 def test_events_after_a_sequence_come_in_order() -> None:
@@ -60,3 +63,24 @@ def test_forgetting_a_session_drops_only_its_streams() -> None:
     store.forget("a")
     assert store.after("a.1", 0) == store.after("a.2", 0) == []
     assert [e.data for e in store.after("ab.1", 0)] == [b"ab"]
+
+
+def test_a_session_over_its_share_pushes_out_its_oldest_in_time_whatever_else_is_kept() -> None:
+    # The session's oldest stream was searched for among all streams, at every event: with
+    # 7,500 other streams kept, an event took 0.8 ms rather than 2 us.
+    def seconds_for_a_burst(other_streams: int) -> float:
+        store = MemoryEventStore(max_events=40_000)
+        for n in range(other_streams):
+            store.append(f"other{n % 3}.{n}", 0, b"x")
+        started = time.perf_counter()
+        for n in range(20_000):
+            store.append(f"burst.{n % 10}", n, b"y")
+        return time.perf_counter() - started
+
+    assert seconds_for_a_burst(7_500) < 5 * seconds_for_a_burst(0)
+    store = MemoryEventStore(max_events=40)
+    store.append("a.1", 0, b"kept")
+    for n in range(20):
+        store.append(f"b.{n}", n, b"burst")
+    assert store.after("a.1", -1) == [StoredEvent("a.1/0", b"kept")]
+    assert [len(store.after(f"b.{n}", -1)) for n in range(20)] == [0] * 10 + [1] * 10
