@@ -5,8 +5,8 @@ import pytest
 
 from checked import connect
 from mcpkit import Server, jsonrpc
-from mcpkit.connection import MAX_IN_FLIGHT
 from mcpkit.jsonrpc import as_object
+from mcpkit.running import MAX_IN_FLIGHT
 from mcpkit.testing import RPCError
 
 

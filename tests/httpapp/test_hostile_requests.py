@@ -18,6 +18,7 @@ import pytest
 
 from httpapp.mcphttp import Served, parse_sse, request, serving
 from httpapp.test_modern import send, stateless
+from mcpkit import running
 from mcpkit.http import asgi, protocol
 from mcpkit.http.posted import MAX_BATCH
 from mcpkit.http.sessions import CROWDED_IDLE, SessionTable
@@ -239,3 +240,31 @@ async def test_a_call_whose_client_left_holds_its_session_no_longer(tmp_path: Pa
         # The session still answers.
         pinged = await served.post(request(2, "ping"), session_id)
         assert pinged.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("bound", "value", "padding"), [("MAX_REQUESTS", 3, 0), ("MAX_BYTES", 10_000, 20_000)]
+)
+async def test_calls_left_running_by_their_clients_are_bounded_for_the_whole_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str, value: int, padding: int
+) -> None:
+    # A client that leaves does not cancel its calls: seven sessions of a hundred calls of
+    # 4 MB each held 2.7 GB, one session's bound notwithstanding.
+    monkeypatch.setattr(running, bound, value)
+    params = {
+        "name": "long_running_operation",
+        "arguments": {"duration": 600},
+        "_meta": {"padding": "x" * padding},
+    }
+    echo = {"name": "echo", "arguments": {"text": "hi"}}
+    async with serving(tmp_path) as served:
+        for number in range(3):
+            session = await served.initialize()
+            with anyio.move_on_after(0.3):  # the client gives up; the call runs on
+                await served.post(request(number, "tools/call", params), session)
+        other = await served.initialize()
+        refused = await served.post(request(9, "tools/call", echo), other)
+        pinged = await served.post(request(10, "ping"), other)
+    assert refused.json()["error"]["code"] == -32600
+    assert "the server runs" in refused.json()["error"]["message"]
+    assert pinged.status_code == 200

@@ -6,7 +6,7 @@ This is the only module that runs handlers, and the one exception-to-wire bounda
   answered while a long tool call runs.
 - `notifications/cancelled` cancels the request's scope, and no response is sent.
 - Notifications are never answered; a request id already in flight is refused, and so is
-  a request past `MAX_IN_FLIGHT` running.
+  a request past `running.MAX_IN_FLIGHT` running, or past the server's bounds.
 - A batch (2025-03-26 sessions only) is answered with one array of responses.
 - At end of input, requests already received are answered (for `END_GRACE` seconds at
   most); then what still runs is cancelled and the connection ends.
@@ -32,6 +32,7 @@ from .errors import (
     ToolError,
 )
 from .jsonrpc import JSON, RequestId
+from .running import check_room
 from .runtime import Runtime
 from .session import Session
 from .shape import dump
@@ -40,11 +41,11 @@ from .types import LogLevel, Root
 
 logger = logging.getLogger("mcpkit.connection")
 
-MAX_IN_FLIGHT = 100
-"""Requests of one connection (one HTTP session) running at once: 20,000 took 532 MiB."""
 END_GRACE = 1.0
 """Seconds the requests received before the end of input have to be answered."""
 
+Handling = Coroutine[Any, Any, dict[str, Any]]
+"""A handler's work for one request, not yet started."""
 Answer = JSON | Awaitable[JSON | None] | None
 """What handling a message gives: the response now, one to await (None if cancelled), or none."""
 
@@ -209,23 +210,24 @@ class Connection:
             return
         batch = jsonrpc.as_list(message)
         if batch is not None:
-            self._receive_batch(batch)
+            self._receive_batch(batch, len(frame))
             return
-        answer = self._dispatch(message)
+        answer = self._dispatch(message, len(frame))
         request_ids = jsonrpc.request_ids([message])
         if isinstance(answer, dict):
             self._reply(answer, request_ids)
         elif answer is not None:
             self._spawn(self._reply_when_done, answer, request_ids)
 
-    def _receive_batch(self, batch: list[Any]) -> None:
+    def _receive_batch(self, batch: list[Any], size: int) -> None:
         """Handle a batch: allowed in 2025-03-26 sessions only, answered with one array."""
         if not self.session.accepts_batches:
             problem = InvalidRequest(f"Invalid Request: no batches in {self.session.version}")
         elif not batch:
             problem = InvalidRequest("Invalid Request: empty batch")
         else:
-            answers = [self._dispatch(message, in_batch=True) for message in batch]
+            share = size // len(batch) + 1  # of the frame's bytes, for each message
+            answers = [self._dispatch(message, share, in_batch=True) for message in batch]
             self._spawn(self._reply_batch, answers, jsonrpc.request_ids(batch))
             return
         self._send(jsonrpc.error(None, problem.to_wire(), self.version), None)
@@ -254,8 +256,8 @@ class Connection:
         assert self._task_group is not None
         self._task_group.start_soon(work, *arguments)
 
-    def _dispatch(self, message: Any, *, in_batch: bool = False) -> Answer:
-        """Handle one message: the response now, a coroutine that will produce it, or None."""
+    def _dispatch(self, message: Any, size: int, *, in_batch: bool = False) -> Answer:
+        """Handle one message (of `size` bytes): the response now, one to await, or None."""
         try:
             kind = jsonrpc.classify(message)
         except InvalidRequest as exc:
@@ -268,7 +270,8 @@ class Connection:
             return None
         request_id: RequestId = message["id"]
         try:
-            return self._on_request(request_id, message["method"], message.get("params"), in_batch)
+            method, params = message["method"], message.get("params")
+            return self._on_request(request_id, method, params, in_batch, size)
         except ProtocolError as exc:
             return jsonrpc.error(request_id, exc.to_wire())
         except Exception:  # a bug costs this request, not the connection
@@ -276,7 +279,7 @@ class Connection:
             return jsonrpc.error(request_id, InternalError("Internal error").to_wire())
 
     def _on_request(
-        self, request_id: RequestId, method: str, params: Any, in_batch: bool
+        self, request_id: RequestId, method: str, params: Any, in_batch: bool, size: int
     ) -> JSON | Awaitable[JSON | None]:
         """Answer a cheap request at once, or return the coroutine of a handler's answer.
 
@@ -289,7 +292,7 @@ class Connection:
         if request_id in self._in_flight:
             raise InvalidRequest(f"Invalid Request: request id {request_id!r} is already in use")
         if modern.is_modern(params):
-            return self._on_modern_request(request_id, method, params)
+            return self._on_modern_request(request_id, method, params, size)
         self.session.check_request(method)
         if method == "ping":
             return jsonrpc.result(request_id, {})
@@ -300,17 +303,17 @@ class Connection:
         if method == "logging/setLevel":
             self.session.set_log_level(params.get("level"))
             return jsonrpc.result(request_id, {})
-        self._check_room()
+        check_room(len(self._in_flight))
         if method in ("resources/subscribe", "resources/unsubscribe"):
             handler = partial(self.runtime.subscription, self, method, stateless=self.stateless)
         else:
             handler = self.server.handler(method)
         scope = self._in_flight[request_id] = anyio.CancelScope()
         context = Context(self, request_id, params.get("_meta"), self.runtime.provided)
-        return self._run(request_id, handler(context, params), scope)
+        return self._run(request_id, handler(context, params), scope, size)
 
     def _on_modern_request(
-        self, request_id: RequestId, method: str, params: dict[str, Any]
+        self, request_id: RequestId, method: str, params: dict[str, Any], size: int
     ) -> JSON | Awaitable[JSON | None]:
         """Serve a stateless-era request on what it carries alone (see `modern`).
 
@@ -324,7 +327,7 @@ class Connection:
         inputs = modern.Inputs(method, modern.gather_answers(states, method, params))
         peer = modern.ModernPeer(self.runtime, self._send, self.transport.drain, meta, inputs)
         ctx = Context(peer, request_id, params["_meta"], self.runtime.provided)
-        self._check_room()
+        check_room(len(self._in_flight))
         if method == "subscriptions/listen":
             self._streams.add(request_id)
             handling = modern.listen(self.server, self.runtime, self._send, request_id, params, ctx)
@@ -332,23 +335,18 @@ class Connection:
             handler = self.server.handler(method)
             handling = modern.answer(self.server, states, method, params, handler(ctx, params))
         scope = self._in_flight[request_id] = anyio.CancelScope()
-        return self._run(request_id, handling, scope)
-
-    def _check_room(self) -> None:
-        """Refuse (InvalidRequest) a request that would run past `MAX_IN_FLIGHT` handlers."""
-        if len(self._in_flight) >= MAX_IN_FLIGHT:
-            running = f"{MAX_IN_FLIGHT} requests of this client are running already"
-            raise InvalidRequest(f"Invalid Request: {running}; send it once some are answered")
+        return self._run(request_id, handling, scope, size)
 
     async def _run(
-        self, request_id: RequestId, handling: Awaitable[dict[str, Any]], scope: anyio.CancelScope
+        self, request_id: RequestId, handling: Handling, scope: anyio.CancelScope, size: int
     ) -> JSON | None:
         """Await a handler in its cancel scope; return its response, or None if cancelled."""
         response: JSON | None = None
         try:
             with scope:
                 try:
-                    response = jsonrpc.result(request_id, await handling)
+                    result = await self.runtime.running.run(handling, size)
+                    response = jsonrpc.result(request_id, result)
                 except ProtocolError as exc:
                     response = jsonrpc.error(request_id, exc.to_wire())
                 except ClientRequestError as exc:

@@ -19,6 +19,7 @@ from .errors import InvalidParams, MethodNotFound, ProtocolError, ResourceNotFou
 from .lifespan import provided_values
 from .params import params_string
 from .requeststate import RequestStates
+from .running import Running
 from .server import Server
 from .watch import Changed, FileWatcher
 from .watches import RegisteredWatch
@@ -89,6 +90,7 @@ class Runtime:
         self.connections: set[Subscriber] = set()
         self.files = FileWatcher()
         self.states = RequestStates()
+        self.running = Running()
         self.provided: dict[type, object] = {}
         """What the server's lifespan provides, by type, while the runtime is entered."""
         self._exit_stack = AsyncExitStack()
