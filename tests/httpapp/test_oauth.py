@@ -35,7 +35,14 @@ from mcpkit import cli
 from mcpkit.http.app import HttpApp
 from mcpkit.http.asgi import ASGIApp, Receive, Scope, Send
 from mcpkit.http.config import HttpConfig
-from mcpkit.http.oauth import WELL_KNOWN, Grant, GrantCache, OAuthResourceServer, canonical_uri
+from mcpkit.http.oauth import (
+    MAX_INTROSPECTIONS,
+    WELL_KNOWN,
+    Grant,
+    GrantCache,
+    OAuthResourceServer,
+    canonical_uri,
+)
 from mcpkit_everything.server import build_server
 
 CLIENT_ID = "mcp-everything"
@@ -60,6 +67,8 @@ class StubAuthorizationServer:
 
     tokens: dict[str, Claims] = field(default_factory=dict[str, Claims])
     calls: int = 0
+    asking: int = 0
+    most_at_once: int = 0
     broken: tuple[int, bytes] | None = None
     """Answer every request with this status and body instead."""
     delay: float = 0.0
@@ -68,6 +77,8 @@ class StubAuthorizationServer:
         if scope["type"] != "http":
             return  # no lifespan to speak of
         self.calls += 1
+        self.asking += 1
+        self.most_at_once = max(self.most_at_once, self.asking)
         body = b""
         more = True
         while more:
@@ -76,6 +87,7 @@ class StubAuthorizationServer:
             more = event.get("more_body", False)
         status, answer = self.broken or self._answer(scope, body)
         await anyio.sleep(self.delay)
+        self.asking -= 1
         headers = [(b"content-type", b"application/json")]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": answer})
@@ -378,6 +390,32 @@ async def test_a_token_is_not_trusted_past_its_expiry(server: Protected) -> None
     assert response.status_code == 401
     assert "expired" in response.headers["www-authenticate"]
     assert server.authorization_server.calls == 2
+
+
+async def test_a_bad_token_sent_again_and_again_is_introspected_once(server: Protected) -> None:
+    # Refusals were not kept: each request with the same bad token was an introspection.
+    server.authorization_server.delay = 0.2  # so that the first ones arrive together
+    async with anyio.create_task_group() as task_group:
+        for _ in range(20):
+            task_group.start_soon(server.post, "never-issued", INITIALIZE)
+    response = await server.post("never-issued", INITIALIZE)
+    assert response.status_code == 401
+    assert "not active" in response.headers["www-authenticate"]
+    assert server.authorization_server.calls == 1
+
+
+async def test_introspections_at_once_are_bounded(server: Protected) -> None:
+    server.authorization_server.delay = 0.3
+    answers: list[int] = []
+
+    async def post(token: str) -> None:
+        answers.append((await server.post(token, INITIALIZE)).status_code)
+
+    async with anyio.create_task_group() as task_group:
+        for n in range(3 * MAX_INTROSPECTIONS):
+            task_group.start_soon(post, f"bad-{n}")
+    assert answers == [401] * 3 * MAX_INTROSPECTIONS
+    assert 1 < server.authorization_server.most_at_once <= MAX_INTROSPECTIONS
 
 
 def test_the_cache_is_bounded_and_forgets_expired_grants() -> None:

@@ -40,6 +40,11 @@ logger = logging.getLogger("mcpkit.http.oauth")
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 CACHE_TTL = 60.0
 """Seconds an introspection result is trusted, at most (less when the token expires first)."""
+REFUSAL_TTL = 10.0
+"""Seconds a token found invalid is refused without asking again: a client sending one bad
+token over and over made one introspection a request, with no bound."""
+MAX_INTROSPECTIONS = 8
+"""Introspections under way at once; requests with other new tokens wait their turn."""
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 section 3.3
@@ -70,18 +75,27 @@ class Grant:
     """`time.monotonic()` after which the token must be introspected again."""
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why a token is not valid here, and until when to say so without asking again."""
+
+    reason: str
+    expires: float
+    """`time.monotonic()` after which the token must be introspected again."""
+
+
 class GrantCache:
-    """Recently introspected valid tokens, keyed by digest, least recently used out first."""
+    """Introspected tokens' grants and refusals, by digest, least recently used out first."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._grants: OrderedDict[bytes, Grant] = OrderedDict()
+        self._grants: OrderedDict[bytes, Grant | Refusal] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._grants)
 
-    def get(self, key: bytes) -> Grant | None:
-        """Return the grant kept under `key`, unless there is none or it has expired."""
+    def get(self, key: bytes) -> Grant | Refusal | None:
+        """Return what is kept under `key`, unless there is none or it has expired."""
         grant = self._grants.get(key)
         if grant is None:
             return None
@@ -91,7 +105,7 @@ class GrantCache:
         self._grants.move_to_end(key)
         return grant
 
-    def put(self, key: bytes, grant: Grant) -> None:
+    def put(self, key: bytes, grant: Grant | Refusal) -> None:
         """Keep `grant` under `key`, dropping the least recently used beyond the size."""
         self._grants[key] = grant
         self._grants.move_to_end(key)
@@ -101,6 +115,13 @@ class GrantCache:
 
 class _BadAnswer(Exception):
     """The introspection endpoint did not give a usable answer."""
+
+
+def _unavailable() -> Unauthorized:
+    """The 503 refusing a token the authorization server could not check."""
+    return Unauthorized(
+        503, "Service Unavailable: the authorization server could not check the token", None
+    )
 
 
 def canonical_uri(uri: str) -> str | None:
@@ -205,6 +226,8 @@ class OAuthResourceServer:
         self._client_auth = httpx.BasicAuth(quote_plus(client_id), quote_plus(client_secret))
         self._tls = httpx.create_ssl_context()  # once: loading the CA bundle takes a while
         self._cache = GrantCache(cache_size)
+        self._asking: dict[bytes, anyio.Event] = {}  # tokens being introspected, by digest
+        self._introspections = anyio.CapacityLimiter(MAX_INTROSPECTIONS)
         parts = urlsplit(self.resource)
         self.metadata_url = f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}{parts.path}"
         self._metadata_paths = {WELL_KNOWN, f"{WELL_KNOWN}{parts.path}"}
@@ -272,29 +295,51 @@ class OAuthResourceServer:
             Unauthorized: the token is not valid here (401), or cannot be checked (503).
         """
         key = hashlib.sha256(token.encode()).digest()
-        grant = self._cache.get(key)
-        if grant is None:
-            grant = self._validate(await self._introspect(token))
-            self._cache.put(key, grant)
-        return grant
+        known = self._cache.get(key) or await self._ask(key, token)
+        if isinstance(known, Refusal):
+            raise self._invalid(known.reason)
+        return known
 
-    def _validate(self, claims: Introspection) -> Grant:
-        """Return the grant of an introspected token.
+    async def _ask(self, key: bytes, token: str) -> Grant | Refusal:
+        """Introspect `token` (digest `key`) and keep the answer; once for requests at once.
 
         Raises:
-            Unauthorized: 401 for a token inactive, expired, issued for another resource,
-                or naming neither subject nor client.
+            Unauthorized: 503, the authorization server cannot say.
+        """
+        asking = self._asking.get(key)
+        if asking is not None:  # another request asks: its answer is this one's
+            await asking.wait()
+            known = self._cache.get(key)
+            if known is None:  # the authorization server could not say
+                raise _unavailable()
+            return known
+        done = self._asking[key] = anyio.Event()
+        try:
+            async with self._introspections:
+                known = self._judge(await self._introspect(token))
+            self._cache.put(key, known)
+            return known
+        finally:
+            del self._asking[key]
+            done.set()
+
+    def _judge(self, claims: Introspection) -> Grant | Refusal:
+        """Return the grant of an introspected token, or why it is not valid here.
+
+        It is not if it is inactive, expired, issued for another resource, or names
+        neither subject nor client.
         """
         now = time.time()
+        refused = time.monotonic() + REFUSAL_TTL
         if not claims.active:
-            raise self._invalid("the token is not active")
+            return Refusal("the token is not active", refused)
         if claims.exp is not None and claims.exp <= now:
-            raise self._invalid("the token has expired")
+            return Refusal("the token has expired", refused)
         audiences = [claims.aud] if isinstance(claims.aud, str) else claims.aud or []
         if self.resource not in (canonical_uri(audience) for audience in audiences):
-            raise self._invalid("the token was not issued for this server")
+            return Refusal("the token was not issued for this server", refused)
         if claims.sub is None and claims.client_id is None:
-            raise self._invalid("the token names neither a subject nor a client")
+            return Refusal("the token names neither a subject nor a client", refused)
         ttl = CACHE_TTL if claims.exp is None else min(claims.exp - now, CACHE_TTL)
         return Grant(
             # ASCII, as json.dumps escapes the rest: the session table compares principals
@@ -321,9 +366,7 @@ class OAuthResourceServer:
         except _BadAnswer as exc:
             problem = str(exc)
         logger.warning("token introspection at %s failed: %s", self.introspection_url, problem)
-        raise Unauthorized(
-            503, "Service Unavailable: the authorization server could not check the token", None
-        )
+        raise _unavailable()
 
     async def _post(self, token: str) -> Introspection:
         """POST `token` to the introspection endpoint and parse the answer.
