@@ -115,12 +115,34 @@ async def test_a_head_sent_too_slowly_closes_its_connection(
     assert answered.status_code == 200  # a client that sends its head in time is served
 
 
-async def test_past_the_most_connections_a_new_one_is_closed_at_once(
+async def test_past_the_most_connections_a_new_one_takes_the_place_of_the_oldest_idle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A new connection was closed at once: a client holding every slot with heads it never
+    # finished (reconnecting as they were closed) locked every other client out.
+    monkeypatch.setattr(protocol, "MAX_CONNECTIONS", 2)
+    async with serving(tmp_path) as served:
+        with raw_connection(served) as oldest, raw_connection(served) as newer:
+            oldest.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ")
+            await anyio.sleep(0.1)
+            newer.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ")
+            session = await served.initialize()  # a third connection
+            closed = [await closed_by_server(oldest), await closed_by_server(newer)]
+        assert session
+        assert closed == [True, False]
+
+
+async def test_past_the_most_connections_in_requests_a_new_one_is_closed_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(protocol, "MAX_CONNECTIONS", 2)
     async with serving(tmp_path) as served:
+        host = served.base.removeprefix("http://")
+        head = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Length: 100\r\n\r\n".encode()
         held = [raw_connection(served) for _ in range(2)]
+        for connection in held:
+            connection.sendall(head)  # in a request: its body is awaited
+        await anyio.sleep(0.1)
         with raw_connection(served) as extra:
             closed = await closed_by_server(extra)
         for connection in held:
