@@ -219,9 +219,9 @@ async def test_bodies_stopped_short_on_many_connections_hold_a_bounded_total(
 class Idle:
     """A session as the table sees it, last active `seconds` ago."""
 
-    def __init__(self, seconds: float, attached: int = 0) -> None:
-        self.id = f"idle-{seconds}-{attached}"
-        self.principal: str | None = None
+    def __init__(self, seconds: float, attached: int = 0, principal: str | None = None) -> None:
+        self.id = f"idle-{seconds}-{attached}-{principal}"
+        self.principal = principal
         self.last_active = time.monotonic() - seconds
         self.attached = attached
         self.closed = False
@@ -236,12 +236,25 @@ def test_a_full_table_makes_room_by_closing_the_session_idle_longest() -> None:
     listening, recent, idlest = Idle(600, attached=1), Idle(1), Idle(CROWDED_IDLE + 5)
     for session in (listening, recent, idlest):
         table.add(session)
-    assert table.has_room()
+    assert table.has_room(None)
     assert idlest.closed
     assert not listening.closed  # a session with a response open is never closed for room
     table.add(Idle(2))
-    assert not table.has_room()  # none idle long enough: the new client waits
+    assert not table.has_room(None)  # none idle long enough: the new client waits
     assert len(table) == 3
+
+
+def test_in_a_full_table_a_principal_holding_more_sessions_makes_room_for_another() -> None:
+    # One client held every session of the table, each pinged in time: every other client
+    # was refused, and its sessions were closed to make room for the hoarder's.
+    table = SessionTable(max_sessions=4, idle_timeout=1800)
+    hoarded = [Idle(seconds, principal="hoarder") for seconds in (3, 2, 1)]
+    victim = Idle(CROWDED_IDLE + 5, principal="victim")
+    for session in (*hoarded, victim):
+        table.add(session)
+    assert not table.has_room("hoarder")  # its own idle ones are recent: it waits
+    assert table.has_room("newcomer")
+    assert [session.closed for session in (*hoarded, victim)] == [True, False, False, False]
 
 
 async def test_a_call_whose_client_left_holds_its_session_no_longer(tmp_path: Path) -> None:

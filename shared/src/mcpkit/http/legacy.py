@@ -79,7 +79,7 @@ class LegacyEndpoint:
         """
         if not request.accepts(SSE_TYPE):
             raise refuse(406, "Not Acceptable: Accept must list text/event-stream")
-        if not self.sessions.has_room():
+        if not self.sessions.has_room(principal):
             raise refuse(503, "Service Unavailable: too many sessions, try again later")
         session = LegacySession(self.runtime, principal)
         self.sessions.add(session)

@@ -9,6 +9,7 @@ import itertools
 import logging
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
@@ -217,23 +218,30 @@ class SessionTable:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def has_room(self) -> bool:
-        """Whether another session may start, once expired sessions are dropped.
+    def has_room(self, principal: str | None) -> bool:
+        """Whether another session of `principal` may start, once expired sessions are dropped.
 
-        In a full table, the session idle longest makes room if it has been idle for
-        `CROWDED_IDLE` seconds (a client whose session is closed initializes anew).
+        In a full table, the principal (a user and client, with OAuth) holding the most
+        sessions makes room: its session idle longest goes, at once if it holds more than
+        the newcomer's principal then would, else once idle for `CROWDED_IDLE` seconds (a
+        client whose session is closed initializes anew). One client that held every
+        session, pinging each, kept every other client out and evicted theirs.
         """
         if len(self._sessions) >= self.max_sessions:
             self.expire()
         if len(self._sessions) >= self.max_sessions:
-            self._close_idlest()
+            self._make_room(principal)
         return len(self._sessions) < self.max_sessions
 
-    def _close_idlest(self) -> None:
-        """Close the session idle longest, if `CROWDED_IDLE` seconds or more (none open)."""
-        idle = [session for session in self._sessions.values() if session.attached == 0]
+    def _make_room(self, principal: str | None) -> None:
+        """Close a session for one of `principal` (see `has_room`), if one may go."""
+        held = Counter(session.principal for session in self._sessions.values())
+        most = max(held.values())
+        idle = [s for s in self._sessions.values() if s.attached == 0 and held[s.principal] == most]
         idlest = min(idle, key=lambda session: session.last_active, default=None)
-        if idlest is not None and idlest.last_active < time.monotonic() - CROWDED_IDLE:
+        if idlest is None:
+            return
+        if most > held[principal] + 1 or idlest.last_active < time.monotonic() - CROWDED_IDLE:
             self.remove(idlest)
 
     def add(self, session: ManagedSession) -> None:

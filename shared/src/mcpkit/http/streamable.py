@@ -150,7 +150,7 @@ class StreamableEndpoint:
         Raises:
             Refused: the server has as many sessions as it may hold.
         """
-        if not self.sessions.has_room():
+        if not self.sessions.has_room(principal):
             raise refuse(503, "Service Unavailable: too many sessions, try again later")
         session = HttpSession(
             self.runtime,
