@@ -51,6 +51,28 @@ def test_changes_to_one_file_at_once_are_made_one_after_another(tree: Tree) -> N
     assert (tree.root / "f.py").read_text() == won[0]
 
 
+def test_an_edits_diff_holds_back_no_other_change_of_the_file(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The diff was made with the file's lock held: seconds for a large file, and every
+    # other change of it waited.
+    diffing, written = threading.Event(), threading.Event()
+
+    def slow_diff(*texts: str) -> str:
+        diffing.set()
+        assert written.wait(5), "the write waited for the diff"
+        return "diff"
+
+    monkeypatch.setattr(writing, "unified_diff", slow_diff)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        edit = pool.submit(writing.edit, tree.sandbox, "hello.txt", [Edit("hello", "hi")])
+        assert diffing.wait(5)
+        writing.write(tree.sandbox, "hello.txt", "rewritten\n")
+        written.set()
+        assert edit.result()["diff"] == "diff"
+    assert (tree.root / "hello.txt").read_text() == "rewritten\n"
+
+
 def test_a_change_waits_for_another_of_the_same_file_in_any_order(tree: Tree) -> None:
     entered = threading.Event()
     with tree.sandbox.place("hello.txt") as a, tree.sandbox.place("sub/inner.txt") as b:

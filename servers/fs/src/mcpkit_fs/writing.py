@@ -268,13 +268,16 @@ def edit(
             ) from None
         if not dry_run:
             write_atomic(place, new_data)
-        return Edited(
-            path=place.shown,
-            diff=unified_diff(before, after, place.shown, place.shown),
-            replacements=count,
-            applied=not dry_run,
-            sha256=hashlib.sha256(data if dry_run else new_data).hexdigest(),
-        )
+        shown = place.shown
+    # The diff is made once the file is let go: it may take seconds (16 MiB of text), which
+    # the file's other changes need not wait for.
+    return Edited(
+        path=shown,
+        diff=unified_diff(before, after, shown, shown),
+        replacements=count,
+        applied=not dry_run,
+        sha256=hashlib.sha256(data if dry_run else new_data).hexdigest(),
+    )
 
 
 def create_directory(sandbox: Sandbox, path: str) -> Created:
