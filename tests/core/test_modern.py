@@ -19,6 +19,7 @@ from mcpkit import (
     Server,
     TextContent,
     ToolError,
+    running,
     runtime,
 )
 from mcpkit.testing import Client
@@ -365,3 +366,13 @@ async def test_both_eras_on_one_connection(server: Server) -> None:
     assert legacy["content"][0]["text"] == "old"
     assert new["resultType"] == "complete"
     assert new["content"][0]["text"] == "new"
+
+
+async def test_a_request_past_the_servers_bound_is_refused_and_never_run(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(running, "MAX_REQUESTS", 0)
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        refused = await modern(client, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    assert refused["error"]["code"] == -32600
+    assert "the server runs 0 requests already" in refused["error"]["message"]

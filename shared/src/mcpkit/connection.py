@@ -333,7 +333,8 @@ class Connection:
             handling = modern.listen(self.server, self.runtime, self._send, request_id, params, ctx)
         else:
             handler = self.server.handler(method)
-            handling = modern.answer(self.server, states, method, params, handler(ctx, params))
+            handle = partial(handler, ctx, params)
+            handling = modern.answer(self.server, states, method, params, handle)
         scope = self._in_flight[request_id] = anyio.CancelScope()
         return self._run(request_id, handling, scope, size)
 

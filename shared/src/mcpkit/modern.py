@@ -264,15 +264,15 @@ async def answer(
     states: RequestStates,
     method: str,
     params: dict[str, Any],
-    handling: Awaitable[dict[str, Any]],
+    handle: Callable[[], Awaitable[dict[str, Any]]],
 ) -> dict[str, Any]:
-    """Await a stateless-era handler and return its result as the era shapes it.
+    """Run a stateless-era handler (`handle()`) and return its result as the era shapes it.
 
     Raises:
         InvalidParams: the resource is not found (the era's code for it).
     """
     try:
-        result = await handling
+        result = await handle()
     except InputRequired as needed:
         sealed = states.seal(binding(method, params), needed.answers)
         return {
