@@ -115,21 +115,27 @@ async def test_a_head_sent_too_slowly_closes_its_connection(
     assert answered.status_code == 200  # a client that sends its head in time is served
 
 
-async def test_past_the_most_connections_a_new_one_takes_the_place_of_the_oldest_idle(
+async def test_past_the_most_connections_a_new_one_takes_the_place_of_the_idlest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A new connection was closed at once: a client holding every slot with heads it never
     # finished (reconnecting as they were closed) locked every other client out.
     monkeypatch.setattr(protocol, "MAX_CONNECTIONS", 2)
     async with serving(tmp_path) as served:
-        with raw_connection(served) as oldest, raw_connection(served) as newer:
-            oldest.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ")
+        session = await served.initialize()  # its connection is idlest when the next comes
+        head = "".join(f"{name}: {value}\r\n" for name, value in served.headers(session).items())
+        host = served.base.removeprefix("http://")
+        body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        ping = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\n{head}Content-Length: {len(body)}\r\n\r\n"
+        with raw_connection(served) as answered, raw_connection(served) as trickling:
+            trickling.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ")
             await anyio.sleep(0.1)
-            newer.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ")
-            session = await served.initialize()  # a third connection
-            closed = [await closed_by_server(oldest), await closed_by_server(newer)]
-        assert session
-        assert closed == [True, False]
+            answered.sendall(ping.encode() + body)  # older, but idle only since its answer
+            answer = await anyio.to_thread.run_sync(whole_answer, answered)
+            with raw_connection(served) as newest:
+                closed = [await closed_by_server(c) for c in (trickling, answered, newest)]
+    assert answer.startswith(b"HTTP/1.1 200")
+    assert closed == [True, False, False]
 
 
 async def test_past_the_most_connections_in_requests_a_new_one_is_closed_at_once(

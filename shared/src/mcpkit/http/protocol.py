@@ -12,10 +12,11 @@ uvicorn gives a client all the time it likes to send a request's head: a client 
 trickles heads on thousands of connections held every descriptor the process may open,
 and no check of host, origin or token runs before a head is whole. A head is therefore due
 `HEAD_SECONDS` after its first byte (or after the connection opens), and past
-`max_connections()` open connections a new one takes the place of the one open longest
-of those in no request (a head unfinished, or idle between two): a client that held every
-slot with heads it never finished, reconnecting as they were closed, locked every other
-client out. Only when every connection is in a request is a new one closed at once.
+`max_connections()` open connections a new one takes the place of the one idle longest
+of those in no request (a head unfinished since it connected, or idle since its last
+answer): a client that held every slot with heads it never finished, reconnecting as they
+were closed, locked every other client out. Only when every connection is in a request is
+a new one closed at once.
 
 uvicorn reads on each time the app waits for a client to leave, as every answer does, and
 keeps what comes after the request being answered (pipelined requests) unbounded: one
@@ -51,7 +52,7 @@ class BufferedH11Protocol(H11Protocol, asyncio.BufferedProtocol):  # pyright: ig
     """uvicorn's h11 protocol, fed through its thread's read buffer, heads due in time."""
 
     _head_due: asyncio.TimerHandle | None = None
-    _opened = 0.0
+    _idle_since = 0.0  # loop time: when it connected, or its last answer ended
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Take the connection, making room for it when too many are open, or close it."""
@@ -59,19 +60,24 @@ class BufferedH11Protocol(H11Protocol, asyncio.BufferedProtocol):  # pyright: ig
         if len(self.connections) > max_connections() and not self._make_room():
             transport.close()
             return
-        self._opened = self.loop.time()
+        self._idle_since = self.loop.time()
         self._head_due = self.loop.call_later(HEAD_SECONDS, self._head_late)
 
     def _make_room(self) -> bool:
-        """Close the connection open longest of those in no request; return whether one was."""
+        """Close the connection idle longest of those in no request; return whether one was."""
         ours: list[BufferedH11Protocol] = [
             other for other in self.connections if isinstance(other, BufferedH11Protocol)
         ]
         idle = [other for other in ours if other is not self and other.in_no_request()]
         if not idle:
             return False
-        min(idle, key=attrgetter("_opened")).transport.close()
+        min(idle, key=attrgetter("_idle_since")).transport.close()
         return True
+
+    def on_response_complete(self) -> None:
+        """Note when the connection fell idle, then let uvicorn go on to the next request."""
+        self._idle_since = self.loop.time()
+        super().on_response_complete()
 
     def in_no_request(self) -> bool:
         """Whether the connection is open, but its next request's head is not whole yet."""
