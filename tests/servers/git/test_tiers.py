@@ -2,7 +2,10 @@
 
 from typing import Any
 
+import pytest
+
 from checked import stateless
+from mcpkit.testing import RPCError
 from mcpkit_git.access import Tiers
 from servers.git.conftest import Repos, git, text_of
 
@@ -132,8 +135,12 @@ async def test_the_stateless_retry_resets_once(repos: Repos) -> None:
         answer = {"action": "accept", "content": {"confirm": True}}
         retry = {**call, "inputResponses": {key: answer}, "requestState": first["requestState"]}
         done = await stateless(client, "tools/call", retry, ELICITATION)
+        # Sent again, the approved retry reset one commit more, unasked.
+        with pytest.raises(RPCError, match="it was used already") as replayed:
+            await stateless(client, "tools/call", retry, ELICITATION)
     assert done["resultType"] == "complete"
     assert not done.get("isError")
+    assert replayed.value.code == -32602
     assert git(repos.repo, "log", "-1", "--format=%s").strip() == "second"  # once, not twice
 
 
