@@ -95,14 +95,23 @@ async def test_a_declined_confirmation_changes_nothing(repos: Repos) -> None:
     tiers = Tiers(history_rewrite=True)
     async with repos.serve(tiers=tiers, handlers={"elicitation/create": decline}) as client:
         results = [
-            await client.call_tool("git_reset", {"repo_path": path, "mode": "hard"}),
-            await client.call_tool("git_restore", {"repo_path": path, "paths": ["a.txt"]}),
+            await client.call_tool(
+                "git_reset", {"repo_path": path, "mode": "hard", "target": "HEAD~1"}
+            ),
+            await client.call_tool(
+                "git_restore", {"repo_path": path, "paths": ["a.txt"], "source": "HEAD~1"}
+            ),
             await client.call_tool(
                 "git_tag", {"repo_path": path, "action": "delete", "name": "keep"}
             ),
         ]
     assert all(result["isError"] is True for result in results)
-    assert len(asked) == 3
+    # Each question names what would go: the same question had asked for any target.
+    assert asked == [
+        f"Discard every uncommitted change in {repos.repo}, and move the branch to HEAD~1?",
+        f"Discard changes to a.txt in {repos.repo}, for their content at HEAD~1?",
+        f"Delete tag 'keep' in {repos.repo}?",
+    ]
     assert (repos.repo / "a.txt").read_text() == "precious\n"
     assert git(repos.repo, "tag").split() == ["keep"]
 

@@ -96,7 +96,8 @@ def register_change_tools(app: Server, tiers: Tiers) -> None:
         if rewrites and not tiers.history_rewrite:
             raise ToolError("Only unstaging is allowed; the operator did not allow history rewrite")
         if mode == "hard":
-            await confirm(ctx, f"Discard every uncommitted change in {git.repo.path}?")
+            moved = "" if target == "HEAD" else f", and move the branch to {target}"
+            await confirm(ctx, f"Discard every uncommitted change in {git.repo.path}{moved}?")
         return await changing.reset(git, mode=mode, target=target, paths=paths)
 
     @app.tool(
@@ -156,7 +157,9 @@ def register_more_tools(app: Server) -> None:
         git = await writable(repos, ctx, repo_path)
         checked = git.paths(paths)  # refuse bad paths before asking anyone
         if not staged:
-            await confirm(ctx, f"Discard changes to {', '.join(checked[1:])} in {git.repo.path}?")
+            files = f"{', '.join(checked[1:])} in {git.repo.path}"
+            origin = "" if source is None else f", for their content at {source}"
+            await confirm(ctx, f"Discard changes to {files}{origin}?")
         return await changing.restore(git, paths, staged=staged, source=source)
 
     @app.tool(
@@ -176,7 +179,7 @@ def register_more_tools(app: Server) -> None:
         """Set changes aside (push), bring them back (pop, apply), drop, list or show them."""
         git = await writable(repos, ctx, repo_path)
         if action == "drop":
-            await confirm(ctx, f"Drop {ref or 'the latest stash'} in {git.repo.path}?")
+            await confirm(ctx, f"Drop {ref or 'the latest stash (stash@{0})'} in {git.repo.path}?")
         return await changing.stash(
             git, action, message=message, include_untracked=include_untracked, ref=ref
         )
