@@ -12,7 +12,7 @@ nothing from earlier requests. What else the era changes lives here too:
 """
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, NamedTuple, NoReturn, cast, get_args
+from typing import Any, NamedTuple, NoReturn, get_args
 
 import anyio
 
@@ -29,7 +29,7 @@ from .errors import (
     UnsupportedVersion,
 )
 from .jsonrpc import JSON, RequestId
-from .requeststate import RequestStates, binding, check_asked
+from .requeststate import RequestStates, binding
 from .runtime import MAX_SUBSCRIPTIONS, Runtime, WatchStart
 from .server import Server
 from .session import declares
@@ -140,21 +140,18 @@ def gather_answers(states: RequestStates, method: str, params: dict[str, Any]) -
     """Return the answers a retried request carries: its requestState's, then its new ones.
 
     Raises:
-        InvalidParams: a malformed, forged or spent requestState, or inputResponses that
-            are malformed or answer what the requestState did not ask.
+        InvalidParams: a malformed, forged or spent requestState, or malformed inputResponses.
     """
+    gathered: dict[str, Any] = {}
+    state = params.get("requestState")
+    if state is not None:
+        if not isinstance(state, str):
+            raise InvalidParams("requestState must be a string")
+        gathered.update(states.open(state, binding(method, params)))
     responses = params.get("inputResponses", {})
     if not isinstance(responses, dict):
         raise InvalidParams("inputResponses must be an object")
-    answered = cast(dict[str, Any], responses)  # JSON: its keys are strings
-    state = params.get("requestState")
-    if state is None:
-        check_asked(answered, ())  # nothing was asked
-        return answered
-    if not isinstance(state, str):
-        raise InvalidParams("requestState must be a string")
-    gathered = states.open(state, binding(method, params), answered)
-    gathered.update(answered)
+    gathered.update(responses)  # pyright: ignore[reportUnknownArgumentType]
     return gathered
 
 
@@ -277,7 +274,7 @@ async def answer(
     try:
         result = await handle()
     except InputRequired as needed:
-        sealed = states.seal(binding(method, params), needed.answers, needed.requests)
+        sealed = states.seal(binding(method, params), needed.answers)
         return {
             "resultType": "input_required",
             "inputRequests": needed.requests,

@@ -5,11 +5,10 @@ the retry that brings the second: the answers gathered so far travel with the cl
 `requestState`. The client can change it, so it is sealed: HMAC-SHA256 under a key of this
 process (or `MCPKIT_STATE_KEY`, shared by every worker behind one endpoint), it expires, and
 it is bound to the method and the request's own parameters, so it cannot be replayed
-against another tool, other arguments or after its time. It names the questions it was
-issued with, the only ones a retry may answer. And it opens once: the retry that brought
-the answer to "delete it?" ran the deletion, and the same retry sent again deleted the
-next one (each process remembers the states it opened; workers sharing a key do not
-share that memory).
+against another tool, other arguments or after its time. And it opens once: the retry
+that brought the answer to "delete it?" ran the deletion, and the same retry sent again
+deleted the next one (each process remembers the states it opened; workers sharing a key
+do not share that memory).
 """
 
 import base64
@@ -19,7 +18,6 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Collection, Iterable
 from typing import Any
 
 from .errors import InvalidParams
@@ -58,26 +56,18 @@ class RequestStates:
         self._key = key or (configured.encode() if configured else secrets.token_bytes(32))
         self._opened: dict[str, float] = {}  # the MAC of each state opened: when it expires
 
-    def seal(self, bound_to: str, answers: dict[str, Any], asked: Iterable[str]) -> str:
-        """Return a sealed state holding `answers` and the keys of the questions `asked`.
-
-        It is valid for `bound_to` until it expires.
-        """
-        payload = {
-            "bound": bound_to,
-            "answers": answers,
-            "asked": sorted(asked),
-            "expires": time.time() + LIFETIME,
-        }
+    def seal(self, bound_to: str, answers: dict[str, Any]) -> str:
+        """Return a sealed state holding `answers`, valid for `bound_to` until it expires."""
+        payload = {"bound": bound_to, "answers": answers, "expires": time.time() + LIFETIME}
         body = _b64(_canonical(payload))
         return f"{body}.{self._mac(body)}"
 
-    def open(self, state: str, bound_to: str, answering: Collection[str]) -> dict[str, Any]:
-        """Return the answers a sealed state holds, for a retry `answering` those keys.
+    def open(self, state: str, bound_to: str) -> dict[str, Any]:
+        """Return the answers a sealed state holds.
 
         Raises:
             InvalidParams: the state was altered, has expired, belongs to another request,
-                did not ask a question among `answering`, or was opened before.
+                or was opened before.
         """
         body, _, mac = state.partition(".")
         # As bytes: compare_digest refuses str that is not ASCII, which a client may send.
@@ -88,7 +78,6 @@ class RequestStates:
             raise InvalidParams("Invalid requestState: it belongs to another request")
         if payload["expires"] < time.time():
             raise InvalidParams("Invalid requestState: it has expired; send the request anew")
-        check_asked(answering, payload["asked"])
         self._open_once(mac, payload["expires"])
         answers: dict[str, Any] = payload["answers"]
         return answers
@@ -113,23 +102,6 @@ class RequestStates:
 
     def _mac(self, body: str) -> str:
         return _b64(hmac.new(self._key, _utf8(body), hashlib.sha256).digest())
-
-
-def check_asked(answering: Collection[str], asked: Collection[str]) -> None:
-    """Refuse answers to questions not `asked`.
-
-    A made-up answer ("accept") to a question never put to the user would stand for the
-    user's own.
-
-    Raises:
-        InvalidParams: a key of `answering` is not among `asked`.
-    """
-    unasked = sorted(set(answering) - set(asked))
-    if unasked:
-        raise InvalidParams(
-            f"inputResponses answers {unasked[0]!r}, which the requestState sent with it did"
-            " not ask: answer the inputRequests of the last result, with its requestState"
-        )
 
 
 def _utf8(text: str) -> bytes:
