@@ -15,7 +15,7 @@ from .text import Codec
 from .ticks import Tick, no_tick
 
 _BLOCK = 64 * 1024  # read at a time where a line is skipped or the end is read backwards
-_MiB = 1024 * 1024
+_MiB = 1024 * 1024  # reading.MiB, which this module cannot import: reading imports it
 LOOK_PAST_CUT = 16 * _MiB
 """How far past a line cut short a read looks for the line after it, to say whether one
 follows; past that, it says one may (a later read from there will know)."""

@@ -105,8 +105,10 @@ class Walker:
 
     def batches(self, fd: int) -> Iterator[Batch]:
         """Yield the entries below the directory open at `fd` in batches."""
-        rules = self._inherited_rules(fd) if self.gitignore else []
-        rules += self._rules(fd, "", len(rules)) if self.gitignore else []
+        rules: list[IgnoreRule] = []
+        if self.gitignore:
+            rules = self._inherited_rules(fd)
+            rules += self._rules(fd, "", len(rules))
         yield from self._batches(fd, "", 1, rules)
 
     def _batches(
@@ -188,7 +190,8 @@ class Walker:
     def _rules(self, fd: int, relative: str, held: int, *, above: str = "") -> list[IgnoreRule]:
         """Return the rules of the `.gitignore` in the directory open at `fd`, if any.
 
-        `held` rules are in force already: at most `MAX_IGNORE_RULES` are, in all.
+        `held` rules (at most `MAX_IGNORE_RULES`) are in force already: at most that many
+        are, in all.
         """
         try:
             handle = os.open(".gitignore", FILE_FLAGS, dir_fd=fd)
@@ -204,10 +207,10 @@ class Walker:
             logger.warning(
                 "%s.gitignore: only %d of its rules are applied (at most %d at once)",
                 self.prefix + (f"{relative}/" if relative else ""),
-                max(room, 0),
+                room,
                 MAX_IGNORE_RULES,
             )
-        return rules[: max(room, 0)]
+        return rules[:room]
 
 
 def _holds_git(fd: int) -> bool:

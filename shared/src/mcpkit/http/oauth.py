@@ -105,9 +105,9 @@ class GrantCache:
         self._grants.move_to_end(key)
         return grant
 
-    def put(self, key: bytes, grant: Grant | Refusal) -> None:
-        """Keep `grant` under `key`, dropping the least recently used beyond the size."""
-        self._grants[key] = grant
+    def put(self, key: bytes, known: Grant | Refusal) -> None:
+        """Keep `known` under `key`, dropping the least recently used beyond the size."""
+        self._grants[key] = known
         self._grants.move_to_end(key)
         while len(self._grants) > self.size:
             self._grants.popitem(last=False)
