@@ -98,12 +98,14 @@ async def test_a_push_never_checks_files_out_in_the_repository_it_reaches(
 ) -> None:
     # updateInstead would check the pushed commit out there, under that repository's
     # configuration: its filters, which run commands.
-    target = make_repo(repos.folder / "target")
+    # A clone, so the push is a fast-forward: two repositories made apart share their
+    # history only when their commits fall within the same second.
+    target = repos.folder / "target"
+    git(repos.folder, "clone", "-q", str(repos.repo), str(target))
     git(target, "config", "receive.denyCurrentBranch", "updateInstead")
     git(target, "config", "filter.evil.smudge", f"touch {repos.marker}; cat")
     (target / ".gitattributes").write_text("* filter=evil\n")
     git(repos.repo, "remote", "add", "target", str(target))
-    git(repos.repo, "pull", "-q", "--no-rebase", str(target), "main")
     git(repos.repo, "commit", "-q", "--allow-empty", "-m", "pushed")
     async with repos.serve(tiers=REMOTE) as client:
         pushed = await client.call_tool(
