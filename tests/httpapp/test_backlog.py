@@ -1,11 +1,12 @@
-"""A response's queue is bounded in bytes too: a client that does not read cannot make the
-server hold gigabytes of messages it chose the size of (a progress token is copied into
-every progress notification)."""
+"""Response queues are bounded in bytes, each and all together: clients that do not read
+cannot make the server hold gigabytes of messages they chose the size of (a progress token
+is copied into every progress notification)."""
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from mcpkit.http import MemoryEventStore
-from mcpkit.http.backlog import QUEUE_BYTES, Backlog
+from mcpkit.http.backlog import QUEUE_BYTES, Backlog, Backlogs
 from mcpkit.http.modern import Exchange
 from mcpkit.http.streams import Stream
 
@@ -13,41 +14,122 @@ MEGABYTE = b"x" * (1 << 20)
 FITTING = QUEUE_BYTES // len(MEGABYTE)
 
 
-async def test_a_streams_response_ends_past_queue_bytes_and_the_store_keeps_the_rest() -> None:
+def new_stream(backlogs: Backlogs, name: str = "s.1") -> Stream:
+    """A POST's stream for request 1, its events kept in a store of its own."""
+    return Stream(name, MemoryEventStore(max_bytes=64 << 20), backlogs, [1], queue_size=1024)
+
+
+def waiting(receive: MemoryObjectReceiveStream[object]) -> int:
+    """How many messages wait in a queue, unread."""
+    return receive.statistics().current_buffer_used
+
+
+def ended(receive: MemoryObjectReceiveStream[object]) -> bool:
+    """Whether a queue has been let go: nothing waits in it, and nothing more will come."""
+    try:
+        receive.receive_nowait()
+    except anyio.EndOfStream:
+        return True
+    except anyio.WouldBlock:
+        return False
+    raise AssertionError("a message was waiting")
+
+
+async def test_a_streams_response_ends_past_queue_bytes_and_the_store_keeps_everything() -> None:
     # 1,000 progress notifications of a 1 MB token each, never read: 1.3 GB held.
-    stream = Stream("s.1", MemoryEventStore(max_bytes=64 << 20), [1], queue_size=1024)
+    backlogs = Backlogs()
+    stream = new_stream(backlogs)
     _, receive = stream.open()
     for _ in range(FITTING):
         stream.push(MEGABYTE)
     assert stream.attached
-    stream.push(MEGABYTE)  # one too many: the response ends, the client may resume
+    stream.push(MEGABYTE)  # one too many: the response ends, its queue let go
     assert not stream.attached
     with receive:
-        assert len([event async for event in receive]) == FITTING
-    missed, again = stream.resume(FITTING)
+        assert [event async for event in receive] == []
+    assert backlogs.held == 0
+    missed, again = stream.resume(FITTING - 1)  # the client resumes from the store
     stream.detach(again)
-    assert [event.data for event in missed] == [MEGABYTE]
+    assert [event.data for event in missed] == [MEGABYTE] * 2  # one let go, one refused
 
 
 async def test_a_stateless_response_ends_past_queue_bytes() -> None:
-    exchange = Exchange(b"{}", json_only=False)
+    backlogs = Backlogs()
+    exchange = Exchange(b"{}", False, backlogs)
     for _ in range(FITTING):
         exchange.send_nowait(MEGABYTE)
     assert not exchange.answered.is_set()
     exchange.send_nowait(MEGABYTE)
     assert exchange.answered.is_set()
     with exchange.messages:
-        assert len([frame async for frame in exchange.messages]) == FITTING
+        assert [frame async for frame in exchange.messages] == []
+    assert backlogs.held == 0
 
 
 async def test_what_was_read_leaves_the_backlog_and_one_large_message_may_wait_alone() -> None:
     send, receive = anyio.create_memory_object_stream[bytes](10)
-    backlog = Backlog(send, limit=100)
-    assert backlog.admits(1000)  # nothing waits: a message larger than the bound passes
-    send.send_nowait(b"a" * 1000)
-    backlog.added(1000)
-    assert not backlog.admits(1)
+    backlogs = Backlogs()
+    backlog = Backlog(send, receive, backlogs, limit=100)
+    assert backlog.send_nowait(b"a" * 1000, 1000)  # nothing waits: larger than the bound
     await receive.receive()
-    assert backlog.admits(100)
+    assert backlog.send_nowait(b"b" * 100, 100)  # what was read no longer counts
+    assert backlog.recount() == backlogs.held == 100
+    assert not backlog.send_nowait(b"c", 1)  # past the bound: the queue is let go
+    assert waiting(receive) == 0
+    assert backlogs.held == 0
     send.close()
     receive.close()
+
+
+async def test_past_the_total_the_queue_holding_most_is_let_go_not_the_one_reading() -> None:
+    # Three clients that never read, each well within its own bound, and one that reads.
+    backlogs = Backlogs(limit=(9 << 20) + (1 << 19))
+    hogs = [new_stream(backlogs, f"hog.{n}") for n in range(3)]
+    queues = [hog.open()[1] for hog in hogs]
+    for count, hog in zip((4, 3, 2), hogs, strict=True):
+        for _ in range(count):
+            hog.push(MEGABYTE)
+    assert backlogs.held == 9 << 20
+    reader = new_stream(backlogs, "reader")
+    _, reading = reader.open()
+    for _ in range(5):  # each read before the next: it never holds more than one
+        reader.push(MEGABYTE)
+        await reading.receive()
+    assert reader.attached
+    assert ended(queues[0])  # the largest was let go: its response ends
+    assert [waiting(queue) for queue in queues[1:]] == [3, 2]
+    assert backlogs.held == 6 << 20
+    for stream, queue in [*zip(hogs, queues, strict=True), (reader, reading)]:
+        stream.detach(queue)
+
+
+async def test_past_the_total_a_queue_holding_most_is_refused_itself() -> None:
+    backlogs = Backlogs(limit=3 << 20)
+    hog, other = new_stream(backlogs, "hog"), new_stream(backlogs, "other")
+    (_, hog_queue), (_, other_queue) = hog.open(), other.open()
+    other.push(MEGABYTE)
+    for _ in range(3):
+        hog.push(MEGABYTE)  # the third does not fit, and this queue holds the most
+    assert not hog.attached
+    assert other.attached
+    assert waiting(hog_queue) == 0
+    assert waiting(other_queue) == 1
+    assert backlogs.held == 1 << 20
+    hog.detach(hog_queue)
+    other.detach(other_queue)
+
+
+async def test_queues_whose_reader_has_gone_are_forgotten_and_let_go() -> None:
+    # Responses whose clients went away mid-stream leave messages in their queues.
+    backlogs = Backlogs(limit=8 << 20)
+    for number in range(100):
+        stream = new_stream(backlogs, f"gone.{number}")
+        _, receive = stream.open()
+        stream.push(MEGABYTE)
+        receive.close()  # the client went away without reading
+    assert backlogs.held <= 8 << 20  # let go as room was needed
+    last = new_stream(backlogs, "last")
+    _, receive = last.open()
+    last.push(MEGABYTE)
+    assert last.attached
+    last.detach(receive)

@@ -8,7 +8,7 @@ import anyio
 
 from httpapp.mcphttp import SseEvent, parse_sse, read_lines_until, request, serving
 from mcpkit import Server
-from mcpkit.http.backlog import QUEUE_BYTES
+from mcpkit.http.backlog import QUEUE_BYTES, Backlogs
 from mcpkit.http.legacy import LegacySession
 from mcpkit.runtime import Runtime
 
@@ -102,14 +102,16 @@ async def _events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
 async def test_a_client_that_does_not_read_its_stream_loses_the_session_past_queue_bytes() -> None:
     # 300 answers carrying a 3 MB request id each, never read, had taken 942 MiB.
     async with Runtime(Server("queue", "1")) as runtime:
-        session = LegacySession(runtime, None)
+        backlogs = Backlogs()
+        session = LegacySession(runtime, None, backlogs)
         frame = b"x" * (1 << 20)
         session.send_nowait(b"y" * (QUEUE_BYTES + 1))  # one larger message may wait alone
         session.event(await session.outbound.receive())
         for _ in range(QUEUE_BYTES >> 20):
             session.send_nowait(frame)
-        session.send_nowait(frame)  # one too many: the session ends
+        session.send_nowait(frame)  # one too many: the session ends, its queue let go
         with session.outbound:
             kept = [item async for item in session.outbound]
         await session.run()  # the session has ended: it closes what it holds, and returns
-    assert len(kept) == QUEUE_BYTES >> 20
+    assert kept == []
+    assert backlogs.held == 0

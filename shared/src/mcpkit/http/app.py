@@ -18,6 +18,7 @@ from ..runtime import Runtime
 from ..server import Server
 from .asgi import Bodies, Event, Receive, Request, Scope, Send, error_response
 from .auth import Unauthorized
+from .backlog import Backlogs
 from .config import HttpConfig
 from .events import MemoryEventStore
 from .guard import OriginGuard
@@ -54,8 +55,11 @@ class HttpApp:
         """Run the server's runtime and sessions while the block runs; end them after."""
         store = self.config.event_store or MemoryEventStore()
         async with Runtime(self.server) as runtime, anyio.create_task_group() as task_group:
-            streamable = StreamableEndpoint(runtime, self.config, store, self.sessions, task_group)
-            legacy = LegacyEndpoint(runtime, self.config, self.sessions)
+            backlogs = Backlogs()
+            streamable = StreamableEndpoint(
+                runtime, self.config, store, backlogs, self.sessions, task_group
+            )
+            legacy = LegacyEndpoint(runtime, self.config, self.sessions, backlogs)
             if self.config.streamable:
                 self._routes[self.config.path] = {
                     "POST": streamable.post,

@@ -23,7 +23,7 @@ from .asgi import (
     sse_event,
     start,
 )
-from .backlog import Backlog
+from .backlog import Backlog, Backlogs
 from .config import HttpConfig
 from .posted import deliver_frame, parse_messages, read_body, refuse
 from .sessions import STREAM_QUEUE, Inflow, SessionTable, new_session_id
@@ -32,23 +32,20 @@ from .sessions import STREAM_QUEUE, Inflow, SessionTable, new_session_id
 class LegacySession(Inflow, OneStream):
     """One HTTP+SSE session: every message the server sends goes down its one SSE stream."""
 
-    def __init__(self, runtime: Runtime, principal: str | None) -> None:
+    def __init__(self, runtime: Runtime, principal: str | None, backlogs: Backlogs) -> None:
         super().__init__(new_session_id(), principal)
         self.attached = 1  # the SSE response is the session: it is never idle while it lasts
         self.connection = Connection(runtime, self)
         self._outbound, self.outbound = anyio.create_memory_object_stream[bytes](STREAM_QUEUE)
-        self._backlog = Backlog(self._outbound)
+        self._backlog = Backlog(self._outbound, self.outbound, backlogs)
 
     def send_nowait(self, frame: bytes, related: RequestId | None = None) -> None:
         """Queue a message for the SSE stream; a client too slow to read it loses the session.
 
-        Too slow: `STREAM_QUEUE` messages wait, or `QUEUE_BYTES` (one larger message may).
+        Too slow: see `Backlog.send_nowait`. A session closed already takes nothing.
         """
-        try:
-            if not self._backlog.send_nowait(frame, len(frame)):
-                self.close()
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+        if not self._backlog.send_nowait(frame, len(frame)):
+            self.close()
 
     def event(self, frame: bytes) -> bytes:
         """Return a message taken from the queue as an SSE event."""
@@ -66,8 +63,11 @@ class LegacySession(Inflow, OneStream):
 class LegacyEndpoint:
     """The handlers of /sse and /messages."""
 
-    def __init__(self, runtime: Runtime, config: HttpConfig, sessions: SessionTable) -> None:
+    def __init__(
+        self, runtime: Runtime, config: HttpConfig, sessions: SessionTable, backlogs: Backlogs
+    ) -> None:
         self.runtime = runtime
+        self.backlogs = backlogs
         self.config = config
         self.sessions = sessions
 
@@ -81,7 +81,7 @@ class LegacyEndpoint:
             raise refuse(406, "Not Acceptable: Accept must list text/event-stream")
         if not self.sessions.has_room(principal):
             raise refuse(503, "Service Unavailable: too many sessions, try again later")
-        session = LegacySession(self.runtime, principal)
+        session = LegacySession(self.runtime, principal, self.backlogs)
         self.sessions.add(session)
         endpoint = f"{request.root_path}/messages?session_id={session.id}"
         try:

@@ -39,7 +39,7 @@ from .asgi import (
     sse_event,
     start,
 )
-from .backlog import Backlog
+from .backlog import Backlog, Backlogs
 from .config import HttpConfig
 from .headers import VERSION_HEADER, check_headers
 
@@ -74,13 +74,13 @@ def is_modern_post(request: Request, messages: Sequence[Mapping[str, Any]]) -> b
 class Exchange:
     """The transport of one stateless-era POST: its message in, what answers it out."""
 
-    def __init__(self, body: bytes, json_only: bool) -> None:
+    def __init__(self, body: bytes, json_only: bool, backlogs: Backlogs) -> None:
         """`json_only`: the answer goes back as JSON, so request-scoped messages are dropped."""
         self.answered = anyio.Event()
         self._body = body
         self._json_only = json_only
         self._out, self.messages = anyio.create_memory_object_stream[bytes](STREAM_QUEUE)
-        self._backlog = Backlog(self._out)
+        self._backlog = Backlog(self._out, self.messages, backlogs)
 
     async def frames(self) -> AsyncIterator[bytes | FrameTooLarge]:
         """Yield the POSTed message, then wait until it is answered."""
@@ -114,16 +114,14 @@ class Exchange:
         self.answered.set()
 
     def _push(self, frame: bytes) -> None:
-        try:
-            if not self._backlog.send_nowait(frame, len(frame)):
-                self.finish()  # the client reads too slowly: its response ends
-        except anyio.ClosedResourceError:  # answered or ended already: nothing more is sent
-            pass
+        if not self._backlog.send_nowait(frame, len(frame)):
+            self.finish()  # too slow, or answered or ended already: its response ends
 
 
 async def serve(
     runtime: Runtime,
     config: HttpConfig,
+    backlogs: Backlogs,
     request: Request,
     send: Send,
     message: Mapping[str, Any],
@@ -150,7 +148,7 @@ async def serve(
     if listen and not sse:
         await error_response(406, _LISTEN_NEEDS_SSE).send(send)
         return
-    exchange = Exchange(body, not sse or (config.json_response and not listen))
+    exchange = Exchange(body, not sse or (config.json_response and not listen), backlogs)
     try:
         async with anyio.create_task_group() as task_group, exchange.messages:
             task_group.start_soon(Connection(runtime, exchange, stateless=True).run)

@@ -20,6 +20,7 @@ from ..jsonrpc import RequestId
 from ..runtime import Runtime
 from ..transports import FrameTooLarge
 from ..versions import V2025_11_25
+from .backlog import Backlogs
 from .events import EventStore
 from .streams import Stream
 
@@ -110,6 +111,7 @@ class HttpSession(Inflow):
         self,
         runtime: Runtime,
         store: EventStore,
+        backlogs: Backlogs,
         *,
         session_id: str,
         principal: str | None,
@@ -122,6 +124,7 @@ class HttpSession(Inflow):
         self.connection = Connection(runtime, self, stateless=stateless)
         self.streams: dict[str, Stream] = {}
         self._store = store
+        self._backlogs = backlogs
         self._numbers = itertools.count()
         self._routes: dict[RequestId, Stream] = {}
         self.standalone = self._new_stream(None)
@@ -202,7 +205,7 @@ class HttpSession(Inflow):
 
     def _new_stream(self, request_ids: Sequence[RequestId] | None) -> Stream:
         stream_id = f"{self.id}.{next(self._numbers)}"
-        stream = Stream(stream_id, self._store, request_ids, STREAM_QUEUE)
+        stream = Stream(stream_id, self._store, self._backlogs, request_ids, STREAM_QUEUE)
         self.streams[stream_id] = stream
         return stream
 

@@ -36,6 +36,7 @@ from .asgi import (
     sse_event,
     start,
 )
+from .backlog import Backlogs
 from .config import HttpConfig
 from .events import EventStore, StoredEvent, parse_event_id
 from .posted import Refused, deliver_frame, parse_messages, read_body, refuse
@@ -54,12 +55,14 @@ class StreamableEndpoint:
         runtime: Runtime,
         config: HttpConfig,
         store: EventStore,
+        backlogs: Backlogs,
         sessions: SessionTable,
         task_group: anyio.abc.TaskGroup,
     ) -> None:
         self.runtime = runtime
         self.config = config
         self.store = store
+        self.backlogs = backlogs
         self.sessions = sessions
         self.task_group = task_group
 
@@ -82,7 +85,9 @@ class StreamableEndpoint:
         if modern.is_modern_post(request, messages):
             if is_batch:
                 raise refuse(400, "Bad Request: a 2026-07-28 POST carries one message")
-            await modern.serve(self.runtime, self.config, request, send, messages[0], body)
+            await modern.serve(
+                self.runtime, self.config, self.backlogs, request, send, messages[0], body
+            )
             return
         request_ids = [message["id"] for message in messages if _is_request(message)]
         initialize = any(message.get("method") == "initialize" for message in messages)
@@ -155,6 +160,7 @@ class StreamableEndpoint:
         session = HttpSession(
             self.runtime,
             self.store,
+            self.backlogs,
             session_id=new_session_id(),
             principal=principal,
             json_response=self.config.json_response,
@@ -190,6 +196,7 @@ class StreamableEndpoint:
         session = HttpSession(
             self.runtime,
             self.store,
+            self.backlogs,
             session_id=new_session_id(),
             principal=None,
             json_response=self.config.json_response,

@@ -15,7 +15,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..jsonrpc import RequestId
-from .backlog import Backlog
+from .backlog import Backlog, Backlogs
 from .events import EventStore, StoredEvent, event_id
 
 
@@ -26,6 +26,7 @@ class Stream:
         self,
         stream_id: str,
         store: EventStore,
+        backlogs: Backlogs,
         request_ids: Iterable[RequestId] | None,
         queue_size: int,
     ) -> None:
@@ -35,6 +36,7 @@ class Stream:
         self.pending: set[RequestId] = set(request_ids or ())
         self.ended = False
         self._store = store
+        self._backlogs = backlogs
         self._queue_size = queue_size
         self._sequence = 0
         self._held: list[bytes] = []  # a POST's messages before its responder chose JSON or SSE
@@ -103,7 +105,7 @@ class Stream:
         priming_id = event_id(self.id, self._sequence)
         send, receive = anyio.create_memory_object_stream[StoredEvent](self._queue_size)
         self._live, self._live_receive = send, receive
-        self._backlog = Backlog(send)
+        self._backlog = Backlog(send, receive, self._backlogs)
         if not self._resumable:
             self._resumable = True
             for frame in self._held:
@@ -145,12 +147,8 @@ class Stream:
         if self._backlog is None:  # no response is attached
             return
         event = StoredEvent(event_id(self.id, self._sequence), frame)
-        try:
-            sent = self._backlog.send_nowait(event, len(frame))
-        except anyio.BrokenResourceError:  # the response has gone
-            sent = False
-        if not sent:  # gone, or the client reads too slowly: it resumes from the store
-            self._end_live()
+        if not self._backlog.send_nowait(event, len(frame)):
+            self._end_live()  # gone, or the client reads too slowly: it resumes from the store
 
     def _end_live(self) -> None:
         if self._live is not None:
