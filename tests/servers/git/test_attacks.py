@@ -384,6 +384,25 @@ async def test_files_the_configuration_names_outside_are_not_read(repos: Repos) 
     assert "alpha" in text_of(inside)
 
 
+async def test_an_ignore_revs_file_git_would_rewrite_is_refused(repos: Repos) -> None:
+    # `%(prefix)/` is git's install prefix (/usr): the path below looked inside the work
+    # tree, and git read the first line of the file outside into its error.
+    secret = repos.outside / "secret.txt"
+    climb = "../" * 16  # past the root, whatever the prefix
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        results: list[dict[str, Any]] = []
+        for value in (f"%(prefix)/{climb}{secret}", f"~/{climb}{secret}", f":(optional){secret}"):
+            git(repos.repo, "config", "blame.ignoreRevsFile", value)
+            results.append(
+                await client.call_tool("git_blame", {"repo_path": path, "path": "a.txt"})
+            )
+    for result in results:
+        assert result["isError"] is True
+        assert "blame.ignoreRevsFile" in text_of(result)
+        assert CANARY not in text_of(result)
+
+
 async def test_grep_does_not_read_through_a_directory_that_became_a_link(repos: Repos) -> None:
     # The index holds dir/secret.txt; the work tree has dir -> outside (a commit made it a
     # link, the model restored the file to the index). git grep opened dir/secret.txt

@@ -116,6 +116,34 @@ async def test_a_push_never_checks_files_out_in_the_repository_it_reaches(
     assert not repos.marker.exists()
 
 
+async def test_a_push_to_a_partial_clone_on_this_machine_is_refused(repos: Repos) -> None:
+    # Taking the push, the partial clone lacked the base of a delta and fetched it lazily,
+    # through its own remote's upload-pack: a command of its configuration, run by sh.
+    source = repos.folder / "source"
+    git(repos.folder, "clone", "-q", str(repos.repo), str(source))
+    (source / "a.txt").write_text("".join(f"line {n} of a long file\n" for n in range(2000)))
+    git(source, "commit", "-q", "-am", "long")
+    git(source, "config", "uploadpack.allowFilter", "true")
+    partial = repos.folder / "partial"
+    clone = ["clone", "-q", "--filter=blob:none", "--no-checkout", f"file://{source}"]
+    git(repos.folder, *clone, str(partial))
+    upload = f"touch {repos.marker}; git-upload-pack"
+    git(partial, "config", "remote.origin.uploadpack", upload)
+    git(repos.repo, "pull", "-q", "--no-rebase", str(source), "main")
+    git(repos.repo, "checkout", "-q", "-b", "feature")
+    with (repos.repo / "a.txt").open("a") as changed:
+        changed.write("one more line\n")
+    git(repos.repo, "commit", "-q", "-am", "change")
+    git(repos.repo, "remote", "add", "partial", str(partial))
+    async with repos.serve(tiers=REMOTE) as client:
+        pushed = await client.call_tool(
+            "git_push", {"repo_path": str(repos.repo), "remote": "partial", "branch": "feature"}
+        )
+    assert pushed["isError"] is True
+    assert "partial clone" in text_of(pushed)
+    assert not repos.marker.exists()
+
+
 async def test_a_branch_is_a_name_never_a_refspec_that_forces_or_deletes(repos: Repos) -> None:
     remote = repos.folder / "remote.git"
     git(repos.folder, "clone", "-q", "--bare", str(repos.repo), str(remote))

@@ -16,6 +16,10 @@ from .errors import GitError
 from .jail import is_below
 from .repo import Git
 
+REWRITTEN_STARTS = ("~", "%(", ":(")
+"""How a path value starts that git rewrites before it reads the file: the home directory,
+its install prefix (`%(prefix)/../etc/passwd` left /usr), an optional path."""
+
 
 async def check_ignore_revs(git: Git) -> None:
     """Refuse a `blame.ignoreRevsFile` outside the place.
@@ -68,9 +72,12 @@ async def check_linked_directories(git: Git) -> None:
 
 
 def _outside(git: Git, name: str) -> bool:
-    """Whether the file `name` (as git reads it, from the work tree's top) is outside."""
+    """Whether the file `name` (as git reads it, from the work tree's top) is outside.
+
+    A name git rewrites first is taken as outside: where it leads is git's to decide.
+    """
     real = os.path.realpath(os.path.join(git.repo.path, name))
-    return name.startswith("~") or not is_below(real, git.repo.place)
+    return name.startswith(REWRITTEN_STARTS) or not is_below(real, git.repo.place)
 
 
 def _is_link(path: bytes) -> bool:

@@ -17,7 +17,7 @@ import shlex
 from urllib.parse import unquote
 
 from .errors import GitError
-from .jail import check_stores, is_below
+from .jail import check_stores, driver_overrides, is_below, list_keys
 from .repo import Git, plain
 from .runner import GitFailed, Log, Runner
 
@@ -116,9 +116,16 @@ async def check_local_remote(runner: Runner, path: str, place: str, log: Log | N
     ceiling = {"GIT_CEILING_DIRECTORIES": os.path.dirname(place) or "/"}
     try:
         shown = await runner.run(path, SHOW_STORES, env=ceiling, log=log)
+        check_remote_stores(path, shown.text, place)
+        listed = await runner.run(path, list_keys(), env=ceiling, log=log)
     except (GitFailed, OSError) as exc:
         raise GitError(f"Remote {path} is not a git repository usable here: {exc}") from None
-    check_remote_stores(path, shown.text, place)
+    # Its configuration passes as this repository's does: a partial clone fetches what a
+    # push lacks through its own remote's upload-pack, a command its configuration names.
+    try:
+        driver_overrides([key for key in listed.text.split("\0") if key])
+    except GitError as exc:
+        raise GitError(f"Remote {path}: {exc}") from None
 
 
 def check_remote_stores(path: str, shown: str, place: str) -> None:

@@ -187,6 +187,9 @@ class Runner:
                 # Beats every protocol.<name>.allow a repository sets (ext:: runs a command).
                 "GIT_ALLOW_PROTOCOL": "https:ssh:file",
                 "GIT_FLUSH": "0",  # whole buffers: log wrote (and woke us) once per commit
+                # A repository that lacks an object never fetches it on its own (through
+                # its remote's upload-pack, a command its configuration names).
+                "GIT_NO_LAZY_FETCH": "1",
             }
         )
         if not self.settings.inherit_config:
