@@ -79,3 +79,19 @@ def test_a_stray_content_length_line_holds_back_no_message() -> None:
         b"Content-Length: 5\r",
         b'{"y":2}',
     ]
+
+
+def test_a_length_of_more_digits_than_any_frame_is_an_unreadable_header() -> None:
+    # 5,000 digits are more than int() reads: the error had ended the server.
+    framer = Framer(1 << 16)
+    header = b"Content-Length: " + b"9" * 5000
+    assert framer.feed(header + b"\r\n\r\n" + b'{"x":1}\n') == [header, b'{"x":1}']
+
+
+def test_a_header_block_that_never_ends_is_read_as_lines() -> None:
+    # Searched for its end at every read, a header of megabytes took minutes of CPU.
+    framer = Framer(1 << 20)
+    assert framer.feed(b"Content-Length: 10\r\n" + b"y" * 9000 + b"\r\n") == [
+        b"Content-Length: 10\r",
+        b"y" * 9000 + b"\r",
+    ]

@@ -3,6 +3,7 @@
 import dataclasses
 import datetime
 import json
+import tracemalloc
 
 import pytest
 
@@ -18,6 +19,11 @@ from mcpkit.errors import InvalidRequest, ParseError
         ({"jsonrpc": "2.0", "method": "notifications/initialized"}, "notification"),
         ({"jsonrpc": "2.0", "id": 7, "result": {}}, "response"),
         ({"jsonrpc": "2.0", "id": "x", "error": {"code": 1, "message": "m"}}, "response"),
+        # Responses with no usable id are responses all the same: never answered.
+        ({"jsonrpc": "2.0", "id": None, "error": {"code": 1, "message": "m"}}, "response"),
+        ({"jsonrpc": "2.0", "error": {"code": 1, "message": "m"}}, "response"),
+        ({"jsonrpc": "2.0", "id": {"a": 1}, "result": {}}, "response"),
+        ({"jsonrpc": "2.0", "result": {}}, "response"),
     ],
 )
 def test_classify(message: object, kind: str) -> None:
@@ -36,7 +42,6 @@ def test_classify(message: object, kind: str) -> None:
         {"jsonrpc": "2.0", "id": True, "method": "ping"},
         {"jsonrpc": "2.0", "id": 1, "method": 5},
         {"jsonrpc": "2.0", "id": 1},
-        {"jsonrpc": "2.0", "result": {}},
     ],
 )
 def test_invalid_messages(message: object) -> None:
@@ -146,3 +151,27 @@ def test_encode_refuses_dataclasses_and_datetimes() -> None:
     for value in (Point(1), datetime.datetime(2026, 1, 1)):
         with pytest.raises(TypeError):
             jsonrpc.encode(jsonrpc.result(1, {"value": value}))
+
+
+def test_a_frame_too_large_to_read_into_memory_is_a_parse_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 60 MiB of `[],` took 1.5 GiB as Python lists: under a memory limit, the server died.
+    def exhausted(frame: bytes) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(json, "loads", exhausted)
+    with pytest.raises(ParseError, match="too large"):
+        jsonrpc.decode(b"[]")
+
+
+def test_an_encoded_message_holds_no_more_memory_than_its_length() -> None:
+    # orjson's output kept 4 KiB for a 36-byte answer: a client that did not read made
+    # 113,000 queued answers (4 MiB counted) hold 450 MiB.
+    tracemalloc.start()
+    try:
+        kept = [jsonrpc.encode(jsonrpc.result(n, {})) for n in range(1000)]
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 1000 * 200, f"{held // len(kept)} bytes held per {len(kept[0])}-byte answer"

@@ -1,5 +1,6 @@
 """Tools: listing, schemas, results, errors, pagination and list changes."""
 
+import base64
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -392,7 +393,10 @@ async def test_pagination_and_invalid_cursor() -> None:
             if cursor is None:
                 break
         assert names == ["add", "point", "fail", "nothing", "custom"]
-        for bad in ("garbage!", "dG9vbHM6eA==", 5):
+        # Digits int() does not read (a superscript two, thousands of them) were -32603.
+        forged = [f"tools:{offset}".encode() for offset in ("\u00b2", "1" * 5000, "\u0661")]
+        encoded = [base64.urlsafe_b64encode(cursor).decode() for cursor in forged]
+        for bad in ("garbage!", "dG9vbHM6eA==", 5, *encoded):
             with pytest.raises(RPCError) as refused:
                 await client.request("tools/list", {"cursor": bad})
             assert refused.value.code == -32602

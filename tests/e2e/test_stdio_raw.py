@@ -239,6 +239,45 @@ async def test_notifications_are_never_answered(server: RawServer) -> None:
     assert (await server.request("ping"))["result"] == {}
 
 
+async def test_responses_are_never_answered_whatever_their_id(server: RawServer) -> None:
+    # An error answered with an error: two peers doing so would answer each other forever.
+    await server.initialize()
+    problem = {"code": -32600, "message": "Invalid Request"}
+    responses: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": None, "error": problem},
+        {"jsonrpc": "2.0", "error": problem},
+        {"jsonrpc": "2.0", "id": {"a": 1}, "result": {}},
+        {"jsonrpc": "2.0", "result": {}},
+        {"jsonrpc": "2.0", "id": 99, "result": {}},  # to no request of the server's
+    ]
+    for response in responses:
+        await server.send(response)
+    await server.expect_silence(0.3)
+    assert (await server.request("ping"))["result"] == {}
+
+
+async def test_a_content_length_of_thousands_of_digits_leaves_the_server_serving(
+    server: RawServer,
+) -> None:
+    await server.initialize()
+    await server.send_bytes(b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n")
+    assert error_code(await server.receive()) == -32700  # the header, read as a message
+    assert (await server.request("ping"))["result"] == {}
+
+
+async def test_a_2026_request_in_a_batch_is_refused(server: RawServer) -> None:
+    # A subscriptions/listen never ends: the batch's other answers waited for it for ever.
+    await server.initialize("2025-03-26")
+    meta: dict[str, Any] = {VERSION_KEY: MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    listen = {"jsonrpc": "2.0", "id": "l", "method": "subscriptions/listen"}
+    await server.send(
+        [{"jsonrpc": "2.0", "id": "p", "method": "ping"}, {**listen, "params": {"_meta": meta}}]
+    )
+    by_id = {item["id"]: item for item in await server.receive_batch()}
+    assert by_id["p"]["result"] == {}
+    assert error_code(by_id["l"]) == -32600
+
+
 async def test_unknown_method_and_bad_params(server: RawServer) -> None:
     await server.initialize()
     assert error_code(await server.request("no/such/method")) == -32601
@@ -325,7 +364,8 @@ async def test_an_oversized_line_is_refused_with_the_id_its_start_shows(
     assert (await server.request("ping"))["result"] == {}
 
 
-async def test_bad_answers_to_sampling_are_tool_errors(server: RawServer) -> None:
+async def initialize_for_sampling(server: RawServer) -> None:
+    """Initialize as a client that takes sampling requests."""
     await server.request(
         "initialize",
         {
@@ -335,6 +375,10 @@ async def test_bad_answers_to_sampling_are_tool_errors(server: RawServer) -> Non
         },
     )
     await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+async def test_bad_answers_to_sampling_are_tool_errors(server: RawServer) -> None:
+    await initialize_for_sampling(server)
     answers: list[tuple[dict[str, Any], str]] = [
         ({"result": {"role": "assistant"}}, "invalid"),
         ({"result": "not an object"}, "without a result object"),
@@ -350,6 +394,23 @@ async def test_bad_answers_to_sampling_are_tool_errors(server: RawServer) -> Non
         assert response["id"] == n
         assert response["result"]["isError"] is True
         assert expected in response["result"]["content"][0]["text"]
+
+
+async def test_the_first_answer_to_a_server_request_stands(server: RawServer) -> None:
+    # A second answer with the same id, in the same read, took the first one's place.
+    await initialize_for_sampling(server)
+    call = {"name": "test_sampling", "arguments": {"prompt": "hi"}}
+    await server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    asked = await server.receive()
+    sampled = {"role": "assistant", "content": {"type": "text", "text": "first"}, "model": "m"}
+    late = {"code": -1, "message": "late duplicate"}
+    answers = [
+        {"jsonrpc": "2.0", "id": asked["id"], "result": sampled},
+        {"jsonrpc": "2.0", "id": asked["id"], "error": late},
+    ]
+    await server.send_bytes(b"".join(json.dumps(answer).encode() + b"\n" for answer in answers))
+    response = await server.receive()
+    assert response["result"]["content"][0]["text"] == "LLM response: first"
 
 
 async def test_pipelined_burst(server: RawServer) -> None:

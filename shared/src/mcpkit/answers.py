@@ -31,6 +31,14 @@ class Waiter:
         self.done = anyio.Event()
         self.response: dict[str, Any] = {}
 
+    def settle(self, response: dict[str, Any]) -> bool:
+        """Take `response` as the answer; return False if one came before (it stands)."""
+        if self.done.is_set():
+            return False
+        self.response = response
+        self.done.set()
+        return True
+
 
 class _Root(TypedDict):
     uri: str

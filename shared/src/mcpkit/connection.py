@@ -292,6 +292,8 @@ class Connection:
         if request_id in self._in_flight:
             raise InvalidRequest(f"Invalid Request: request id {request_id!r} is already in use")
         if modern.is_modern(params):
+            if in_batch:  # batches are of 2025-03-26 alone
+                raise InvalidRequest("Invalid Request: a 2026-07-28 request cannot be batched")
             return self._on_modern_request(request_id, method, params, size)
         self.session.check_request(method)
         if method == "ping":
@@ -391,9 +393,7 @@ class Connection:
                 self.notify_nowait("notifications/resources/list_changed", None)
 
     def _resolve(self, response: JSON) -> None:
-        waiter = self._waiters.get(response["id"])
-        if waiter is None:
-            logger.debug("Ignoring a response to unknown request %r", response["id"])
-            return
-        waiter.response = response
-        waiter.done.set()
+        request_id = response.get("id")  # any id: a response is never answered
+        waiter = self._waiters.get(request_id) if jsonrpc.is_request_id(request_id) else None
+        if waiter is None or not waiter.settle(response):
+            logger.debug("Ignoring a response to no request awaiting one: %r", request_id)

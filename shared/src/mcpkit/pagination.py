@@ -38,6 +38,6 @@ def _decode(cursor: object, list_name: str) -> int:
     if isinstance(cursor, str):
         with contextlib.suppress(binascii.Error, ValueError):  # not base64, or not UTF-8
             name, _, offset = base64.urlsafe_b64decode(cursor).decode().partition(":")
-    if name != list_name or not offset.isdigit():
+    if name != list_name or not (offset.isascii() and offset.isdigit() and len(offset) < 19):
         raise InvalidParams(f"Invalid cursor for {list_name}: {cursor!r}")
     return int(offset)

@@ -9,6 +9,10 @@ back the messages after it. No I/O here: feed bytes in, take frames out.
 
 _HEADER = b"content-length:"
 _HEAD = 1 << 16  # how much of an oversized frame is kept: enough to show its id
+_MAX_HEADERS = 8192
+"""Bytes of a header block: a longer start is a line like any other, so that a header that
+never ends is not searched again for its end at every read (quadratic in its length)."""
+_MAX_DIGITS = 18  # of a length: more is no length this framer could wait for
 
 
 class FrameTooLarge(Exception):
@@ -80,22 +84,32 @@ class Framer:
         return frame
 
     def _starts_with_headers(self) -> bool:
-        """Whether every line up to the blank one (or so far) ends with CR LF, as headers do."""
-        end = self._buffer.find(b"\r\n\r\n")
-        head = self._buffer if end < 0 else self._buffer[:end]
+        """Whether every line up to the blank one (or so far) ends with CR LF, as headers do.
+
+        Not past `_MAX_HEADERS` bytes without the blank line.
+        """
+        end = self._headers_end()
+        if end < 0 and len(self._buffer) >= _MAX_HEADERS:
+            return False
+        head = self._buffer[: _MAX_HEADERS if end < 0 else end]
         return head.count(b"\n") == head.count(b"\r\n")
+
+    def _headers_end(self) -> int:
+        """Where the blank line ending the header block starts, or -1 if not (yet) there."""
+        return self._buffer.find(b"\r\n\r\n", 0, _MAX_HEADERS + 4)
 
     def _next_with_length(self) -> bytes | None:
         """Take one `Content-Length:` framed message, or None if it is incomplete."""
         buffer = self._buffer
-        end = buffer.find(b"\r\n\r\n")
+        end = self._headers_end()
         if end < 0:
             return None
         length = -1
         for line in bytes(buffer[:end]).split(b"\r\n"):
             name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length" and value.strip().isdigit():
-                length = int(value)
+            digits = value.strip()
+            if name.strip().lower() == b"content-length" and digits.isdigit():
+                length = int(digits) if len(digits) <= _MAX_DIGITS else -1
         start = end + 4
         if length < 0:  # unreadable header: hand it on as a frame, it will not parse
             frame = bytes(buffer[:end])
