@@ -3,7 +3,9 @@ cancelling it frees the database at once. Over stdio and HTTP, in both eras (202
 has no ping: a tools/list stands for it there).
 """
 
+import sqlite3
 import time
+from contextlib import closing
 from pathlib import Path
 
 import anyio
@@ -142,3 +144,24 @@ async def test_a_query_sqlite_cannot_stop_is_given_up_at_its_deadline(
     assert "in a step SQLite cannot stop" in error_text(result)
     assert took < 1 + STOP_GRACE + 3
     assert structured(after)["rows"] == [[100]]  # a new connection serves meanwhile
+
+
+async def test_a_chain_of_views_deeper_than_a_threads_usual_stack_ends_no_process(
+    sqlite: SqliteServers, tmp_path: Path
+) -> None:
+    # SQLite recursed once per view on the connection thread's 8 MiB, and overflowed it.
+    chain = tmp_path / "chain.db"
+    views = [
+        (f"v{n}", f"v{n}", f"CREATE VIEW v{n} AS SELECT a FROM {f'v{n - 1}' if n else 't'}")
+        for n in range(20_000)
+    ]
+    with closing(sqlite3.connect(chain)) as made:  # written as a hostile file is: at once
+        made.execute("CREATE TABLE t(a)")
+        made.execute("PRAGMA writable_schema = ON")
+        made.executemany("INSERT INTO sqlite_schema VALUES ('view', ?, ?, 0, ?)", views)
+        made.commit()
+    async with sqlite.open("handshake", str(chain), "--timeout", "1") as link:
+        with anyio.fail_after(20):  # preparing it would take minutes
+            result = await link.peer.call_tool("read_query", {"query": "SELECT * FROM v19999"})
+            await alive(link)
+    assert "in a step SQLite cannot stop" in error_text(result)

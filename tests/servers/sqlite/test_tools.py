@@ -223,8 +223,27 @@ async def test_r_tree_tables_are_read_also_when_made_after_start(files: Files) -
         tables = await client.call_tool("list_tables")
         again = await client.call_tool("read_query", {"query": "SELECT count(*) FROM boxes"})
     assert found["structuredContent"]["rows"] == [[2]]
-    assert {"name": "boxes", "type": "table", "rows": 2} in tables["structuredContent"]["tables"]
+    # A virtual table's rows are not counted: that would run its module (see the next test).
+    assert {"name": "boxes", "type": "table", "rows": None} in tables["structuredContent"]["tables"]
     assert again["structuredContent"]["rows"] == [[2]]
+
+
+async def test_listing_and_describing_tables_never_run_a_virtual_tables_module(
+    files: Files,
+) -> None:
+    # Counting an FTS table read its content, a view of the file's (a hostile file's took
+    # hours in one step SQLite could not stop, and the database was given up).
+    with sqlite3.connect(files.main) as db:
+        db.execute("CREATE VIEW costly AS SELECT 1 AS rowid, 'computed' AS a")
+        db.execute("CREATE VIRTUAL TABLE notes USING fts4(a, content='costly')")
+    db.close()
+    async with files.serve() as client:
+        tables = await client.call_tool("list_tables", {"pattern": "notes"})
+        described = await client.call_tool("describe_table", {"table_name": "notes"})
+    assert tables["structuredContent"]["tables"] == [
+        {"name": "notes", "type": "table", "rows": None}
+    ]
+    assert described["structuredContent"]["rows"] is None
 
 
 async def test_r_tree_tables_are_written_with_write(files: Files) -> None:

@@ -46,6 +46,10 @@ LOCK_WAIT = 1.0
 MAX_GIVEN_UP = 2
 """Statements given up on that may still run per connection, each holding a thread and a
 processor until it ends: past this many, the connection takes no new statement."""
+THREAD_STACK = 256 * 1024 * 1024
+"""Bytes of stack for each connection's thread: SQLite recurses on it as deep as views or
+common table expressions nest, and a chain of 20,000 views in a file overflowed the usual
+8 MiB at once and ended the process. It is address space, taken only as it is used."""
 SHADOW_TABLES = "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'"
 Tick = Callable[[float], None]
 
@@ -61,9 +65,13 @@ async def connect(path: str, *, writes: bool) -> tuple[aiosqlite.Connection, Gua
     guard = Guard(writes=writes)
     uri = f"file:{quote(path)}?mode={'rw' if writes else 'ro'}"
     factory = partial(GuardedConnection, guard=guard)
-    connection = await aiosqlite.connect(
-        uri, uri=True, factory=factory, isolation_level=None, timeout=LOCK_WAIT
-    )
+    threading.stack_size(THREAD_STACK)  # for the thread the connection starts, at once
+    try:
+        connection = await aiosqlite.connect(
+            uri, uri=True, factory=factory, isolation_level=None, timeout=LOCK_WAIT
+        )
+    finally:
+        threading.stack_size(0)  # the platform's default again: nothing else sets it
     return connection, guard
 
 

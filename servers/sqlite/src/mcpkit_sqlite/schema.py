@@ -38,16 +38,16 @@ async def list_tables(database: Database, *, include_views: bool, pattern: str |
     kinds = "" if include_views else " AND type = 'table'"
     like = " AND name LIKE ?" if pattern else ""
     found = await database.values(
-        f"SELECT name, type FROM sqlite_schema WHERE {_LISTED}{kinds}{like} ORDER BY name",
+        f"SELECT name, type, sql FROM sqlite_schema WHERE {_LISTED}{kinds}{like} ORDER BY name",
         (pattern,) if pattern else (),
     )
     tables = [
         TableSummary(
             name=name,
             type=cast(Literal["table", "view"], kind),
-            rows=await _count(database, name) if kind == "table" else None,
+            rows=await _count(database, name) if _counted(kind, sql) else None,
         )
-        for name, kind in found
+        for name, kind, sql in found
     ]
     return Tables(database=database.name, tables=tables)
 
@@ -103,7 +103,7 @@ async def describe(database: Database, name: str) -> Table:
         columns=columns,
         indexes=indexes,
         foreign_keys=list(keys.values()),
-        rows=await _count(database, name) if kind == "table" else None,
+        rows=await _count(database, name) if _counted(kind, sql) else None,
     )
 
 
@@ -194,6 +194,15 @@ async def versions(database: Database) -> tuple[int, int]:
         " (SELECT data_version FROM pragma_data_version)"
     )
     return schema, data
+
+
+def _counted(kind: str, sql: str | None) -> bool:
+    """Whether the rows of a schema object are counted: a table's, not a view's nor a virtual's.
+
+    Counting a virtual table runs its module on what the file says: an FTS table whose
+    content was a view computed for hours (a hostile file's first list_tables).
+    """
+    return kind == "table" and not (sql or "").lstrip().upper().startswith("CREATE VIRTUAL")
 
 
 async def _count(database: Database, table: str) -> int | None:
