@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from mcpkit_git import jail
 from mcpkit_git.access import Tiers
 from servers.git.conftest import CANARY, Repos, git, make_repo, text_of
 
@@ -448,3 +449,18 @@ async def test_the_repository_cannot_turn_colour_back_on(repos: Repos) -> None:
     assert all("isError" not in result for result in results), [text_of(r) for r in results]
     assert "changed" in text_of(results[1])
     assert all("\x1b" not in text_of(result) for result in results)
+
+
+async def test_git_failing_while_the_jail_reads_the_configuration_is_a_clear_error(
+    repos: Repos, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A repository changed between two of the jail's looks made git fail in the second,
+    # and the model got "internal error". Here git fails there on purpose.
+    def failing(*source: str) -> list[str]:
+        return ["config", "--no-such-option"]
+
+    monkeypatch.setattr(jail, "list_keys", failing)
+    async with repos.serve() as client:
+        result = await client.call_tool("git_status", {"repo_path": str(repos.repo)})
+    assert result["isError"] is True
+    assert "is not a git repository usable here" in text_of(result)

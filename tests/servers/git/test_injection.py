@@ -154,6 +154,7 @@ async def test_names_with_unicode_line_separators_are_read_whole(repos: Repos) -
         ("git_commit", {"message": "a\x00b", "allow_empty": True}, "cannot be given these"),
         ("git_commit", {"message": "m" * 200_000, "allow_empty": True}, "cannot be given these"),
         ("git_stash", {"action": "show", "ref": "stash@{\u00b2}"}, "stash entry"),
+        ("git_stash", {"action": "show", "ref": "stash@{" + "9" * 5000 + "}"}, "stash entry"),
     ],
 )
 async def test_values_git_cannot_take_are_clear_errors(

@@ -140,7 +140,7 @@ async def stash(
     entry: list[str] = []
     if ref is not None:
         number = ref.removeprefix("stash@{").removesuffix("}")
-        if not number.isdecimal():
+        if not (number.isascii() and number.isdecimal() and len(number) < 10):
             raise GitError("ref must be a stash entry such as stash@{0}")
         entry = [f"stash@{{{int(number)}}}"]
     if action == "push":

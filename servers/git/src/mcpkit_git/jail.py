@@ -369,13 +369,13 @@ async def open_repository(
     ceiling = {"GIT_CEILING_DIRECTORIES": os.path.dirname(place) or "/"}
     try:
         shown = await runner.run(real, SHOW_PARTS, env=ceiling, log=log)
-    except GitFailed as exc:
+        top, git_dir, common = check_parts(repo_path, shown.text, place)
+        repo = Repository(top, git_dir, common, place, read_only, ())
+        # Taken before the configuration is read: a change while it is read shows next time.
+        state = fingerprint(real, repo)
+        listed = [await runner.run(top, list_keys(), env=ceiling, log=log)]
+    except GitFailed as exc:  # changed while it was looked at, say
         raise GitError(f"{repo_path} is not a git repository usable here: {exc}") from None
-    top, git_dir, common = check_parts(repo_path, shown.text, place)
-    repo = Repository(top, git_dir, common, place, read_only, ())
-    # Taken before the configuration is read: a change while it is read shows next time.
-    state = fingerprint(real, repo)
-    listed = [await runner.run(top, list_keys(), env=ceiling, log=log)]
     if stat.S_ISREG(lstat_mode(os.path.join(top, ".gitmodules"))):  # git reads no other kind
         modules = list_keys("--file", ".gitmodules")
         listed.append(await runner.run(top, modules, env=ceiling, log=log, check=False))
