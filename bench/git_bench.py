@@ -28,6 +28,7 @@ import argparse
 import contextlib
 import json
 import os
+import secrets
 import select
 import signal
 import statistics
@@ -50,7 +51,11 @@ GIT_ENV = {
     "LC_ALL": "C",
 }
 TIMEOUT = 30.0
-LOG_FORMAT = "%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%cI%x1f%D%x1f%s%x1f%b%x1e"
+TOKEN = secrets.token_hex(8)  # mcp-git splits a log by a token new for each command
+LOG_FORMAT = (
+    f"%x1f{TOKEN}".join(("%H", "%P", "%an", "%ae", "%aI", "%cn", "%cI", "%D", "%s", "%b"))
+    + f"%x1e{TOKEN}"
+)
 
 
 def make_repo(path: Path, commits: int) -> None:

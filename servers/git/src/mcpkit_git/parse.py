@@ -2,8 +2,8 @@
 
 from typing_extensions import TypedDict
 
-LOG_FORMAT = "%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%cI%x1f%D%x1f%s%x1f%b%x1e"
-"""One commit per record (0x1e), fields split by 0x1f; never a %G (signature) format."""
+LOG_FIELDS = ("%H", "%P", "%an", "%ae", "%aI", "%cn", "%cI", "%D", "%s", "%b")
+"""What `git log` shows of a commit, in `Commit`'s order; never a %G (signature) format."""
 
 STATES = {
     "M": "modified",
@@ -122,14 +122,23 @@ def _entry(result: Status, xy: str, path: str, original: str | None) -> None:
         result["unstaged"].append(Change(path=path, state=STATES[xy[1]], original_path=original))
 
 
-def commits(output: bytes) -> list[Commit]:
-    """Parse `git log --format=LOG_FORMAT` output."""
+def log_format(token: str) -> str:
+    """Return the `git log --format` that `commits` reads: fields and commits split by `token`.
+
+    The token must be new for each command: a message or a name can hold any text, and one
+    holding the separators it knew in advance added commits that do not exist.
+    """
+    return f"%x1f{token}".join(LOG_FIELDS) + f"%x1e{token}"
+
+
+def commits(output: bytes, token: str) -> list[Commit]:
+    """Parse `git log --format=log_format(token)` output."""
     found: list[Commit] = []
-    for record in output.decode("utf-8", "replace").split("\x1e"):
+    for record in output.decode("utf-8", "replace").split(f"\x1e{token}"):
         record = record.lstrip("\n")
         if not record:
             continue
-        fields = record.split("\x1f")
+        fields = record.split(f"\x1f{token}")
         if len(fields) != 10:
             continue  # a record cut by the output cap
         found.append(

@@ -6,6 +6,7 @@ logs never show signatures. Long text comes a page at a time: `offset` and `max_
 choose the page, `next_offset` says where the next one starts.
 """
 
+import secrets
 from collections.abc import Sequence
 
 from typing_extensions import TypedDict
@@ -146,7 +147,7 @@ async def log(
         "log",
         "--no-show-signature",
         "--no-color",
-        f"--format={parse.LOG_FORMAT}",
+        f"--format={parse.log_format(token := secrets.token_hex(8))}",
         f"--max-count={max_count + 1}",
         f"--skip={skip}",
     ]
@@ -161,7 +162,7 @@ async def log(
     revisions = await _range(git, revision_range)
     args += ["--end-of-options", *revisions, "--", *git.paths(paths)[1:]]
     result = await git.run(args, on_output=tick)
-    read = parse.commits(result.stdout)  # a record cut by the cap is left out
+    read = parse.commits(result.stdout, token)  # a record cut by the cap is left out
     if result.truncated and not read:  # paging on would ask for the same commit again
         raise GitError(
             f"The commit after the first {skip} is larger than the output cap: skip past it"
@@ -350,14 +351,33 @@ async def grep(
     if result.status not in (0, 1):
         raise GitError(result.error or "git grep failed")
     prefix = f"{rev[0]}:" if rev else ""
-    matches: list[Match] = []
-    for row in _whole(result, "\n").split("\n"):  # not splitlines: a name may hold U+2028
-        fields = row.split("\x00", 2)
-        if len(fields) == 3:
-            name = fields[0][len(prefix) :] if prefix else fields[0]
-            matches.append(Match(path=name, line=int(fields[1]), text=fields[2]))
+    matches = [
+        Match(path=path.removeprefix(prefix), line=line, text=text)
+        for path, line, text in _grep_rows(_whole(result, "\n"))
+    ]
     truncated = len(matches) > max_results or result.truncated
     return Matches(matches=matches[:max_results], truncated=truncated)
+
+
+def _grep_rows(output: str) -> list[tuple[str, int, str]]:
+    """Return the (path, line, text) rows of `git grep -z -n` output.
+
+    A row is `path NUL line NUL text LF`. The text holds no NUL nor line break (a line with
+    NUL is binary, skipped), but a path may hold a line break: each text ends at the first
+    line break after its line number, and the next path is what follows, up to its NUL.
+    Split at every line break, a file named `junk<LF>src/auth.py` showed its matches as
+    those of src/auth.py.
+    """
+    parts = output.split("\x00")
+    rows: list[tuple[str, int, str]] = []
+    path = parts[0]
+    for line, rest in zip(parts[1::2], parts[2::2], strict=False):
+        text, _, following = rest.partition("\n")
+        if not line.isdecimal():
+            break
+        rows.append((path, int(line), text))
+        path = following
+    return rows
 
 
 async def ls_files(
