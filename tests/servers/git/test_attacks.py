@@ -194,6 +194,35 @@ async def test_hooks_run_only_when_the_operator_allows_them(repos: Repos) -> Non
     assert repos.marker.read_text() == "hook\n"
 
 
+def recording_git(folder: Path) -> tuple[Path, Path]:
+    """A git that writes each argument it is given to a file, one per line, then runs git."""
+    wrapper, recorded = folder / "git-recording", folder / "argv"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> {recorded}\nexec git "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper, recorded
+
+
+async def test_hooks_the_repository_configures_by_name_are_left_no_event(
+    repos: Repos, tmp_path: Path
+) -> None:
+    # Git 2.54 runs hooks set in the configuration (hook.<name>.event and .command), which
+    # core.hooksPath does not stop: an empty event clears a hook's events. (The git of
+    # these tests predates them, so what git is told is what is checked.)
+    from mcpkit_git.runner import Settings
+
+    git(repos.repo, "config", "hook.Audit.event", "pre-commit")
+    git(repos.repo, "config", "hook.Audit.command", f"touch {repos.marker}")
+    wrapper, recorded = recording_git(tmp_path)
+    args = {"repo_path": str(repos.repo), "message": "m", "allow_empty": True}
+    for allowed in (False, True):
+        recorded.unlink(missing_ok=True)
+        async with repos.serve(settings=Settings(git=str(wrapper), allow_hooks=allowed)) as client:
+            assert not (await client.call_tool("git_commit", args)).get("isError")
+        told = recorded.read_text().splitlines()
+        assert ("hook.Audit.event=" in told) is not allowed
+    assert not repos.marker.exists()
+
+
 async def test_included_configuration_is_refused(repos: Repos) -> None:
     evil = repos.outside / "evil.cfg"
     evil.write_text(f"[core]\n\tfsmonitor = echo include >> {repos.marker}\n")

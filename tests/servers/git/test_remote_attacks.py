@@ -144,6 +144,23 @@ async def test_a_push_to_a_partial_clone_on_this_machine_is_refused(repos: Repos
     assert not repos.marker.exists()
 
 
+async def test_a_push_to_a_repository_configuring_hooks_by_name_is_refused(repos: Repos) -> None:
+    # Git 2.54 runs hooks set in the configuration; the remote's receive-pack would run
+    # its pre-receive so (the git of these tests predates them: the refusal is checked).
+    target = repos.folder / "target.git"
+    git(repos.folder, "clone", "-q", "--bare", str(repos.repo), str(target))
+    git(target, "config", "hook.gate.event", "pre-receive")
+    git(target, "config", "hook.gate.command", f"touch {repos.marker}")
+    git(repos.repo, "remote", "add", "target", str(target))
+    git(repos.repo, "checkout", "-q", "-b", "feature")
+    async with repos.serve(tiers=REMOTE) as client:
+        pushed = await client.call_tool(
+            "git_push", {"repo_path": str(repos.repo), "remote": "target", "branch": "feature"}
+        )
+    assert pushed["isError"] is True
+    assert "configures hooks by name" in text_of(pushed)
+
+
 async def test_a_branch_is_a_name_never_a_refspec_that_forces_or_deletes(repos: Repos) -> None:
     remote = repos.folder / "remote.git"
     git(repos.folder, "clone", "-q", "--bare", str(repos.repo), str(remote))

@@ -29,6 +29,8 @@ DRIVER_KEY = re.compile(
 )
 INCLUDE_KEY = re.compile(r"^include(if\..*)?\.path$")
 ALIAS_KEY = re.compile(r"^alias\..+$")
+HOOK_KEY = re.compile(r"^hook\.(?P<name>.+)\.(command|event)$")
+"""A hook set by configuration (git 2.54 and later), which `core.hooksPath` does not stop."""
 PARTIAL_CLONE_KEY = re.compile(r"^(extensions\.partialclone|remote\..+\.promisor)$")
 SUBMODULE_KEY = re.compile(r"^submodule\.(?P<name>.+)\.[^.]+$")
 URL_HTTP_SAFE = {
@@ -67,7 +69,7 @@ def holder(path: str, places: Sequence[tuple[str, bool]]) -> tuple[str, bool] | 
     return max(holding, key=lambda place: len(place[0])) if holding else None
 
 
-def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
+def driver_overrides(keys: Sequence[str], *, hooks: bool) -> tuple[tuple[str, str], ...]:
     """Return the `-c` settings that disarm each driver among configuration `keys`.
 
     Each submodule named (in `.git/config` or `.gitmodules`) is also set to be ignored:
@@ -76,13 +78,14 @@ def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
     is emptied: git runs `git remote-<scheme>` for a remote helper, which an alias of that
     name would answer with a command. A cookie jar or TLS check set for one URL
     (`http.<url>.cookieFile`) is set back as `runner.INERT_CONFIG` sets it for all URLs.
+    Unless `hooks` may run, each hook configured by name is left with no event to run on.
 
     Raises:
         GitError: the configuration includes another file (it cannot be switched off
             per command, and could arm git from outside the repository), makes a partial
             clone (git would fetch a missing object on its own, through the remote's
-            configuration, even to show a file), or names a driver, submodule, alias or
-            URL with `=` in its name, which `-c` cannot spell (`-c filter.a=b.clean=` sets
+            configuration, even to show a file), or names a driver, submodule, alias,
+            hook or URL with `=` in its name, which `-c` cannot spell (`-c filter.a=b.clean=` sets
             `filter.a`).
     """
     overrides: list[tuple[str, str]] = []
@@ -104,11 +107,12 @@ def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
         submodule = SUBMODULE_KEY.match(key)
         alias = ALIAS_KEY.match(lowered)
         url_http = URL_HTTP_KEY.match(lowered)
-        if driver is None and submodule is None and alias is None and url_http is None:
+        hook = None if hooks else HOOK_KEY.match(key)
+        if all(match is None for match in (driver, submodule, alias, url_http, hook)):
             continue
         if "=" in key:
             raise GitError(
-                f"This repository's configuration names a driver, submodule, alias or URL"
+                f"This repository's configuration names a driver, submodule, alias, hook or URL"
                 f" with '=' in its name ({key}), which git's command line cannot switch off;"
                 " mcp-git refuses such repositories."
             )
@@ -118,6 +122,8 @@ def driver_overrides(keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
             overrides.append((f"submodule.{submodule.group('name')}.ignore", "all"))
         elif alias is not None:
             overrides.append((key, ""))
+        elif hook is not None:  # an empty event clears the hook's events
+            overrides.append((f"hook.{hook.group('name')}.event", ""))
         elif driver is not None:
             overrides.append((key, ""))
             if driver.group("filter") is not None:
@@ -380,7 +386,7 @@ async def open_repository(
         modules = list_keys("--file", ".gitmodules")
         listed.append(await runner.run(top, modules, env=ceiling, log=log, check=False))
     keys = [key for result in listed for key in result.text.split("\x00") if key]
-    repo = repo._replace(overrides=driver_overrides(keys))
+    repo = repo._replace(overrides=driver_overrides(keys, hooks=runner.settings.allow_hooks))
     if cache is not None:
         if len(cache) >= MAX_CACHED:
             cache.clear()

@@ -17,7 +17,7 @@ import shlex
 from urllib.parse import unquote
 
 from .errors import GitError
-from .jail import check_stores, driver_overrides, is_below, list_keys
+from .jail import HOOK_KEY, check_stores, driver_overrides, is_below, list_keys
 from .repo import Git, plain
 from .runner import GitFailed, Log, Runner
 
@@ -122,10 +122,16 @@ async def check_local_remote(runner: Runner, path: str, place: str, log: Log | N
         raise GitError(f"Remote {path} is not a git repository usable here: {exc}") from None
     # Its configuration passes as this repository's does: a partial clone fetches what a
     # push lacks through its own remote's upload-pack, a command its configuration names.
+    keys = [key for key in listed.text.split("\0") if key]
     try:
-        driver_overrides([key for key in listed.text.split("\0") if key])
+        driver_overrides(keys, hooks=True)
     except GitError as exc:
         raise GitError(f"Remote {path}: {exc}") from None
+    if not runner.settings.allow_hooks and any(HOOK_KEY.match(key) for key in keys):
+        raise GitError(
+            f"Remote {path} configures hooks by name (hook.<name>.command), which a push"
+            " would run there; mcp-git refuses such remotes unless the operator allows hooks."
+        )
 
 
 def check_remote_stores(path: str, shown: str, place: str) -> None:
