@@ -166,10 +166,27 @@ async def test_schema_tools(files: Files) -> None:
     assert only_tables["structuredContent"]["tables"] == [
         {"name": "orders", "type": "table", "rows": 0}
     ]
+    assert only_tables["structuredContent"]["truncated"] is False
     assert [c["name"] for c in orders["columns"]] == ["id", "item"]
     assert orders["indexes"] == [{"name": "orders_item", "unique": False, "columns": ["item"]}]
     assert orders["foreign_keys"] == [{"columns": ["item"], "table": "items", "references": ["id"]}]
     assert "orders_item" in text_of(plan)
+
+
+async def test_a_schema_of_thousands_of_tables_is_listed_a_page_at_a_time(files: Files) -> None:
+    # 30,000 tables came back as 7 MB of text in one answer.
+    with sqlite3.connect(files.main) as db:
+        db.executescript("".join(f"CREATE TABLE t{n:05} (a);" for n in range(1500)))
+    db.close()
+    async with files.serve() as client:
+        first = await client.call_tool("list_tables", {"pattern": "t%"})
+        narrowed = await client.call_tool("list_tables", {"pattern": "t014%", "max_tables": 5})
+    listed = first["structuredContent"]
+    assert len(listed["tables"]) == 1000
+    assert listed["truncated"] is True
+    assert [t["name"] for t in narrowed["structuredContent"]["tables"]] == [
+        f"t014{n:02}" for n in range(5)
+    ]
 
 
 async def test_generated_columns_are_described_and_found(files: Files) -> None:

@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 
 LIST_INTERVAL = 1.0
 """Seconds between two looks at which tables exist, for resources/list_changed."""
+Tables = tuple[int, list[str]]
+"""A database's schema version, and the names of its tables and views at that version."""
 
 
 def register_resources(app: Server) -> None:
@@ -188,20 +190,28 @@ async def follow_tables(app: Server, catalog: Catalog) -> None:
     Runs while the server does (its lifespan starts it). A look that fails (the database
     busy with a long query, or locked by another process) is taken again at the next one.
     """
-    tables = {name: await _table_names(catalog.get(name)) for name in catalog.names}
+    known = {name: await _tables(catalog.get(name), None) for name in catalog.names}
     while True:
         await anyio.sleep(LIST_INTERVAL)
         for name in catalog.names:
-            now = await _table_names(catalog.get(name))
-            if now is not None and now != tables[name]:
-                tables[name] = now
+            before = known[name]
+            now = await _tables(catalog.get(name), before)
+            if now is not None and (before is None or now[1] != before[1]):
                 app.list_changed("resources")
+            known[name] = now or before
 
 
-async def _table_names(db: Database) -> list[str] | None:
-    """Return the tables and views of `db`, or None if it cannot say now."""
+async def _tables(db: Database, known: Tables | None) -> Tables | None:
+    """Return the schema version of `db` and its tables and views, or None if it cannot say.
+
+    The names are read again only when the version has changed since `known`: read every
+    second, 30,000 of them took most of a processor.
+    """
     try:
-        return await schema.table_names(db)
+        version, _ = await schema.versions(db)
+        if known is not None and known[0] == version:
+            return known
+        return version, await schema.table_names(db)
     except SqliteError as exc:
         logger.debug("Cannot list the tables of %s now: %s", db.name, exc)
         return None

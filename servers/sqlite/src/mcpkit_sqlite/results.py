@@ -70,10 +70,11 @@ class TableSummary(TypedDict):
 
 
 class Tables(TypedDict):
-    """The tables (and views) of a database."""
+    """The tables (and views) of a database, and whether more were left out (narrow pattern)."""
 
     database: str
     tables: list[TableSummary]
+    truncated: bool
 
 
 class Table(TypedDict):

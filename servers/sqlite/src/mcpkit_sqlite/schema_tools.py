@@ -20,10 +20,14 @@ def register_schema_tools(app: Server) -> None:
         database: DatabaseName = None,
         include_views: bool = True,
         pattern: str | None = None,
+        max_tables: Annotated[int, Param(ge=1, le=10_000)] = 1000,
     ) -> Tables:
         """List the tables (and views) with their row counts; pattern filters names (LIKE)."""
         return await schema.list_tables(
-            await catalog.choose(ctx, database), include_views=include_views, pattern=pattern
+            await catalog.choose(ctx, database),
+            include_views=include_views,
+            pattern=pattern,
+            limit=max_tables,
         )
 
     @app.tool(title="Describe a table", annotations=READ)
