@@ -6,6 +6,8 @@ answers through asyncio futures.
 
 import hashlib
 import sqlite3
+import subprocess
+import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -95,6 +97,20 @@ def files(tmp_path: Path) -> Files:
         db.execute("CREATE TABLE secret (value TEXT)")
         db.execute("INSERT INTO secret VALUES (?)", (CANARY,))
     return Files(folder, main, other)
+
+
+def stop_mid_transaction(database: Path, statement: str) -> None:
+    """Run `statement` in a process that ends before it commits: a hot rollback journal stays."""
+    writer = (
+        "import os, sqlite3, sys\n"
+        "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "db.execute('PRAGMA cache_size = 1')\n"  # pages go to the file before the commit
+        "db.execute('BEGIN')\n"
+        "db.execute(sys.argv[2])\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", writer, str(database), statement], check=True)
+    assert Path(f"{database}-journal").stat().st_size > 0
 
 
 def text_of(result: dict[str, object]) -> str:

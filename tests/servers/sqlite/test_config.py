@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcpkit_sqlite.config import DatabaseSpec, parse_databases
-from servers.sqlite.conftest import Files
+from servers.sqlite.conftest import Files, stop_mid_transaction
 
 
 def test_names_paths_and_modes(files: Files) -> None:
@@ -68,3 +68,22 @@ def test_a_schema_past_the_guard_s_limits_stops_the_start_and_a_wide_one_is_serv
     assert spec.name == "wide"
     with pytest.raises(ValueError, match=r"huge\.db is not a SQLite database this server can"):
         parse_databases([str(huge)], write=False, create=False)
+
+
+def test_a_database_a_writer_left_mid_transaction_is_explained_or_restored(
+    tmp_path: Path,
+) -> None:
+    # A writer that stopped mid-transaction left a hot rollback journal, which a read-only
+    # connection cannot undo: SQLite says "attempt to write a readonly database".
+    crashed = tmp_path / "crashed.db"
+    with closing(sqlite3.connect(crashed)) as db:
+        db.execute("CREATE TABLE t (a)")
+        db.executemany("INSERT INTO t VALUES (?)", [(n,) for n in range(5000)])
+        db.commit()
+    stop_mid_transaction(crashed, "UPDATE t SET a = a + 1000000")
+    with pytest.raises(ValueError, match="rollback journal left by a writer"):
+        parse_databases([str(crashed)], write=False, create=False)
+    [spec] = parse_databases([str(crashed)], write=True, create=False)  # undone on the way
+    assert spec.writable
+    with closing(sqlite3.connect(f"file:{crashed}?mode=ro", uri=True)) as db:
+        assert db.execute("SELECT max(a) FROM t").fetchone() == (4999,)

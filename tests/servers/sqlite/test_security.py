@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from mcpkit_sqlite.catalog import Limits
-from servers.sqlite.conftest import CANARY, Files, text_of
+from servers.sqlite.conftest import CANARY, Files, stop_mid_transaction, text_of
 
 READ_ATTACKS = [
     # writes dressed as reads
@@ -260,3 +260,15 @@ async def test_an_error_message_that_is_not_utf8_is_a_clear_error(files: Files) 
         result = await client.call_tool("read_query", {"query": sql})
     assert result["isError"] is True
     assert "internal error" not in text_of(result)
+
+
+async def test_a_read_after_a_writer_stopped_mid_transaction_says_what_happened(
+    files: Files,
+) -> None:
+    # SQLite's word for a hot rollback journal a read-only connection cannot undo is
+    # "attempt to write a readonly database": the model was told the database was read-only.
+    async with files.serve() as client:
+        stop_mid_transaction(files.main, "UPDATE blobs SET data = randomblob(400000)")
+        read = await client.call_tool("read_query", {"query": "SELECT count(*) FROM items"})
+    assert read["isError"] is True
+    assert "rollback journal left by a writer" in text_of(read)

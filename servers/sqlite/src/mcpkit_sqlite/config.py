@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote
 
+from .errors import HOT_JOURNAL
 from .guard import Guard, GuardedConnection
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
@@ -46,7 +47,7 @@ def parse_database(spec: str, *, write: bool, create: bool) -> DatabaseSpec:
         _make(path, real)
     elif not os.path.isfile(real):
         raise ValueError(f"{path} is not a file")
-    _check(path, real)
+    _check(path, real, writes=write and not read_only)
     return DatabaseSpec(name, real, write and not read_only)
 
 
@@ -62,21 +63,24 @@ def _make(path: str, real: str) -> None:
         raise ValueError(f"cannot create {path}: {exc}") from None
 
 
-def _check(path: str, real: str) -> None:
-    """Check that `real` is a SQLite database, reading its schema once, read-only.
+def _check(path: str, real: str, *, writes: bool) -> None:
+    """Check that `real` is a SQLite database, reading its schema once.
 
     It is read as the server reads it (`GuardedConnection`): a schema past the guard's
-    limits could be served no statement.
+    limits could be served no statement. A database the server may write is read on a
+    connection that may, which undoes what a writer that stopped left in a rollback journal.
 
     Raises:
         ValueError: it is not one (or cannot be read).
     """
-    uri = f"file:{quote(real)}?mode=ro"
+    uri = f"file:{quote(real)}?mode={'rw' if writes else 'ro'}"
     try:
-        with closing(GuardedConnection(uri, uri=True, guard=Guard(writes=False))) as database:
+        with closing(GuardedConnection(uri, uri=True, guard=Guard(writes=writes))) as database:
             database.execute("SELECT count(*) FROM sqlite_schema").fetchone()
     except sqlite3.Error as exc:
-        raise ValueError(f"{path} is not a SQLite database this server can read: {exc}") from None
+        reason = HOT_JOURNAL if exc.sqlite_errorcode == sqlite3.SQLITE_READONLY_ROLLBACK else exc
+        refused = f"{path} is not a SQLite database this server can read: {reason}"
+        raise ValueError(refused) from None
 
 
 def parse_databases(specs: list[str], *, write: bool, create: bool) -> tuple[DatabaseSpec, ...]:

@@ -7,6 +7,12 @@ from .guard import HEAP_LIMIT, Budget
 BAD_VALUES = (MemoryError, OverflowError, UnicodeError)
 """Errors of values SQLite cannot take or make: a row over guard.HEAP_LIMIT, an integer
 over 64 bits, text with a lone surrogate, text (or SQLite's message) that is not UTF-8."""
+HOT_JOURNAL = (
+    "The database has a rollback journal left by a writer that stopped in the middle of a"
+    " transaction, which only a connection that may write can undo: open the database once"
+    " with one (sqlite3, or mcp-sqlite --write). Nothing was changed."
+)
+"""SQLite's own word for it is "attempt to write a readonly database", even for a read."""
 
 
 class SqliteError(Exception):
@@ -81,6 +87,8 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
             "Another process holds the database's lock (it is writing): nothing was changed."
             " Try again in a moment."
         )
+    if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_READONLY_ROLLBACK:
+        return HOT_JOURNAL
     if "attempt to write a readonly database" in message:
         return "This database is read-only. Nothing was changed."
     return f"SQLite error: {message}"
