@@ -31,7 +31,7 @@ async def open_with_pause(files: Files, *, writable: bool = False) -> Database:
 
     The reader's, or with `writable` the writer's.
     """
-    db = await Database.open(DatabaseSpec("main", str(files.main), writable=writable))
+    db = await Database.open(DatabaseSpec("main", str(files.main), writable=writable), 30.0)
     session = db.writer if writable else db.reader
     assert session is not None
     await session.connection.create_function(  # pyright: ignore[reportUnknownMemberType]
@@ -138,7 +138,7 @@ async def test_a_write_given_up_on_keeps_nothing_and_leaves_no_lock(
 async def test_a_write_waits_a_moment_for_another_process_s_lock_then_says_so(
     files: Files,
 ) -> None:
-    db = await Database.open(DatabaseSpec("main", str(files.main), writable=True))
+    db = await Database.open(DatabaseSpec("main", str(files.main), writable=True), 30.0)
     other = sqlite3.connect(files.main, isolation_level=None)
     update = [("UPDATE items SET price = 0 WHERE id = 1", None)]
     try:

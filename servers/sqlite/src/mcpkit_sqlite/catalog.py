@@ -110,7 +110,7 @@ async def opened(
     async with AsyncExitStack() as stack:
         databases: list[Database] = []
         for spec in specs:
-            database = await Database.open(spec)
+            database = await Database.open(spec, limits.seconds)
             stack.push_async_callback(database.close)
             databases.append(database)
         yield Catalog(databases, limits, roots)

@@ -50,6 +50,9 @@ THREAD_STACK = 256 * 1024 * 1024
 """Bytes of stack for each connection's thread: SQLite recurses on it as deep as views or
 common table expressions nest, and a chain of 20,000 views in a file overflowed the usual
 8 MiB at once and ended the process. It is address space, taken only as it is used."""
+OWN_SECONDS = 10.0
+"""Seconds one of the server's own statements may take (a row count, a table's columns),
+or less if the operator's budget for a query is less."""
 SHADOW_TABLES = "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'"
 Tick = Callable[[float], None]
 
@@ -236,18 +239,22 @@ class Session:
 class Database:
     """A database the operator named: reads on one connection, writes (if allowed) on another."""
 
-    def __init__(self, spec: DatabaseSpec, reader: Session, writer: Session | None) -> None:
+    def __init__(
+        self, spec: DatabaseSpec, reader: Session, writer: Session | None, seconds: float
+    ) -> None:
+        """`seconds`: the operator's time budget of a query, which the server's own keep too."""
         self.spec = spec
         self.name = spec.name
         self.reader = reader
         self.writer = writer
+        self.own_seconds = min(OWN_SECONDS, seconds)
 
     @classmethod
-    async def open(cls, spec: DatabaseSpec) -> "Database":
-        """Open the connections of `spec`."""
+    async def open(cls, spec: DatabaseSpec, seconds: float) -> "Database":
+        """Open the connections of `spec`; a query may take `seconds`."""
         reader = await Session.open(spec.path, writes=False)
         writer = await Session.open(spec.path, writes=True) if spec.writable else None
-        return cls(spec, reader, writer)
+        return cls(spec, reader, writer, seconds)
 
     async def close(self) -> None:
         """Close the connections."""
@@ -356,7 +363,7 @@ class Database:
         async def fetch(connection: aiosqlite.Connection) -> list[tuple[Any, ...]]:
             return [tuple(row) for row in await connection.execute_fetchall(sql, params)]
 
-        return await self.reader.run(Budget(10.0), fetch)
+        return await self.reader.run(Budget(self.own_seconds), fetch)
 
 
 async def rows_changed(connection: aiosqlite.Connection, changes_before: int) -> int:
