@@ -236,3 +236,23 @@ async def test_the_server_outlasts_a_database_another_process_keeps_locked(files
         listed = await client.call_tool("list_tables", {})
     names = [table["name"] for table in listed["structuredContent"]["tables"]]
     assert "added" in names
+
+
+async def test_a_table_named_in_bytes_that_are_not_utf8_is_not_listed_as_a_resource(
+    files: Files,
+) -> None:
+    # Read with U+FFFD, its name gave a URI that named no table: listed, it could not be read.
+    with sqlite3.connect(files.main) as db:
+        db.execute("CREATE TABLE renamed (a)")
+        db.execute("PRAGMA writable_schema = ON")
+        db.execute(
+            "UPDATE sqlite_schema SET name = CAST(x'41ff42' AS TEXT),"
+            " tbl_name = CAST(x'41ff42' AS TEXT),"
+            " sql = CAST(x'435245415445205441424c45202241ff42222028612029' AS TEXT)"
+            " WHERE name = 'renamed'"
+        )
+    db.close()
+    async with files.serve() as client:
+        listed = [r["uri"] for r in (await client.request("resources/list"))["resources"]]
+    assert "sqlite://main/table/items" in listed
+    assert not [uri for uri in listed if "%EF%BF%BD" in uri]
