@@ -1,4 +1,4 @@
-"""Git's machine formats turned into typed values: status (porcelain v2 -z) and log records."""
+"""Git's machine formats as typed values: status (porcelain v2 -z), log records, grep rows."""
 
 from typing_extensions import TypedDict
 
@@ -156,3 +156,24 @@ def commits(output: bytes, token: str) -> list[Commit]:
             )
         )
     return found
+
+
+def grep_rows(output: str) -> list[tuple[str, int, str]]:
+    """Return the (path, line, text) rows of `git grep -z -n` output.
+
+    A row is `path NUL line NUL text LF`. The text holds no NUL nor line break (a line with
+    NUL is binary, skipped), but a path may hold a line break: each text ends at the first
+    line break after its line number, and the next path is what follows, up to its NUL.
+    Split at every line break, a file named `junk<LF>src/auth.py` showed its matches as
+    those of src/auth.py.
+    """
+    parts = output.split("\x00")
+    rows: list[tuple[str, int, str]] = []
+    path = parts[0]
+    for line, rest in zip(parts[1::2], parts[2::2], strict=False):
+        text, _, following = rest.partition("\n")
+        if not line.isdecimal():
+            break
+        rows.append((path, int(line), text))
+        path = following
+    return rows

@@ -353,31 +353,10 @@ async def grep(
     prefix = f"{rev[0]}:" if rev else ""
     matches = [
         Match(path=path.removeprefix(prefix), line=line, text=text)
-        for path, line, text in _grep_rows(_whole(result, "\n"))
+        for path, line, text in parse.grep_rows(_whole(result, "\n"))
     ]
     truncated = len(matches) > max_results or result.truncated
     return Matches(matches=matches[:max_results], truncated=truncated)
-
-
-def _grep_rows(output: str) -> list[tuple[str, int, str]]:
-    """Return the (path, line, text) rows of `git grep -z -n` output.
-
-    A row is `path NUL line NUL text LF`. The text holds no NUL nor line break (a line with
-    NUL is binary, skipped), but a path may hold a line break: each text ends at the first
-    line break after its line number, and the next path is what follows, up to its NUL.
-    Split at every line break, a file named `junk<LF>src/auth.py` showed its matches as
-    those of src/auth.py.
-    """
-    parts = output.split("\x00")
-    rows: list[tuple[str, int, str]] = []
-    path = parts[0]
-    for line, rest in zip(parts[1::2], parts[2::2], strict=False):
-        text, _, following = rest.partition("\n")
-        if not line.isdecimal():
-            break
-        rows.append((path, int(line), text))
-        path = following
-    return rows
 
 
 async def ls_files(
