@@ -78,7 +78,8 @@ async def test_text_that_is_not_utf_8_is_read_with_replacement_characters(files:
         schema = await read(client, "sqlite://main/schema")
         tables = await client.call_tool("list_tables")
         every_column = await client.call_tool("read_query", {"query": "SELECT * FROM legacy"})
-    assert "zz\ufffdq" in listed
+    assert "legacy" in listed
+    assert "zz\ufffdq" not in listed  # its URI would name no table (see below)
     assert words["structuredContent"]["rows"] == [["plain"], ["cafy\ufffd"]]
     assert "CREATE TABLE zz\ufffdq (a)" in schema
     assert "select the other columns by name" in every_column["content"][0]["text"]
