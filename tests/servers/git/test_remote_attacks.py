@@ -28,6 +28,15 @@ def hook(bare: Path, name: str, marker: Path) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
 
 
+async def refused_push(repos: Repos, remote: str, branch: str) -> str:
+    """Push `branch` of the repository to `remote` (remote tier); return why it was refused."""
+    arguments = {"repo_path": str(repos.repo), "remote": remote, "branch": branch}
+    async with repos.serve(tiers=REMOTE) as client:
+        pushed = await client.call_tool("git_push", arguments)
+    assert pushed["isError"] is True
+    return text_of(pushed)
+
+
 async def test_remote_helpers_and_the_aliases_that_would_answer_them_run_nothing(
     repos: Repos,
 ) -> None:
@@ -107,12 +116,8 @@ async def test_a_push_never_checks_files_out_in_the_repository_it_reaches(
     (target / ".gitattributes").write_text("* filter=evil\n")
     git(repos.repo, "remote", "add", "target", str(target))
     git(repos.repo, "commit", "-q", "--allow-empty", "-m", "pushed")
-    async with repos.serve(tiers=REMOTE) as client:
-        pushed = await client.call_tool(
-            "git_push", {"repo_path": str(repos.repo), "remote": "target", "branch": "main"}
-        )
-    assert pushed["isError"] is True
-    assert "refusing to update checked out branch" in text_of(pushed)
+    refusal = await refused_push(repos, "target", "main")
+    assert "refusing to update checked out branch" in refusal
     assert not repos.marker.exists()
 
 
@@ -135,12 +140,7 @@ async def test_a_push_to_a_partial_clone_on_this_machine_is_refused(repos: Repos
         changed.write("one more line\n")
     git(repos.repo, "commit", "-q", "-am", "change")
     git(repos.repo, "remote", "add", "partial", str(partial))
-    async with repos.serve(tiers=REMOTE) as client:
-        pushed = await client.call_tool(
-            "git_push", {"repo_path": str(repos.repo), "remote": "partial", "branch": "feature"}
-        )
-    assert pushed["isError"] is True
-    assert "partial clone" in text_of(pushed)
+    assert "partial clone" in await refused_push(repos, "partial", "feature")
     assert not repos.marker.exists()
 
 
@@ -153,12 +153,7 @@ async def test_a_push_to_a_repository_configuring_hooks_by_name_is_refused(repos
     git(target, "config", "hook.gate.command", f"touch {repos.marker}")
     git(repos.repo, "remote", "add", "target", str(target))
     git(repos.repo, "checkout", "-q", "-b", "feature")
-    async with repos.serve(tiers=REMOTE) as client:
-        pushed = await client.call_tool(
-            "git_push", {"repo_path": str(repos.repo), "remote": "target", "branch": "feature"}
-        )
-    assert pushed["isError"] is True
-    assert "configures hooks by name" in text_of(pushed)
+    assert "configures hooks by name" in await refused_push(repos, "target", "feature")
 
 
 async def test_a_branch_is_a_name_never_a_refspec_that_forces_or_deletes(repos: Repos) -> None:
