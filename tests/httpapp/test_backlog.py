@@ -6,8 +6,10 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from mcpkit.http import MemoryEventStore
+from mcpkit.http.asgi import Event
 from mcpkit.http.backlog import QUEUE_BYTES, Backlog, Backlogs
 from mcpkit.http.modern import Exchange
+from mcpkit.http.modern import _respond as modern_respond  # pyright: ignore[reportPrivateUsage]
 from mcpkit.http.streams import Stream
 
 MEGABYTE = b"x" * (1 << 20)
@@ -35,7 +37,7 @@ def ended(receive: MemoryObjectReceiveStream[object]) -> bool:
     raise AssertionError("a message was waiting")
 
 
-async def test_a_streams_response_ends_past_queue_bytes_and_the_store_keeps_everything() -> None:
+async def test_a_streams_response_ends_past_queue_bytes_and_the_store_keeps_the_rest() -> None:
     # 1,000 progress notifications of a 1 MB token each, never read: 1.3 GB held.
     backlogs = Backlogs()
     stream = new_stream(backlogs)
@@ -43,14 +45,13 @@ async def test_a_streams_response_ends_past_queue_bytes_and_the_store_keeps_ever
     for _ in range(FITTING):
         stream.push(MEGABYTE)
     assert stream.attached
-    stream.push(MEGABYTE)  # one too many: the response ends, its queue let go
+    stream.push(MEGABYTE)  # one too many: the response ends after what it holds
     assert not stream.attached
     with receive:
-        assert [event async for event in receive] == []
-    assert backlogs.held == 0
-    missed, again = stream.resume(FITTING - 1)  # the client resumes from the store
+        assert len([event async for event in receive]) == FITTING
+    missed, again = stream.resume(FITTING)  # the client resumes from the store
     stream.detach(again)
-    assert [event.data for event in missed] == [MEGABYTE] * 2  # one let go, one refused
+    assert [event.data for event in missed] == [MEGABYTE]
 
 
 async def test_a_stateless_response_ends_past_queue_bytes() -> None:
@@ -62,8 +63,7 @@ async def test_a_stateless_response_ends_past_queue_bytes() -> None:
     exchange.send_nowait(MEGABYTE)
     assert exchange.answered.is_set()
     with exchange.messages:
-        assert [frame async for frame in exchange.messages] == []
-    assert backlogs.held == 0
+        assert len([frame async for frame in exchange.messages]) == FITTING
 
 
 async def test_what_was_read_leaves_the_backlog_and_one_large_message_may_wait_alone() -> None:
@@ -74,10 +74,10 @@ async def test_what_was_read_leaves_the_backlog_and_one_large_message_may_wait_a
     await receive.receive()
     assert backlog.send_nowait(b"b" * 100, 100)  # what was read no longer counts
     assert backlog.recount() == backlogs.held == 100
-    assert not backlog.send_nowait(b"c", 1)  # past the bound: the queue is let go
-    assert waiting(receive) == 0
-    assert backlogs.held == 0
-    send.close()
+    assert not backlog.send_nowait(b"c", 1)  # past the bound: the queue is closed
+    assert receive.receive_nowait() == b"b" * 100  # what it held still reaches its reader
+    assert ended(receive)
+    assert backlog.recount() == backlogs.held == 0
     receive.close()
 
 
@@ -133,3 +133,42 @@ async def test_queues_whose_reader_has_gone_are_forgotten_and_let_go() -> None:
     last.push(MEGABYTE)
     assert last.attached
     last.detach(receive)
+
+
+async def test_a_queue_that_cannot_take_a_message_ends_no_other_for_it() -> None:
+    # Room was made for a message whose own queue then refused it (its reader had gone):
+    # another client's response ended for nothing.
+    backlogs = Backlogs(limit=3 << 20)
+    live, dead = new_stream(backlogs, "live"), new_stream(backlogs, "dead")
+    (_, live_queue), (_, dead_queue) = live.open(), dead.open()
+    for _ in range(3):
+        live.push(MEGABYTE)
+    dead_queue.close()  # its client went away
+    dead.push(MEGABYTE)
+    assert waiting(live_queue) == 3
+    live.detach(live_queue)
+    dead.detach(dead_queue)
+
+
+async def test_a_stateless_answer_is_sent_as_json_only_when_it_came_alone() -> None:
+    # The reader took a progress notification; the answer then waited in the queue, which
+    # room for another client emptied: the notification went back as the JSON answer.
+    backlogs = Backlogs(limit=2 << 20)
+    exchange = Exchange(b"{}", False, backlogs)
+    hog = new_stream(backlogs, "hog")
+    _, hog_queue = hog.open()
+    sent: list[Event] = []
+
+    async def record(message: Event) -> None:
+        sent.append(message)
+
+    with exchange.messages:
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(modern_respond, record, exchange, 15)
+            await anyio.wait_all_tasks_blocked()  # the reader waits for the first message
+            exchange.send_nowait(b'{"jsonrpc":"2.0","method":"notifications/progress"}')
+            exchange.reply_nowait(b"x" * (3 << 19), [1])  # the answer waits in the queue
+            hog.push(MEGABYTE)  # room is made: the exchange's queue holds the most
+    assert sent[0]["status"] == 200
+    assert (b"content-type", b"application/json") not in sent[0]["headers"]
+    hog.detach(hog_queue)

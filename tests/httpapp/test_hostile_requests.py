@@ -7,6 +7,7 @@ connections took every descriptor; bodies stopped short of their length were hel
 """
 
 import contextlib
+import json
 import re
 import socket
 import time
@@ -80,6 +81,13 @@ def raw_connection(served: Served) -> socket.socket:
     """A plain TCP connection to the server, with reads that give up after 3 s."""
     host, port = served.base.removeprefix("http://").split(":")
     return socket.create_connection((host, int(port)), timeout=3)
+
+
+def post_head(served: Served, session: str, length: int) -> bytes:
+    """The head of a POST to /mcp in `session`, its body of `length` bytes."""
+    head = "".join(f"{name}: {value}\r\n" for name, value in served.headers(session).items())
+    host = served.base.removeprefix("http://")
+    return f"POST /mcp HTTP/1.1\r\nHost: {host}\r\n{head}Content-Length: {length}\r\n\r\n".encode()
 
 
 def whole_answer(connection: socket.socket) -> bytes:
@@ -184,17 +192,46 @@ async def test_a_client_that_sends_far_ahead_of_its_answers_is_cut_off(
     assert answered.status_code == 200
 
 
+async def test_a_client_that_leaves_what_it_is_sent_unread_is_cut_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its connection kept the answer being written, and the request it answers, for ever:
+    # 150 connections that read nothing held 1.8 GB.
+    monkeypatch.setattr(protocol, "WRITE_STALL_SECONDS", 0.5)
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        token = "t" * (1 << 20)  # in each of 40 progress notifications: more than a socket holds
+        call = {"name": "long_running_operation", "arguments": {"duration": 1, "steps": 40}}
+        params = {**call, "_meta": {"progressToken": token}}
+        body = json.dumps(request(1, "tools/call", params)).encode()
+        with raw_connection(served) as silent:
+            silent.sendall(post_head(served, session, len(body)) + body)
+            await anyio.sleep(3)  # reading nothing meanwhile
+
+            def cut_off() -> bool:
+                try:
+                    while silent.recv(1 << 20):
+                        pass
+                except ConnectionResetError:
+                    return True
+                except TimeoutError:  # the answer ended, the connection kept
+                    return False
+                return True
+
+            ended = await anyio.to_thread.run_sync(cut_off)
+        answered = await served.post(request(2, "ping"), session)
+    assert ended
+    assert answered.status_code == 200
+
+
 async def test_a_body_that_stops_short_is_a_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(asgi, "BODY_SECONDS", 0.5)
     async with serving(tmp_path) as served:
         session = await served.initialize()
-        head = "".join(f"{name}: {value}\r\n" for name, value in served.headers(session).items())
         with raw_connection(served) as connection:
-            host = served.base.removeprefix("http://")
-            start = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\n{head}Content-Length: 100\r\n"
-            connection.sendall(f"{start}\r\n".encode() + b'{"jsonrpc"')  # 10 bytes of 100
+            connection.sendall(post_head(served, session, 100) + b'{"jsonrpc"')  # 10 of 100
             answer = await anyio.to_thread.run_sync(connection.recv, 4096)
     assert answer.startswith(b"HTTP/1.1 408")
 

@@ -109,9 +109,8 @@ async def test_a_client_that_does_not_read_its_stream_loses_the_session_past_que
         session.event(await session.outbound.receive())
         for _ in range(QUEUE_BYTES >> 20):
             session.send_nowait(frame)
-        session.send_nowait(frame)  # one too many: the session ends, its queue let go
+        session.send_nowait(frame)  # one too many: the session ends after what it holds
         with session.outbound:
             kept = [item async for item in session.outbound]
         await session.run()  # the session has ended: it closes what it holds, and returns
-    assert kept == []
-    assert backlogs.held == 0
+    assert len(kept) == QUEUE_BYTES >> 20

@@ -3,8 +3,8 @@
 Each SSE response is fed through a memory stream bounded in messages. Messages can be large
 (a request id or progress token is the client's to choose, and is copied into every
 progress notification), so the bytes are bounded too: past `QUEUE_BYTES` the client is
-taken as too slow, as it is past the count. Its queue is then emptied and its response
-ends; a client of a resumable stream resumes from the event store.
+taken as too slow, as it is past the count. Its queue is then closed: its response ends
+after what it holds, and a client of a resumable stream resumes from the event store.
 
 The queues of one server are bounded together as well (`TOTAL_QUEUE_BYTES`): clients that
 never read, each holding less than its own bound, would otherwise hold it a thousand times
@@ -48,6 +48,8 @@ class Backlog:
         self._sizes: deque[int] = deque()  # of the messages queued and maybe not read yet
         self.held = 0
         """Bytes of the messages queued and maybe not read yet (see `recount`)."""
+        self.dropped = False
+        """Whether the queue was emptied: what it held never reached its reader."""
         backlogs.add(self)
 
     @property
@@ -69,20 +71,21 @@ class Backlog:
         """Queue `item`, a message of `size` bytes; return False if the client is too slow.
 
         Too slow: the queue holds its most messages, or `limit` bytes (a larger message
-        may wait alone), or all queues together hold `TOTAL_QUEUE_BYTES` and this one holds
-        the most. The queue is then emptied and closed: its response ends.
-
-        A queue whose reader has gone, or that was emptied before, takes nothing either.
+        may wait alone): it is closed, and its response ends after what it holds. Or all
+        queues together hold `TOTAL_QUEUE_BYTES` and this one holds the most: it is emptied
+        and closed. A queue whose reader has gone, or that was closed, takes nothing.
         """
-        fits = not self.recount() or self.held + size <= self._limit
-        if not fits or not self._backlogs.make_room(self, size):
+        statistics = self._send.statistics()
+        if not statistics.open_receive_streams or not statistics.open_send_streams:
+            return False  # checked first: making room for it would end another for nothing
+        full = statistics.current_buffer_used >= statistics.max_buffer_size
+        if full or (self.recount() and self.held + size > self._limit):
+            self._send.close()
+            return False
+        if not self._backlogs.make_room(self, size):
             self.drop()
             return False
-        try:
-            self._send.send_nowait(item)
-        except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self.drop()
-            return False
+        self._send.send_nowait(item)  # the reader is there and there is room: it cannot fail
         self._sizes.append(size)
         self._count(size)
         return True
@@ -93,6 +96,7 @@ class Backlog:
         with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError):
             while True:  # ends once empty: the sending end is closed
                 self._receive.receive_nowait()
+                self.dropped = True
         self._sizes.clear()
         self._count(-self.held)
 

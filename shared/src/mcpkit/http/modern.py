@@ -108,6 +108,11 @@ class Exchange:
     async def drain(self) -> None:
         """Nothing to wait for: the response's queue is bounded on its own."""
 
+    @property
+    def cut(self) -> bool:
+        """Whether messages were dropped from the queue (room was made for other clients)."""
+        return self._backlog.dropped
+
     def finish(self) -> None:
         """End the response after what is queued, and the connection with it."""
         self._out.close()
@@ -189,7 +194,8 @@ async def _respond(send: Send, exchange: Exchange, keepalive: float) -> None:
     except anyio.EndOfStream:  # ended without a word (a client too slow, or cancelled)
         await Response(202).send(send)
         return
-    if exchange.answered.is_set() and not exchange.messages.statistics().current_buffer_used:
+    alone = not exchange.messages.statistics().current_buffer_used and not exchange.cut
+    if exchange.answered.is_set() and alone:  # else the first may not be the answer
         await Response(_answer_status(first), first, JSON_TYPE).send(send)
         return
     try:

@@ -22,6 +22,10 @@ uvicorn reads on each time the app waits for a client to leave, as every answer 
 keeps what comes after the request being answered (pipelined requests) unbounded: one
 connection that sent requests far ahead of their answers piled up 1.3 GB. A client that
 sends more than `AHEAD_BYTES` ahead is cut off; no MCP client pipelines at all.
+
+Nor does uvicorn give up on a client that leaves what it is sent unread: the answer being
+written, and the request it answers, were held for ever (150 such connections, 1.8 GB). A
+connection whose socket has taken nothing for `WRITE_STALL_SECONDS` is cut off.
 """
 
 import asyncio  # noqa: TID251 - uvicorn, which runs on asyncio only, takes asyncio protocols
@@ -39,6 +43,8 @@ AHEAD_BYTES = 1 << 20
 """Bytes a client may send beyond the request being answered."""
 MAX_CONNECTIONS = 1000
 """Open connections at most, fewer where the process may open few descriptors."""
+WRITE_STALL_SECONDS = 60.0
+"""Seconds a client may leave its socket full (reading nothing) before it is cut off."""
 
 
 def max_connections() -> int:
@@ -52,6 +58,7 @@ class BufferedH11Protocol(H11Protocol, asyncio.BufferedProtocol):  # pyright: ig
     """uvicorn's h11 protocol, fed through its thread's read buffer, heads due in time."""
 
     _head_due: asyncio.TimerHandle | None = None
+    _stall_due: asyncio.TimerHandle | None = None
     _idle_since = 0.0  # loop time: when it connected, or its last answer ended
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -99,10 +106,27 @@ class BufferedH11Protocol(H11Protocol, asyncio.BufferedProtocol):  # pyright: ig
         elif self._head_due is None:  # a head begun on a kept-alive connection
             self._head_due = self.loop.call_later(HEAD_SECONDS, self._head_late)
 
+    def pause_writing(self) -> None:
+        """The socket is full: the client has until `WRITE_STALL_SECONDS` to read some."""
+        super().pause_writing()
+        if self._stall_due is None:
+            self._stall_due = self.loop.call_later(WRITE_STALL_SECONDS, self.transport.abort)
+
+    def resume_writing(self) -> None:
+        """The client read: it is not cut off."""
+        self._cancel_stall_due()
+        super().resume_writing()
+
     def connection_lost(self, exc: Exception | None) -> None:
-        """Forget the connection, and its head's deadline."""
+        """Forget the connection, and its deadlines."""
         self._cancel_head_due()
+        self._cancel_stall_due()
         super().connection_lost(exc)
+
+    def _cancel_stall_due(self) -> None:
+        if self._stall_due is not None:
+            self._stall_due.cancel()
+            self._stall_due = None
 
     def _cancel_head_due(self) -> None:
         if self._head_due is not None:
