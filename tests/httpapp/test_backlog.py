@@ -172,3 +172,17 @@ async def test_a_stateless_answer_is_sent_as_json_only_when_it_came_alone() -> N
     assert sent[0]["status"] == 200
     assert (b"content-type", b"application/json") not in sent[0]["headers"]
     hog.detach(hog_queue)
+
+
+async def test_what_queues_left_by_their_readers_hold_is_let_go_as_new_ones_come() -> None:
+    # Clients that went away mid-answer left 180 MB counted, kept until a push went past
+    # the total, however many responses came meanwhile.
+    backlogs = Backlogs(limit=8 << 20)
+    gone, new = new_stream(backlogs, "gone"), new_stream(backlogs, "new")
+    _, receive = gone.open()
+    gone.push(MEGABYTE * 5)
+    receive.close()  # the client went away without reading
+    assert backlogs.held == 5 << 20
+    _, receive = new.open()  # a new response: what the other held is let go
+    assert backlogs.held == 0
+    new.detach(receive)

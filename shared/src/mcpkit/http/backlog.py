@@ -116,9 +116,13 @@ class Backlogs:
         self._counted_queues = 0  # queues kept at the last full count
 
     def add(self, backlog: Backlog) -> None:
-        """Count a new queue; forget finished ones whenever the number kept has doubled."""
+        """Count a new queue; forget finished ones whenever the number kept has doubled.
+
+        Or whenever the queues hold over half the total: what finished ones held (clients
+        gone mid-answer) was kept until a push went past the total, 180 MB on an idle server.
+        """
         self._queues.add(backlog)
-        if len(self._queues) > 2 * self._counted_queues:
+        if len(self._queues) > 2 * self._counted_queues or self.held > self._limit // 2:
             self._recount()
 
     def make_room(self, asking: Backlog, size: int) -> bool:
