@@ -1,5 +1,8 @@
 """The server-wide count of running requests: taken while a handler runs, given back after."""
 
+import json
+import tracemalloc
+
 import anyio
 import pytest
 
@@ -46,3 +49,26 @@ async def test_past_the_bounds_a_request_is_refused_and_never_run(
         task_group.cancel_scope.cancel()
     assert ran == [1]
     assert (counted.requests, counted.bytes) == (0, 0)
+
+
+SHAPES: list[object] = [
+    [[] for _ in range(10_000)],
+    [{} for _ in range(10_000)],
+    [{"a": 1} for _ in range(10_000)],
+    {f"key{n}": 1.5 for n in range(10_000)},
+    [[[[]]] for _ in range(5_000)],
+    ["text, with commas"] * 5_000,
+]
+
+
+@pytest.mark.parametrize("value", SHAPES)
+def test_a_message_weighs_at_least_twice_what_it_holds_parsed(value: object) -> None:
+    frame = json.dumps(value, separators=(",", ":")).encode()
+    tracemalloc.start()
+    try:
+        parsed = json.loads(frame)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert parsed == value
+    assert running.weight(frame) >= 2 * held  # HTTP holds a POST's messages parsed twice

@@ -6,7 +6,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from mcpkit.http import MemoryEventStore
-from mcpkit.http.asgi import Event
+from mcpkit.http.asgi import Event, relay_sse
 from mcpkit.http.backlog import QUEUE_BYTES, Backlog, Backlogs
 from mcpkit.http.modern import Exchange
 from mcpkit.http.modern import _respond as modern_respond  # pyright: ignore[reportPrivateUsage]
@@ -186,3 +186,25 @@ async def test_what_queues_left_by_their_readers_hold_is_let_go_as_new_ones_come
     _, receive = new.open()  # a new response: what the other held is let go
     assert backlogs.held == 0
     new.detach(receive)
+
+
+async def test_a_relay_leaves_what_its_client_has_not_room_for_in_the_queue() -> None:
+    # It took the next message and made its chunk, then waited for the socket to drain:
+    # a chunk outside every count for each client that reads nothing (300 resumes of a
+    # stream of 4 MB events held 1.6 GB).
+    send_items, items = anyio.create_memory_object_stream[bytes](10)
+    written: list[bytes] = []
+
+    async def send(message: Event) -> None:
+        if written:  # as uvicorn: the socket is full, so every send waits for it to drain
+            await anyio.sleep_forever()
+        if message["body"]:  # uvicorn writes nothing for an empty chunk
+            written.append(message["body"])
+
+    with send_items, items:
+        for frame in (b"1", b"2", b"3"):
+            send_items.send_nowait(frame)
+        with anyio.move_on_after(0.2):
+            await relay_sse(send, items, bytes, keepalive=60)
+        assert written == [b"1"]
+        assert waiting(items) == 2  # counted by their backlog still

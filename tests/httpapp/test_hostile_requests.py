@@ -77,10 +77,19 @@ async def test_a_forged_last_event_id_resumes_nothing(tmp_path: Path, sequence: 
     assert parse_sse(first.split("\n\n")[0] + "\n\n")[0].data == ""
 
 
-def raw_connection(served: Served) -> socket.socket:
-    """A plain TCP connection to the server, with reads that give up after 3 s."""
+def raw_connection(served: Served, receive_buffer: int | None = None) -> socket.socket:
+    """A plain TCP connection to the server, with reads that give up after 3 s.
+
+    `receive_buffer` sets its socket's buffer: the least the system allows, for a client
+    that should not take much in without reading.
+    """
     host, port = served.base.removeprefix("http://").split(":")
-    return socket.create_connection((host, int(port)), timeout=3)
+    connection = socket.socket()
+    connection.settimeout(3)
+    if receive_buffer is not None:
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    connection.connect((host, int(port)))
+    return connection
 
 
 def post_head(served: Served, session: str, length: int) -> bytes:
@@ -88,6 +97,18 @@ def post_head(served: Served, session: str, length: int) -> bytes:
     head = "".join(f"{name}: {value}\r\n" for name, value in served.headers(session).items())
     host = served.base.removeprefix("http://")
     return f"POST /mcp HTTP/1.1\r\nHost: {host}\r\n{head}Content-Length: {length}\r\n\r\n".encode()
+
+
+def cut_off(connection: socket.socket) -> bool:
+    """Read all the server sends; return whether it ended the connection (else it kept it)."""
+    try:
+        while connection.recv(1 << 20):
+            pass
+    except ConnectionResetError:
+        return True
+    except TimeoutError:  # the answer ended, the connection kept
+        return False
+    return True
 
 
 def whole_answer(connection: socket.socket) -> bytes:
@@ -207,20 +228,33 @@ async def test_a_client_that_leaves_what_it_is_sent_unread_is_cut_off(
         with raw_connection(served) as silent:
             silent.sendall(post_head(served, session, len(body)) + body)
             await anyio.sleep(3)  # reading nothing meanwhile
-
-            def cut_off() -> bool:
-                try:
-                    while silent.recv(1 << 20):
-                        pass
-                except ConnectionResetError:
-                    return True
-                except TimeoutError:  # the answer ended, the connection kept
-                    return False
-                return True
-
-            ended = await anyio.to_thread.run_sync(cut_off)
+            ended = await anyio.to_thread.run_sync(cut_off, silent)
         answered = await served.post(request(2, "ping"), session)
     assert ended
+    assert answered.status_code == 200
+
+
+async def test_clients_that_read_nothing_hold_a_bounded_total_unsent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Until cut off after 60 s, each kept a message unsent, and another made to be sent
+    # next: 900 that resumed a stored stream of 4 MB events, reading nothing, held 5.3 GB.
+    monkeypatch.setattr(protocol, "UNSENT_BYTES", 1 << 20)
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        token = "t" * (3 << 20)  # in each of 5 progress notifications, more than sockets take
+        call = {"name": "long_running_operation", "arguments": {"duration": 1, "steps": 5}}
+        params = {**call, "_meta": {"progressToken": token}}
+        with contextlib.ExitStack() as stack:
+            silent = [stack.enter_context(raw_connection(served, 4096)) for _ in range(3)]
+            for n, connection in enumerate(silent):
+                body = json.dumps(request(n, "tools/call", params)).encode()
+                sent = post_head(served, session, len(body)) + body
+                await anyio.to_thread.run_sync(connection.sendall, sent)  # as the server reads
+            await anyio.sleep(3)  # reading nothing meanwhile
+            ended = [await anyio.to_thread.run_sync(cut_off, each) for each in silent]
+        answered = await served.post(request(99, "ping"), session)
+    assert all(ended)  # each held more than the total alone
     assert answered.status_code == 200
 
 
@@ -325,11 +359,20 @@ async def test_a_call_whose_client_left_holds_its_session_no_longer(tmp_path: Pa
         assert pinged.status_code == 200
 
 
+EMPTY_LISTS: list[object] = [[] for _ in range(2_000)]
+
+
 @pytest.mark.parametrize(
-    ("bound", "value", "padding"), [("MAX_REQUESTS", 3, 0), ("MAX_BYTES", 10_000, 20_000)]
+    ("bound", "value", "padding"),
+    [
+        ("MAX_REQUESTS", 3, ""),
+        ("MAX_BYTES", 10_000, "x" * 20_000),
+        # 6 kB sent, weighed as parsed: forty 4 MiB requests of `[],` held 6.6 GB.
+        ("MAX_BYTES", 100_000, EMPTY_LISTS),
+    ],
 )
 async def test_calls_left_running_by_their_clients_are_bounded_for_the_whole_server(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str, value: int, padding: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str, value: int, padding: object
 ) -> None:
     # A client that leaves does not cancel its calls: seven sessions of a hundred calls of
     # 4 MB each held 2.7 GB, one session's bound notwithstanding.
@@ -337,7 +380,7 @@ async def test_calls_left_running_by_their_clients_are_bounded_for_the_whole_ser
     params = {
         "name": "long_running_operation",
         "arguments": {"duration": 600},
-        "_meta": {"padding": "x" * padding},
+        "_meta": {"padding": padding},
     }
     echo = {"name": "echo", "arguments": {"text": "hi"}}
     async with serving(tmp_path) as served:

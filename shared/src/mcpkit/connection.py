@@ -32,7 +32,7 @@ from .errors import (
     ToolError,
 )
 from .jsonrpc import JSON, RequestId
-from .running import check_room
+from .running import check_room, weight
 from .runtime import Runtime
 from .session import Session
 from .shape import dump
@@ -210,9 +210,9 @@ class Connection:
             return
         batch = jsonrpc.as_list(message)
         if batch is not None:
-            self._receive_batch(batch, len(frame))
+            self._receive_batch(batch, weight(frame))
             return
-        answer = self._dispatch(message, len(frame))
+        answer = self._dispatch(message, weight(frame))
         request_ids = jsonrpc.request_ids([message])
         if isinstance(answer, dict):
             self._reply(answer, request_ids)
@@ -226,7 +226,7 @@ class Connection:
         elif not batch:
             problem = InvalidRequest("Invalid Request: empty batch")
         else:
-            share = size // len(batch) + 1  # of the frame's bytes, for each message
+            share = size // len(batch) + 1  # of the frame's weight, for each message
             answers = [self._dispatch(message, share, in_batch=True) for message in batch]
             self._spawn(self._reply_batch, answers, jsonrpc.request_ids(batch))
             return
@@ -257,7 +257,7 @@ class Connection:
         self._task_group.start_soon(work, *arguments)
 
     def _dispatch(self, message: Any, size: int, *, in_batch: bool = False) -> Answer:
-        """Handle one message (of `size` bytes): the response now, one to await, or None."""
+        """Handle one message (weighing `size`): the response now, one to await, or None."""
         try:
             kind = jsonrpc.classify(message)
         except InvalidRequest as exc:

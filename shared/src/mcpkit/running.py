@@ -4,8 +4,10 @@ A request runs until its handler ends, whoever waits for it: over HTTP, a client
 leaves does not cancel its calls (the spec says so for the handshake era), and each keeps
 what it was sent. One connection runs `MAX_IN_FLIGHT` requests at most, but one client
 may open many sessions: seven sessions of a hundred calls of 4 MB each held 2.7 GB. The
-server as a whole runs at most `MAX_REQUESTS`, carried in `MAX_BYTES` of messages; past
-either, a new request is refused until some end.
+server as a whole runs at most `MAX_REQUESTS`, holding `MAX_BYTES` of messages; past
+either, a new request is refused until some end. A message is weighed as it is held,
+parsed (`weight`), not as it came: 3 bytes of `[],` are a list of some 64 bytes, and forty
+4 MiB requests of them held 6.6 GB.
 """
 
 from collections.abc import Coroutine
@@ -20,7 +22,20 @@ MAX_IN_FLIGHT = 100
 MAX_REQUESTS = 1000
 """Requests running at once in the whole server."""
 MAX_BYTES = 256 << 20
-"""Bytes of the messages that carried the requests running at once (a batch's, shared)."""
+"""Bytes the requests running at once hold (`weight`; a batch's shared by its messages)."""
+VALUE_BYTES = 128
+"""Bytes one JSON value may take once parsed, twice over: a `{"a":1}` in a list is 96 as a
+Python dict, and an HTTP server holds a POST's messages parsed for routing as well."""
+
+
+def weight(frame: bytes) -> int:
+    """Return about what `frame` holds once parsed, at most: `VALUE_BYTES` per value.
+
+    Values are counted by the characters that begin or separate them: `[`, `{`, `,` and
+    `:`, inside strings too (text holding many commas counts for more than it holds).
+    """
+    values = frame.count(b"[") + frame.count(b"{") + frame.count(b",") + frame.count(b":")
+    return len(frame) + VALUE_BYTES * values
 
 
 def check_room(in_flight: int) -> None:
@@ -44,7 +59,7 @@ class Running:
     async def run(self, handling: Coroutine[Any, Any, T], size: int) -> T:
         """Return what `handling` returns, counted as running while it runs.
 
-        `size` is the bytes of the message that carried the request.
+        `size` is what the request's message holds (`weight`).
 
         Raises:
             InvalidRequest: the server runs all it may; `handling` is not run.

@@ -25,7 +25,10 @@ sends more than `AHEAD_BYTES` ahead is cut off; no MCP client pipelines at all.
 
 Nor does uvicorn give up on a client that leaves what it is sent unread: the answer being
 written, and the request it answers, were held for ever (150 such connections, 1.8 GB). A
-connection whose socket has taken nothing for `WRITE_STALL_SECONDS` is cut off.
+connection whose socket has taken nothing for `WRITE_STALL_SECONDS` is cut off. Until then
+each such connection holds a message unsent, up to megabytes (a progress token is the
+client's to choose), and all of them together at most `UNSENT_BYTES`: past that, those
+holding the most are cut off at once.
 """
 
 import asyncio  # noqa: TID251 - uvicorn, which runs on asyncio only, takes asyncio protocols
@@ -45,6 +48,9 @@ MAX_CONNECTIONS = 1000
 """Open connections at most, fewer where the process may open few descriptors."""
 WRITE_STALL_SECONDS = 60.0
 """Seconds a client may leave its socket full (reading nothing) before it is cut off."""
+UNSENT_BYTES = 256 * 1024 * 1024
+"""Bytes the connections whose clients do not read may hold unsent, all together: 300 that
+resumed a stored stream of 4 MB events, reading nothing, held 1.6 GB."""
 
 
 def max_connections() -> int:
@@ -111,6 +117,29 @@ class BufferedH11Protocol(H11Protocol, asyncio.BufferedProtocol):  # pyright: ig
         super().pause_writing()
         if self._stall_due is None:
             self._stall_due = self.loop.call_later(WRITE_STALL_SECONDS, self.transport.abort)
+        self._bound_unsent()
+
+    def _bound_unsent(self) -> None:
+        """Cut off the stalled connections holding most while they hold over `UNSENT_BYTES`.
+
+        A stalled connection writes nothing more until its client reads (uvicorn waits for
+        the socket to drain before each write), so counting as each one stalls bounds them.
+        """
+        ours: list[BufferedH11Protocol] = [
+            other for other in self.connections if isinstance(other, BufferedH11Protocol)
+        ]
+        unsent = {
+            other: other.transport.get_write_buffer_size() for other in ours if other.stalled()
+        }
+        total = sum(unsent.values())
+        while total > UNSENT_BYTES:
+            largest = max(unsent, key=unsent.__getitem__)
+            total -= unsent.pop(largest)
+            largest.transport.abort()
+
+    def stalled(self) -> bool:
+        """Whether the socket is full: the client has read nothing of the last write yet."""
+        return self._stall_due is not None
 
     def resume_writing(self) -> None:
         """The client read: it is not cut off."""

@@ -30,6 +30,7 @@ from .asgi import (
     Request,
     Response,
     Send,
+    drained,
     json_response,
     relay_sse,
     send_chunk,
@@ -297,6 +298,7 @@ class StreamableEndpoint:
                     task_group.start_soon(request.cancel_on_disconnect, scope)
                     await start(send, 200, [*SSE_HEADERS, *headers.items()])
                     for event in first:
+                        await drained(send)
                         await send_chunk(send, encode(event))
                     if events is not None:
                         await relay_sse(send, events, encode, self.config.keepalive)
