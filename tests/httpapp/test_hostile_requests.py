@@ -111,6 +111,14 @@ def cut_off(connection: socket.socket) -> bool:
     return True
 
 
+def cut_off_after_answer(connection: socket.socket) -> bytes:
+    """Read until the server closes `connection`; return all it sent (fails if it keeps it)."""
+    data = b""
+    while chunk := connection.recv(4096):  # a TimeoutError if it is kept open
+        data += chunk
+    return data
+
+
 def whole_answer(connection: socket.socket) -> bytes:
     """Read one HTTP answer: its head, then the body its content-length announces."""
     data = b""
@@ -394,3 +402,22 @@ async def test_calls_left_running_by_their_clients_are_bounded_for_the_whole_ser
     assert refused.json()["error"]["code"] == -32600
     assert "the server runs" in refused.json()["error"]["message"]
     assert pinged.status_code == 200
+
+
+async def test_a_body_framed_both_by_length_and_by_chunks_is_refused_and_the_connection_closed(
+    tmp_path: Path,
+) -> None:
+    # It was read as chunked and the connection kept: behind a proxy that reads the length,
+    # what follows the chunks in the body would be a request of its own (request smuggling).
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        ping = json.dumps(request(1, "ping")).encode()
+        chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(ping), ping)
+        head = post_head(served, session, len(chunked)).replace(
+            b"\r\n\r\n", b"\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        with raw_connection(served) as connection:
+            connection.sendall(head + chunked + b"GET /mcp HTTP/1.1\r\n\r\n")
+            answered = await anyio.to_thread.run_sync(cut_off_after_answer, connection)
+    assert answered.startswith(b"HTTP/1.1 400")
+    assert b"Content-Length and Transfer-Encoding" in answered

@@ -223,11 +223,14 @@ async def test_protocol_version_header(tmp_path: Path) -> None:
         unsupported = await served.post(
             request(1, "ping"), session, mcp_protocol_version="1999-01-01"
         )
+        other = await served.post(request(3, "ping"), session, mcp_protocol_version="2024-11-05")
         headers = served.headers(session)
         del headers["mcp-protocol-version"]  # absent: taken as 2025-03-26, still served
         absent = await served.http.post(served.url, json=request(2, "ping"), headers=headers)
     assert unsupported.status_code == 400
     assert "1999-01-01" in unsupported.json()["error"]["message"]
+    assert other.status_code == 400  # spoken here, but not what the session agreed
+    assert "not this session's" in other.json()["error"]["message"]
     assert absent.status_code == 200
 
 

@@ -85,6 +85,12 @@ class HttpApp:
             await self._http(Request(scope, receive, self._bodies), send)
 
     async def _http(self, request: Request, send: Send) -> None:
+        if "content-length" in request.headers and "transfer-encoding" in request.headers:
+            # A body framed two ways: a proxy reading the other framing than ours would see
+            # the rest of it as a request of its own (RFC 9112 section 6.3).
+            message = "Bad Request: Content-Length and Transfer-Encoding together"
+            await error_response(400, message, headers={"connection": "close"}).send(send)
+            return
         refusal = self.guard.refuse(request)
         if refusal is not None:
             await refusal.send(send)
