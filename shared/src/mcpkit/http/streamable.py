@@ -109,7 +109,7 @@ class StreamableEndpoint:
             if request.headers.get(SESSION_HEADER) is None:
                 _refuse_sessionless(messages)
             session = self._session(request, principal)
-            _check_version(request, session)
+            header_version(request)
             await self._take(request, send, session, body, is_batch, request_ids, {})
 
     async def get(self, request: Request, principal: str | None, send: Send) -> None:
@@ -123,7 +123,7 @@ class StreamableEndpoint:
         if not request.accepts(SSE_TYPE):
             raise refuse(406, "Not Acceptable: Accept must list text/event-stream")
         session = self._session(request, principal)
-        _check_version(request, session)
+        header_version(request)
         last_event_id = parse_event_id(request.headers.get("last-event-id", ""))
         if last_event_id is not None and last_event_id[0].startswith(f"{session.id}."):
             stream_id, sequence = last_event_id
@@ -346,21 +346,6 @@ def _refuse_sessionless(messages: list[dict[str, Any]]) -> None:
 def _encode(event: StoredEvent, retry_ms: int) -> bytes:
     """One SSE event; a priming event (no data) also says how soon to reconnect."""
     return sse_event(event.data, event.event_id, retry_ms=None if event.data else retry_ms)
-
-
-def _check_version(request: Request, session: HttpSession) -> None:
-    """Check the MCP-Protocol-Version header of a request in `session`, if it has one.
-
-    Raises:
-        Refused: 400 for a version this server does not speak, or not the session's.
-    """
-    version = header_version(request)
-    if VERSION_HEADER in request.headers and version != session.version:
-        raise refuse(
-            400,
-            f"Bad Request: MCP-Protocol-Version {version!r} is not this session's"
-            f" ({session.version}, agreed at initialize)",
-        )
 
 
 def header_version(request: Request) -> str:
