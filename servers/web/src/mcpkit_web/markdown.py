@@ -40,6 +40,9 @@ MAX_LINK_GROWTH = 1_000_000
 """Characters that resolving a page's relative links may add in all; past it, links stay
 as the page wrote them. 99,000 `<img src=?N>` under an 8,100-character URL (235 kB
 sent) made 1.6 GB of markdown, each link resolved against the page's URL."""
+MAX_LABEL_CHARS = 300
+"""Characters of a link's text at most: it holds the text of links nested in it, and 200
+nested `<a>`s around 1 MB of text made 200 MB of labels."""
 _SPACE = re.compile(r"[ \t\r\n\f\v]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)
@@ -235,7 +238,7 @@ class Renderer:
             return None
         absolute = self.resolve(href)
         if absolute is not None:
-            self.links.append((absolute, _one_line(text)))
+            self.links.append((absolute, _one_line(text[:MAX_LABEL_CHARS])))
         return absolute
 
     def listing(self, tag: Node) -> list[str]:

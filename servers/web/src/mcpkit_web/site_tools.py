@@ -7,6 +7,7 @@ import anyio
 from typing_extensions import TypedDict
 
 from mcpkit import Context, Param, Server
+from mcpkit.work import Progress
 
 from . import inspect
 from .content import Format, decode
@@ -168,7 +169,8 @@ def register_site_tools(app: Server) -> None:
         Each field gets the texts (or `@attr` values) of the elements its selector matches.
         """
         page = await load(ctx, web, url, timeout)
-        found = await parsed(on_html, inspect.fields, page, fields)
+        tick = Progress(ctx, "fields read", total=len(fields))  # stops it once cancelled
+        found = await parsed(on_html, inspect.fields, page, fields, tick)
         return Fields(url=page.url, fields=found)
 
     @app.tool(annotations=READ_WEB)

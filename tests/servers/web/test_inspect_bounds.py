@@ -1,0 +1,62 @@
+"""Fields and link texts read from a hostile page stay small, and stop when cancelled.
+
+An audit's findings: the text of each of 200 nested elements is all of theirs, so a
+kilobyte of gzipped page (200 `<div>`s around 1 MB of text) made 200 MB of field values,
+and the same with `<a>`s 200 MB of link texts; reading 99,000 nested `<div>`s took minutes,
+holding a parse turn after its call was cancelled, so every other page waited.
+"""
+
+import pytest
+
+from mcpkit_web import inspect
+from mcpkit_web.content import html_to
+from mcpkit_web.markdown import MAX_LABEL_CHARS
+
+NESTED_DIVS = "<main>" + "<div>" * 200 + "A" * 1_000_000 + "</div>" * 200 + "</main>"
+NESTED_LINKS = "".join(f'<a href="/{n}">' for n in range(200)) + "B" * 1_000_000 + "</a>" * 200
+
+
+def test_field_values_are_capped_each_and_together() -> None:
+    found = inspect.fields(NESTED_DIVS, {"a": "div", "b": "div"})
+    values = found["a"] + found["b"]
+    assert all(len(value) <= inspect.MAX_VALUE_CHARS for value in values)
+    assert sum(map(len, values)) <= inspect.MAX_FIELDS_CHARS
+    assert found["a"][0] == "A" * (inspect.MAX_VALUE_CHARS - 1) + "…"
+    assert found["b"] == []  # the budget went to the first field
+
+
+def test_field_texts_are_read_whole_when_small() -> None:
+    html = "<ul><li>one <b>two</b></li><li> three\n four </li><!-- no --></ul>"
+    assert inspect.fields(html, {"items": "li"}) == {"items": ["one two", "three four"]}
+
+
+def test_link_texts_are_capped() -> None:
+    found = inspect.links(NESTED_LINKS, "https://example.com/")
+    assert len(found) == 200
+    assert all(len(link["text"]) <= MAX_LABEL_CHARS for link in found)
+    rendered = html_to(NESTED_LINKS, "https://example.com/", format="markdown", selector=None)
+    assert len(rendered.links) == 200
+    assert all(len(label) <= MAX_LABEL_CHARS for _, label in rendered.links)
+
+
+def test_reading_texts_stops_after_its_visits(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 99,000 nested tags with a letter each: every match's text walk went to the bottom.
+    monkeypatch.setattr(inspect, "MAX_VISITS", 1_000)
+    html = "<div>x" * 3_000 + "</div>" * 3_000
+    values = inspect.fields(html, {"a": "div"})["a"]
+    assert len(values) == inspect.MAX_FIELD_VALUES  # every match is there...
+    assert len(values[0]) < 1_000  # ...but the texts read stop at the visits' end
+    assert values[-1] == ""
+
+
+def test_fields_stop_when_their_tick_says_so() -> None:
+    read: list[int] = []
+
+    def tick(count: int) -> None:
+        read.append(count)
+        if count == 2:
+            raise RuntimeError("cancelled")  # what a cancelled request's Progress raises
+
+    with pytest.raises(RuntimeError, match="cancelled"):
+        inspect.fields(NESTED_DIVS, {f"f{n}": "div" for n in range(50)}, tick)
+    assert read == [1, 2]
