@@ -119,3 +119,27 @@ async def test_a_page_of_unclosed_titles_is_read_in_time_and_off_the_event_loop(
         assert await client.request("ping") == {}
     assert not result.get("isError"), text_of(result)
     assert took < 3
+
+
+async def test_map_site_reads_only_the_sitemaps_robots_txt_allows_on_the_same_site(
+    site: Site,
+) -> None:
+    # Sitemaps were fetched whatever robots.txt said, and an index led to any site.
+    build(site)
+    index = (
+        f"<sitemapindex><sitemap><loc>{site.url('/private/sitemap-1.xml')}</loc></sitemap>"
+        f"<sitemap><loc>{site.url('/sitemap-2.xml', host='localhost')}</loc></sitemap>"
+        f"<sitemap><loc>{site.url('/sitemap-3.xml')}</loc></sitemap></sitemapindex>"
+    )
+    xml = {"content-type": "application/xml"}
+    site.routes["/sitemap.xml"] = Route(index.encode(), headers=xml)
+    entry = f"<urlset><url><loc>{site.url('/from-map')}</loc></url></urlset>".encode()
+    for name in ("/private/sitemap-1.xml", "/sitemap-3.xml"):
+        site.routes[name] = Route(entry, headers=xml)
+    site.routes["/robots.txt"] = Route(b"User-agent: *\nDisallow: /private/\n")
+    async with serve() as client:
+        mapped = (await client.call_tool("map_site", {"url": site.url("/")}))["structuredContent"]
+    assert mapped["from_sitemap"] == 1  # from /sitemap-3.xml
+    assert site.hits("/sitemap-3.xml") == 1
+    assert site.hits("/private/sitemap-1.xml") == 0
+    assert site.hits("/sitemap-2.xml") == 0  # another host (the same stub, as localhost)

@@ -281,3 +281,16 @@ async def test_check_robots_and_the_robots_resource_say_a_port_is_out_of_range()
     assert tool["isError"] is True
     assert "Port out of range 0-65535" in text_of(tool)
     assert "Port out of range 0-65535" in resource["error"]["message"]
+
+
+async def test_robots_txt_and_the_page_share_one_deadline(site: Site) -> None:
+    # Each had the whole of it: a slow robots.txt, then a slow page, took twice the time.
+    site.routes["/robots.txt"] = Route(b"User-agent: *\nAllow: /\n" + b"#" * 67, trickle=0.02)
+    site.routes["/page"] = Route(b"x" * 90, trickle=0.02)  # 1.8 s each: each fits alone
+    fetching = web_for(timeout=3)
+    try:
+        with pytest.raises(WebError, match=r"longer than 3 s, robots\.txt included"):
+            await fetching.get(site.url("/page"))
+    finally:
+        await fetching.close()
+    assert site.hits("/page") == 1  # it was asked for, and cut off

@@ -120,8 +120,9 @@ async def site_map(
 ) -> tuple[list[str], int]:
     """Return up to `max_urls` URLs of the site, and how many came from sitemaps.
 
-    Sitemaps are read from `/sitemap.xml` (and the sitemaps an index names, a few); the
-    start page's links follow. Nothing here is crawled further.
+    Sitemaps are read from `/sitemap.xml` (and the sitemaps an index names, a few, on the
+    same site), as robots.txt allows; the start page's links follow. Nothing here is
+    crawled further.
     """
     found: dict[str, None] = {}
     if use_sitemap:
@@ -130,8 +131,8 @@ async def site_map(
             if not pending:
                 break
             try:
-                page = await web.fetch(pending.pop(0))
-            except WebError:
+                page, _ = await web.get(pending.pop(0))
+            except WebError:  # robots.txt disallows it too
                 continue
             if page.status >= 400:
                 continue
@@ -155,7 +156,7 @@ def _locations(sitemap: bytes, scope: Scope, room: int) -> tuple[list[str], list
             break
         loc = match.group(1)
         if loc.endswith(".xml") and "sitemap" in loc.lower():
-            if len(sitemaps) < MAX_SITEMAPS:
+            if len(sitemaps) < MAX_SITEMAPS and same_site(scope.start, loc):
                 sitemaps.append(loc)
         elif len(urls) < room and scope.admits(loc):
             urls.append(loc)

@@ -47,6 +47,10 @@ class Settings:
     max_redirects: int = 5
     proxy: str | None = None
 
+    def deadline(self, timeout: float | None) -> float:
+        """Return the seconds a fetch may take: a call may ask for less, never for more."""
+        return self.timeout if timeout is None else min(timeout, self.timeout)
+
 
 @dataclass(frozen=True)
 class Fetched:
@@ -211,8 +215,7 @@ async def fetch(
     """
     import httpx
 
-    # The operator's deadline is the longest: a call may ask for less, never for more.
-    deadline = settings.timeout if timeout is None else min(timeout, settings.timeout)
+    deadline = settings.deadline(timeout)
     started = time.perf_counter()
     hops: list[str] = []
     current = url

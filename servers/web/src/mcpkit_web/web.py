@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+import anyio
+
 from .addresses import Policy
 from .content import page_text
 from .errors import Refused, WebError
@@ -160,11 +162,20 @@ class Web:
         started = time.perf_counter()
         check_url(url, self.policy)  # refusals first, before robots.txt is asked
         obeyed = robots and self.obey_robots
-        decision = await self.robots_allow(url, timeout=timeout) if obeyed else "ignored"
-        cached = None if fresh else self.cache.get(url)
-        # Each redirect's target is asked about too: an open redirect leads anywhere.
-        hop = partial(self.robots_allow, timeout=timeout) if obeyed else None
-        page = cached or await self.fetch(url, timeout=timeout, before_hop=hop)
+        # One deadline for robots.txt and the page: each had its own, so a slow robots.txt
+        # then a slow page took twice the time the operator allows.
+        seconds = self.settings.deadline(timeout)
+        try:
+            with anyio.fail_after(seconds):
+                decision = await self.robots_allow(url, timeout=timeout) if obeyed else "ignored"
+                cached = None if fresh else self.cache.get(url)
+                # Each redirect's target is asked about too: an open redirect leads anywhere.
+                hop = partial(self.robots_allow, timeout=timeout) if obeyed else None
+                page = cached or await self.fetch(url, timeout=timeout, before_hop=hop)
+        except TimeoutError:
+            raise WebError(
+                f"fetching {url} took longer than {seconds:g} s, robots.txt included"
+            ) from None
         if cached is None:
             self.cache.put(url, page)
         report = Report(
