@@ -37,6 +37,9 @@ NOT_PUBLIC = [
     "::127.0.0.2",  # IPv4-compatible
     "::ffff:0:7f00:2",  # SIIT
     "64:ff9b:1::7f00:2",  # local-use NAT64
+    "fec0::1",  # site-local: global to Python 3.11, as the two below
+    "3fff::1",
+    "5f00::1",
 ]
 
 SPELLINGS = ["2130706433", "0x7f000001", "0177.0.0.1", "0x7f.1", "127.1", "017700000001"]
@@ -88,3 +91,21 @@ def test_host_lists() -> None:
     for host in ("bad.example.com", "python.org", "example.com.evil.net"):
         with pytest.raises(BlockedAddress):
             policy.check_host(host)
+
+
+@pytest.mark.parametrize(
+    "spelling", ["8.8.8.8", "134744072", "0x8.0x8.0x8.0x8", "8.8.2056", "[::ffff:808:808]"]
+)
+async def test_a_denied_address_is_denied_however_it_is_spelled(spelling: str) -> None:
+    # The rule matched the host's text only: each of these reached 8.8.8.8.
+    with pytest.raises(BlockedAddress, match="denied by the operator"):
+        await Policy(deny_hosts=("8.8.8.8",)).resolve(spelling, 80)
+
+
+async def test_a_name_resolving_to_a_denied_address_is_denied() -> None:
+    async def to_denied(host: str, port: int) -> list[str]:
+        return ["64:ff9b::808:808"]  # NAT64 of 8.8.8.8
+
+    with pytest.raises(BlockedAddress, match="denied by the operator"):
+        await Policy(deny_hosts=("8.8.8.8",), resolver=to_denied).resolve("dns.example", 53)
+    assert await Policy(deny_hosts=("8.8.4.4",), resolver=to_denied).resolve("x", 53)

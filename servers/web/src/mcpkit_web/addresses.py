@@ -36,6 +36,11 @@ _DENIED = tuple(
         "::/96",  # IPv4-compatible (::127.0.0.1), long deprecated: no public host uses it
         "::ffff:0:0:0/96",  # SIIT translated IPv4 (::ffff:0:7f00:1)
         "64:ff9b:1::/48",  # local-use NAT64: the network's own translator, never public
+        # Not global, though Python 3.11 says so: site-local (deprecated, yet routed
+        # inside sites), documentation (RFC 9637) and SRv6 segment ids (RFC 9602).
+        "fec0::/10",
+        "3fff::/20",
+        "5f00::/16",
     )
 )
 
@@ -132,6 +137,15 @@ class Policy:
         if self.allow_hosts and not any(_matches(name, rule) for rule in self.allow_hosts):
             raise BlockedAddress(f"host {name!r} is not in the operator's --allow-host list")
 
+    def _denied(self, address: IPAddress) -> bool:
+        """Whether `address`, or one it embeds, is one that a --deny-host rule spells.
+
+        The rule `8.8.8.8` matched that text only: `134744072`, `[::ffff:808:808]`, or a
+        name resolving to it, reached it.
+        """
+        spelled = {literal_address(rule.rstrip(".")) for rule in self.deny_hosts}
+        return any(each in spelled for each in embedded(address))
+
     def allowed(self, address: IPAddress) -> bool:
         """Say whether a connection to `address` is allowed.
 
@@ -156,6 +170,10 @@ class Policy:
             raise BlockedAddress(f"host {host!r} has no address")
         for answer in answers:
             address = literal_address(answer)
+            if address is not None and self._denied(address):
+                raise BlockedAddress(
+                    f"host {host!r} is {address}, denied by the operator (--deny-host)"
+                )
             if address is None or not self.allowed(address):
                 raise BlockedAddress(
                     f"host {host!r} resolves to a non-public address; mcp-web reaches only"

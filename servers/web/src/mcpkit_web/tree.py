@@ -55,6 +55,21 @@ _SIBLINGS = {
     "th": (frozenset(("td", "th")), frozenset(("tr", "table"))),
 }
 _SCOPES = frozenset(("article", "main"))
+HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+"""An inline style that hides its element: what a reader never sees, a model should not."""
+INVISIBLE = dict.fromkeys(
+    [
+        *range(0x09),  # control characters, but tab and line breaks
+        *(0x0B, 0x0C),
+        *range(0x0E, 0x20),
+        *range(0x7F, 0xA0),  # DEL and the C1 controls (ESC sequences, as terminals read)
+        *range(0x202A, 0x202F),  # bidirectional embeddings and overrides
+        *range(0x2066, 0x206A),  # bidirectional isolates
+        *range(0xE0000, 0xE0080),  # tag characters: invisible text that models read
+    ]
+)
+"""Characters taken out of a page's text (`str.translate` deletes them): they show
+nothing, or something other than what they are, to a reader, while a model reads them."""
 IMPLIED_SCAN = 64
 """Open elements looked through for the item a new one ends (`<li>` ends an open `<li>`):
 deeper than that it is taken as closed. Unbounded, a page of ten thousand open `<div>`s
@@ -143,6 +158,8 @@ def is_boilerplate(name: str, attrs: dict[str, str]) -> bool:
         return True
     if attrs.get("aria-hidden") == "true" or "hidden" in attrs:
         return True
+    if HIDDEN_STYLE.search(attrs.get("style", "")):
+        return True
     if name in ("body", "html", "main", "article"):
         return False
     names = f"{attrs.get('class', '')} {attrs.get('id', '')}"
@@ -192,6 +209,7 @@ class _Reader(HTMLParser):
                 return
 
     def handle_data(self, data: str) -> None:
+        data = data.translate(INVISIBLE)
         if self.title is not None:
             self.title.append(data)
         node = self.open[-1][1]
