@@ -1,7 +1,9 @@
 """Resources, subscriptions, prompts and completion through the in-memory client."""
 
 import anyio
+import pytest
 
+from mcpkit.testing import RPCError
 from mcpkit_web.web import Web
 from servers.web.conftest import serve, web_for
 from servers.web.stub import Route, Site
@@ -128,3 +130,12 @@ async def test_subscribing_over_and_over_does_not_fetch_past_the_poll_interval(
             await until_hits(site, "/watched", 1)
             await client.request("resources/unsubscribe", {"uri": uri})
     assert site.hits("/watched") == 1
+
+
+@pytest.mark.parametrize("url", ["notaurl", "ftp://example.com/", "http://127.0.0.1:1/"])
+async def test_subscribing_to_a_page_that_cannot_be_fetched_is_refused(url: str) -> None:
+    # It was accepted, and the watch then failed at each poll, telling the client nothing.
+    async with serve(Web()) as client:
+        with pytest.raises(RPCError) as refused:
+            await client.request("resources/subscribe", {"uri": f"web://page/{url}"})
+    assert refused.value.code == -32002

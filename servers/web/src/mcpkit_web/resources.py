@@ -11,9 +11,11 @@ robots.txt as mcp-web read it. Page URLs complete from the cache.
 from collections.abc import Mapping
 
 from mcpkit import Changed, Context, Resource, Server
+from mcpkit.errors import ResourceNotFound
 
 from .content import page_text
 from .errors import WebError
+from .fetcher import check_url
 from .parsing import parsed
 from .web import PagePoller, Web
 
@@ -59,7 +61,16 @@ def register_resources(app: Server) -> None:
 
     @app.watch(PAGE)
     async def watch_page(web: Web, url: str, changed: Changed) -> None:
-        """Poll the page; notify when its extracted text changes."""
+        """Poll the page; notify when its extracted text changes.
+
+        Raises:
+            ResourceNotFound: the URL is not one mcp-web may fetch (the subscription is
+                refused, as reading it is).
+        """
+        try:
+            check_url(url, web.policy)
+        except WebError as exc:
+            raise ResourceNotFound(page_uri(url), f"{page_uri(url)}: {exc}") from None
         await changed.poll(PagePoller(web, url), interval=web.min_poll_interval)
 
     @app.complete(resource=PAGE, argument="url")
