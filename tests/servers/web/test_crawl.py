@@ -3,7 +3,7 @@
 import time
 from typing import Any
 
-from servers.web.conftest import serve, text_of
+from servers.web.conftest import serve, text_of, web_for
 from servers.web.stub import Route, Site
 
 
@@ -143,3 +143,22 @@ async def test_map_site_reads_only_the_sitemaps_robots_txt_allows_on_the_same_si
     assert site.hits("/sitemap-3.xml") == 1
     assert site.hits("/private/sitemap-1.xml") == 0
     assert site.hits("/sitemap-2.xml") == 0  # another host (the same stub, as localhost)
+
+
+async def test_map_site_reads_sitemaps_for_as_long_as_one_fetch_may_take(site: Site) -> None:
+    # Each slow sitemap had the whole deadline: four took four times the operator's time.
+    build(site)
+    names = [f"/sitemap-{n}.xml" for n in range(4)]
+    index = "".join(f"<sitemap><loc>{site.url(name)}</loc></sitemap>" for name in names)
+    xml = {"content-type": "application/xml"}
+    site.routes["/sitemap.xml"] = Route(
+        f"<sitemapindex>{index}</sitemapindex>".encode(), headers=xml
+    )
+    entry = f"<urlset><url><loc>{site.url('/from-map')}</loc></url></urlset>".encode()
+    assert len(entry) < 75  # so each takes under 1.5 s, within the deadline of 2 s
+    for name in names:
+        site.routes[name] = Route(entry, headers=xml, trickle=0.02)
+    async with serve(web_for(timeout=2)) as client:
+        mapped = (await client.call_tool("map_site", {"url": site.url("/")}))["structuredContent"]
+    assert sum(site.hits(name) for name in names) <= 2  # the second was cut off, if begun
+    assert mapped["urls"][-2:] == [site.url("/a"), site.url("/b")]  # the start page's links

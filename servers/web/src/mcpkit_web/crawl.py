@@ -121,12 +121,13 @@ async def site_map(
     """Return up to `max_urls` URLs of the site, and how many came from sitemaps.
 
     Sitemaps are read from `/sitemap.xml` (and the sitemaps an index names, a few, on the
-    same site), as robots.txt allows; the start page's links follow. Nothing here is
-    crawled further.
+    same site), as robots.txt allows, for as long as one fetch may take; the start page's
+    links follow. Nothing here is crawled further.
     """
     found: dict[str, None] = {}
-    if use_sitemap:
-        pending = [urljoin(scope.start, "/sitemap.xml")]
+    pending = [urljoin(scope.start, "/sitemap.xml")] if use_sitemap else []
+    # All sitemaps together get the time one fetch may take: slow ones each had it.
+    with anyio.move_on_after(web.settings.deadline(None)):
         for _ in range(MAX_SITEMAPS):
             if not pending:
                 break
