@@ -316,6 +316,14 @@ async def test_an_undecodable_file_name_is_shown_with_replacement_and_found_by_i
         await call(client, "write_file", path="bad\ufffd.txt", content="even\n")
         assert bad.read_bytes() == b"even\n"  # the file itself, not a new name beside it
         assert sorted(os.listdir(tree.root)) == [bad.name, "hello.txt", "sub"]
+        # Its file:// URI, in a media read and a prompt, was an internal error.
+        media = await client.call_tool("read_media_file", {"path": "bad\ufffd.txt"})
+        prompt = await client.request(
+            "prompts/get", {"name": "review_file", "arguments": {"path": "bad\ufffd.txt"}}
+        )
+    uri = f"file://{tree.root}/bad%FF.txt"
+    assert media["content"][0]["resource"]["uri"] == uri
+    assert prompt["messages"][0]["content"]["resource"]["uri"] == uri
 
 
 async def test_a_name_shown_alike_for_several_files_is_refused(tree: Tree) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit_fs import locks, reading, transfer, writing
+from mcpkit_fs import locks, lookup, reading, transfer, writing
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.sandbox import AccessDenied, FsError
 from servers.fs.conftest import Tree
@@ -276,3 +276,20 @@ def test_create_directory(tree: Tree) -> None:
     assert not writing.create_directory(tree.sandbox, "x/y/z")["created"]
     with pytest.raises(FsError, match="not a directory"):
         writing.create_directory(tree.sandbox, "hello.txt")
+
+
+def test_a_directory_removed_as_soon_as_made_is_a_clear_error(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another program's rmdir between the mkdir and its stat was an internal error.
+    made = lookup._mkdir  # pyright: ignore[reportPrivateUsage]
+
+    def made_then_removed(dir_fd: int, name: str, shown: str) -> bool:
+        created = made(dir_fd, name, shown)
+        os.rmdir(name, dir_fd=dir_fd)
+        return created
+
+    monkeypatch.setattr(lookup, "_mkdir", made_then_removed)
+    with pytest.raises(FsError, match="x does not exist"):
+        writing.create_directory(tree.sandbox, "x/y")
+    assert not (tree.root / "x").exists()

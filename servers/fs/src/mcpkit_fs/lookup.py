@@ -210,7 +210,10 @@ class Lookup:
             self.sandbox.check_denied(self.root, [*self.names, part, *rest])
         if _mkdir(self.fds[-1], part, self.shown(part)):
             self.made.append((os.dup(self.fds[-1]), part))
-        return os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)
+        try:
+            return os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)
+        except OSError as exc:  # removed again at once, by another program
+            raise explain(exc, self.shown(part)) from None
 
     def descend(self, part: str) -> None:
         """Open directory `part` of the current one without following a link.

@@ -26,5 +26,9 @@ Excludes = Annotated[
 
 
 def file_uri(path: str) -> str:
-    """Return the `file://` URI of an absolute path."""
-    return "file://" + quote(path)
+    """Return the `file://` URI of an absolute path.
+
+    A name that is not UTF-8 holds its bytes as lone surrogates (Python's file names):
+    they are written as the bytes they stand for (`%FF`), where encoding them failed.
+    """
+    return "file://" + quote(path, errors="surrogateescape")
