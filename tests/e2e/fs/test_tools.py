@@ -288,7 +288,7 @@ async def test_a_move_to_another_filesystem_that_cannot_be_whole_leaves_nothing(
             moved = await conn.session.call_tool(
                 "move_file", {"source": "tree", "destination": f"{open_shm}/tree"}
             )
-    assert "holds 1 FIFOs, sockets or devices" in error_text(moved)
+    assert "holds 1 FIFOs, sockets, devices or links" in error_text(moved)
     assert "nothing was moved" in error_text(moved)
     assert os.listdir(open_shm) == []
     assert (open_base / "tree" / "ro" / "f.txt").read_text() == "f\n"

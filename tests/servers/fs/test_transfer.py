@@ -112,7 +112,7 @@ def test_a_tree_holding_a_fifo_is_not_moved_to_another_filesystem(
 ) -> None:
     os.mkfifo(tree.root / "sub" / "pipe")
     both = tree.sandbox_with(str(tree.root), str(other_device))
-    with pytest.raises(FsError, match="holds 1 FIFOs, sockets or devices"):
+    with pytest.raises(FsError, match="holds 1 FIFOs, sockets, devices or links"):
         transfer.move(both, "sub", str(other_device / "sub"))
     assert sorted(p.name for p in (tree.root / "sub").iterdir()) == ["inner.txt", "pipe"]
     assert list(other_device.iterdir()) == []
@@ -126,7 +126,7 @@ def test_a_tree_copy_says_what_it_left_out(tree: Tree) -> None:
     assert sorted(p.name for p in (tree.root / "copy").iterdir()) == ["inner.txt"]
     assert copied["left_out"] == 2
     assert render.copied(copied).endswith(
-        "/copy, except 2 FIFO, socket or device entries, which cannot be copied"
+        "/copy, except 2 FIFO, socket, device or outward link entries, which cannot be copied"
     )
     whole = transfer.copy(tree.sandbox, "copy", "again", recursive=True)
     assert whole["left_out"] == 0
@@ -304,3 +304,26 @@ def test_a_copy_keeps_the_holes_of_a_sparse_file(tree: Tree) -> None:
         with copied.open("rb") as file:
             file.seek(size // 2 - 4)
             assert file.read(22) == b"\0" * 4 + b"data in the middle"
+
+
+def test_no_copy_or_move_makes_a_link_that_leads_outside(tree: Tree) -> None:
+    # `deep/d1/l -> ../../hello.txt` leads inside; copied up to `d1copy/l`, it led outside,
+    # where an editor or a build would follow it.
+    d1 = tree.root / "deep" / "d1"
+    d1.mkdir(parents=True)
+    (d1 / "l").symlink_to("../../hello.txt")
+    (d1 / "near").symlink_to("../d1/l")
+    (d1 / "twisty").symlink_to("near/../../x")  # `..` after a name (a link?): left out
+    (d1 / "same").symlink_to("../../sub/inner.txt")
+    (tree.root / "deep" / "up").symlink_to("../hello.txt")
+    copied = transfer.copy(tree.sandbox, "deep/d1", "deep/d1-copy", recursive=True)
+    assert sorted(os.listdir(tree.root / "deep" / "d1-copy")) == ["l", "near", "same"]
+    assert copied["left_out"] == 1
+    higher = transfer.copy(tree.sandbox, "deep/d1", "d1copy", recursive=True)
+    assert sorted(os.listdir(tree.root / "d1copy")) == ["near"]
+    assert higher["left_out"] == 3
+    with pytest.raises(FsError, match="is a link that would lead outside from"):
+        transfer.move(tree.sandbox, "deep/up", "up")
+    assert os.readlink(tree.root / "deep" / "up") == "../hello.txt"
+    transfer.move(tree.sandbox, "deep/up", "sub/up")  # as deep as before: still inside
+    assert (tree.root / "sub" / "up").read_text() == (tree.root / "hello.txt").read_text()

@@ -182,7 +182,7 @@ class Moved(TypedDict):
 class Copied(Moved):
     """What copy_file did."""
 
-    left_out: int  # FIFOs, sockets and devices of a tree, which cannot be copied
+    left_out: int  # FIFOs, sockets, devices and links leading outside, not copied
 
 
 class Deleted(TypedDict):

@@ -209,7 +209,7 @@ def copied(result: Copied) -> str:
     count = result["left_out"]
     if not count:
         return _transfer("copied", result)
-    entries = f"{count} FIFO, socket or device entr{'ies' if count != 1 else 'y'}"
+    entries = f"{count} FIFO, socket, device or outward link entr{'ies' if count != 1 else 'y'}"
     return f"{_transfer('copied', result)}, except {entries}, which cannot be copied"
 
 

@@ -24,7 +24,7 @@ from .models import Copied, Deleted, Moved
 from .paths import naming
 from .policy import is_below
 from .sandbox import Sandbox
-from .trees import copy_entry, remove_tree
+from .trees import copy_entry, leads_inside, remove_tree
 
 # Why link() may fail where rename() works: a filesystem without hard links, another
 # owner's file under fs.protected_hardlinks, a file with the most links it may have.
@@ -49,6 +49,10 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
         refuse_denied_landing(sandbox, src, dst, status, "moved")
         assert src.name is not None
         assert dst.name is not None
+        if stat.S_ISLNK(status.st_mode):
+            target = os.readlink(src.name, dir_fd=src.dir_fd)
+            if not leads_inside(dst.root, dst.relative, target):
+                raise FsError(f"{src.shown} is a link that would lead outside from {dst.shown}.")
         try:
             _rename(src, dst, replace=overwrite or stat.S_ISDIR(status.st_mode))
         except OSError as exc:
@@ -59,8 +63,9 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
             if left_out:  # only a tree leaves entries out: the copy is a directory of ours
                 remove_tree(dst.dir_fd, dst.name, copied=True)
                 raise FsError(
-                    f"{src.shown} holds {left_out} FIFOs, sockets or devices, which cannot be"
-                    " moved to another filesystem: nothing was moved."
+                    f"{src.shown} holds {left_out} FIFOs, sockets, devices or links that would"
+                    " lead outside, which cannot be moved to another filesystem: nothing was"
+                    " moved."
                 ) from None
             try:
                 if stat.S_ISDIR(status.st_mode):

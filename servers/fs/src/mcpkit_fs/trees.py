@@ -1,12 +1,15 @@
 """Copying and removing entries and whole trees, by descriptor, never through a link.
 
 A copy keeps permissions (never setuid or setgid) and times, leaves out denied entries and
-what cannot be copied (FIFOs, sockets, devices), and leaves nothing behind if it fails.
+what cannot be copied (FIFOs, sockets, devices), and leaves nothing behind if it fails. Nor
+does it make a link that would lead outside the destination's allowed directory
+(`leads_inside`): mcp-fs never follows one, but an editor, a build or git would.
 """
 
 import os
 import stat
 from contextlib import suppress
+from itertools import takewhile
 from typing import BinaryIO
 
 from .errors import explain
@@ -22,7 +25,7 @@ from .files import (
 )
 from .lookup import DIR_FLAGS, Place
 from .paths import naming
-from .policy import join_relative
+from .policy import AllowedDir, join_relative
 from .sandbox import Sandbox
 
 
@@ -40,14 +43,14 @@ def copy_entry(
         if stat.S_ISDIR(status.st_mode):
             fd = open_directory(src)  # may be an allowed directory itself
             try:
-                return _copy_tree(sandbox, src, fd, src.relative, dst.dir_fd, dst.name, status)
+                return _copy_tree(sandbox, src, fd, src.relative, dst, dst.name, status)
             finally:
                 os.close(fd)
         if stat.S_ISLNK(status.st_mode) and src.name is not None:
             # Made under another name, then given the name: all at once, as a file is.
             temporary = temporary_name()
             target = os.readlink(src.name, dir_fd=src.dir_fd)
-            os.symlink(target, temporary, dir_fd=dst.dir_fd)
+            os.symlink(target, temporary, dir_fd=dst.dir_fd)  # a move checked where it leads
             try:
                 if replace:
                     os.replace(temporary, dst.name, src_dir_fd=dst.dir_fd, dst_dir_fd=dst.dir_fd)
@@ -71,26 +74,44 @@ def copy_entry(
     return 0
 
 
+def leads_inside(root: AllowedDir, relative: str, target: str) -> bool:
+    """Whether a link at `relative` below `root`, to `target`, leads inside `root`.
+
+    Read as written, and strictly: `..` may only begin a target, where it climbs the
+    directories the link is in; after a name, which may be a link, it could lead anywhere.
+    """
+    names = [name for name in target.split("/") if name not in ("", ".")]
+    climbs = len(list(takewhile("..".__eq__, names)))
+    if ".." in names[climbs:]:
+        return False
+    if target.startswith("/"):
+        inside = root.path.rstrip("/")
+        written = "/" + "/".join(names)
+        return climbs == 0 and (written == inside or written.startswith(inside + "/"))
+    return climbs <= relative.count("/")
+
+
 def _copy_tree(
     sandbox: Sandbox,
     src: Place,
     src_fd: int,
     relative: str,
-    dst_dir_fd: int,
+    dst: Place,
     name: str,
     status: os.stat_result,
 ) -> int:
-    """Copy the tree open at `src_fd` (of status `status`) to directory `name` of `dst_dir_fd`.
+    """Copy the tree open at `src_fd` (of status `status`) to `name` in `dst`'s directory.
 
     Permissions and times are copied too. Denied entries are left out, and so are FIFOs,
-    sockets and devices, which cannot be copied: return how many of those there were.
+    sockets and devices, which cannot be copied, and links that would lead outside: return
+    how many of those there were.
     """
-    os.mkdir(name, 0o700, dir_fd=dst_dir_fd)  # no one else may look in until it is whole
+    os.mkdir(name, 0o700, dir_fd=dst.dir_fd)  # no one else may look in until it is whole
     try:
-        return _fill_tree(sandbox, src, src_fd, relative, dst_dir_fd, name, status)
+        return _fill_tree(sandbox, src, src_fd, relative, dst, name, status)
     except BaseException:  # a failed copy leaves nothing behind
         with suppress(OSError):
-            remove_tree(dst_dir_fd, name, copied=True)
+            remove_tree(dst.dir_fd, name, copied=True)
         raise
 
 
@@ -99,12 +120,12 @@ def _fill_tree(
     src: Place,
     src_fd: int,
     relative: str,
-    dst_dir_fd: int,
+    dst: Place,
     name: str,
     status: os.stat_result,
 ) -> int:
-    """Copy into the new directory `name` of `dst_dir_fd` what `_copy_tree` copies."""
-    dst_fd = os.open(name, DIR_FLAGS, dir_fd=dst_dir_fd)
+    """Copy into the new directory `name` of `dst`'s directory what `_copy_tree` copies."""
+    dst_fd = os.open(name, DIR_FLAGS, dir_fd=dst.dir_fd)
     left_out = 0
     try:
         for child in sorted(os.listdir(src_fd)):
@@ -114,12 +135,13 @@ def _fill_tree(
             with naming(src.root, child_relative):
                 child_status = os.stat(child, dir_fd=src_fd, follow_symlinks=False)
             mode = child_status.st_mode
+            made = Place(dst_fd, child, dst.root, join_relative(dst.relative, child))
             if stat.S_ISDIR(mode):
                 with naming(src.root, child_relative):
                     sub = os.open(child, DIR_FLAGS, dir_fd=src_fd)
                 try:
                     left_out += _copy_tree(
-                        sandbox, src, sub, child_relative, dst_fd, child, child_status
+                        sandbox, src, sub, child_relative, made, child, child_status
                     )
                 finally:
                     os.close(sub)
@@ -127,6 +149,9 @@ def _fill_tree(
             if stat.S_ISLNK(mode):
                 with naming(src.root, child_relative):
                     target = os.readlink(child, dir_fd=src_fd)
+                if not leads_inside(dst.root, made.relative, target):
+                    left_out += 1
+                    continue
                 os.symlink(target, child, dir_fd=dst_fd)
             elif not stat.S_ISREG(mode):
                 left_out += 1
