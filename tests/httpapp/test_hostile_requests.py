@@ -99,6 +99,13 @@ def post_head(served: Served, session: str, length: int) -> bytes:
     return f"POST /mcp HTTP/1.1\r\nHost: {host}\r\n{head}Content-Length: {length}\r\n\r\n".encode()
 
 
+def progress_call(number: int, *, token_bytes: int, steps: int) -> bytes:
+    """The body of a one-second tools/call with `steps` progress tokens of `token_bytes`."""
+    call = {"name": "long_running_operation", "arguments": {"duration": 1, "steps": steps}}
+    params = {**call, "_meta": {"progressToken": "t" * token_bytes}}
+    return json.dumps(request(number, "tools/call", params)).encode()
+
+
 def cut_off(connection: socket.socket) -> bool:
     """Read all the server sends; return whether it ended the connection (else it kept it)."""
     try:
@@ -229,10 +236,7 @@ async def test_a_client_that_leaves_what_it_is_sent_unread_is_cut_off(
     monkeypatch.setattr(protocol, "WRITE_STALL_SECONDS", 0.5)
     async with serving(tmp_path) as served:
         session = await served.initialize()
-        token = "t" * (1 << 20)  # in each of 40 progress notifications: more than a socket holds
-        call = {"name": "long_running_operation", "arguments": {"duration": 1, "steps": 40}}
-        params = {**call, "_meta": {"progressToken": token}}
-        body = json.dumps(request(1, "tools/call", params)).encode()
+        body = progress_call(1, token_bytes=1 << 20, steps=40)  # more than a socket holds
         with raw_connection(served) as silent:
             silent.sendall(post_head(served, session, len(body)) + body)
             await anyio.sleep(3)  # reading nothing meanwhile
@@ -250,13 +254,10 @@ async def test_clients_that_read_nothing_hold_a_bounded_total_unsent(
     monkeypatch.setattr(protocol, "UNSENT_BYTES", 1 << 20)
     async with serving(tmp_path) as served:
         session = await served.initialize()
-        token = "t" * (3 << 20)  # in each of 5 progress notifications, more than sockets take
-        call = {"name": "long_running_operation", "arguments": {"duration": 1, "steps": 5}}
-        params = {**call, "_meta": {"progressToken": token}}
         with contextlib.ExitStack() as stack:
             silent = [stack.enter_context(raw_connection(served, 4096)) for _ in range(3)]
             for n, connection in enumerate(silent):
-                body = json.dumps(request(n, "tools/call", params)).encode()
+                body = progress_call(n, token_bytes=3 << 20, steps=5)  # more than sockets take
                 sent = post_head(served, session, len(body)) + body
                 await anyio.to_thread.run_sync(connection.sendall, sent)  # as the server reads
             await anyio.sleep(3)  # reading nothing meanwhile

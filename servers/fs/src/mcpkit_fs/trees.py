@@ -9,7 +9,6 @@ does it make a link that would lead outside the destination's allowed directory
 import os
 import stat
 from contextlib import suppress
-from itertools import takewhile
 from typing import BinaryIO
 
 from .errors import explain
@@ -81,7 +80,9 @@ def leads_inside(root: AllowedDir, relative: str, target: str) -> bool:
     directories the link is in; after a name, which may be a link, it could lead anywhere.
     """
     names = [name for name in target.split("/") if name not in ("", ".")]
-    climbs = len(list(takewhile("..".__eq__, names)))
+    climbs = 0  # the `..` that begin it
+    while climbs < len(names) and names[climbs] == "..":
+        climbs += 1
     if ".." in names[climbs:]:
         return False
     if target.startswith("/"):

@@ -21,7 +21,7 @@ from typing_extensions import TypedDict
 from . import wildcard
 from .errors import WebError
 from .markdown import MAX_LABEL_CHARS, Resolver, parse
-from .tree import INVISIBLE
+from .tree import UNSEEN
 
 MAX_FIELD_VALUES = 200
 MAX_VALUE_CHARS = 10_000
@@ -71,8 +71,8 @@ def metadata(html: str, url: str) -> Metadata:
     language = str(html_tag.get("lang") or "") if html_tag is not None else ""
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     return Metadata(
-        title=title.translate(INVISIBLE),
-        description=description.translate(INVISIBLE),
+        title=UNSEEN.sub("", title),
+        description=UNSEEN.sub("", description),
         language=language,
         canonical=canonical,
         open_graph=open_graph,
@@ -189,7 +189,7 @@ class Texts:
                 room = limit + 1 - size
                 pieces.append(node if len(node) <= room else node[:room])  # bs4 slices slowly
                 size += len(pieces[-1])
-        return _cut(" ".join(" ".join(pieces).translate(INVISIBLE).split()), limit)
+        return _cut(" ".join(UNSEEN.sub("", " ".join(pieces)).split()), limit)
 
 
 def _cut(text: str, limit: int) -> str:

@@ -57,19 +57,15 @@ _SIBLINGS = {
 _SCOPES = frozenset(("article", "main"))
 HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 """An inline style that hides its element: what a reader never sees, a model should not."""
-INVISIBLE = dict.fromkeys(
-    [
-        *range(0x09),  # control characters, but tab and line breaks
-        *(0x0B, 0x0C),
-        *range(0x0E, 0x20),
-        *range(0x7F, 0xA0),  # DEL and the C1 controls (ESC sequences, as terminals read)
-        *range(0x202A, 0x202F),  # bidirectional embeddings and overrides
-        *range(0x2066, 0x206A),  # bidirectional isolates
-        *range(0xE0000, 0xE0080),  # tag characters: invisible text that models read
-    ]
+UNSEEN = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f"  # control characters, but tab and line breaks
+    "\x7f-\x9f"  # DEL and the C1 controls (ESC sequences, as terminals read them)
+    "\u202a-\u202e\u2066-\u2069"  # bidirectional embeddings, overrides and isolates
+    "\U000e0000-\U000e007f]"  # tag characters: invisible text that models read
 )
-"""Characters taken out of a page's text (`str.translate` deletes them): they show
-nothing, or something other than what they are, to a reader, while a model reads them."""
+"""Characters taken out of a page's text: they show nothing, or something other than what
+they are, to a reader, while a model reads them. (A pattern: `str.translate` took 0.6 s
+for 10 MB of text that is not ASCII, this 0.06 s.)"""
 IMPLIED_SCAN = 64
 """Open elements looked through for the item a new one ends (`<li>` ends an open `<li>`):
 deeper than that it is taken as closed. Unbounded, a page of ten thousand open `<div>`s
@@ -209,7 +205,7 @@ class _Reader(HTMLParser):
                 return
 
     def handle_data(self, data: str) -> None:
-        data = data.translate(INVISIBLE)
+        data = UNSEEN.sub("", data)
         if self.title is not None:
             self.title.append(data)
         node = self.open[-1][1]

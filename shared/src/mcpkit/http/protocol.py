@@ -78,14 +78,15 @@ class BufferedH11Protocol(H11Protocol, asyncio.BufferedProtocol):  # pyright: ig
 
     def _make_room(self) -> bool:
         """Close the connection idle longest of those in no request; return whether one was."""
-        ours: list[BufferedH11Protocol] = [
-            other for other in self.connections if isinstance(other, BufferedH11Protocol)
-        ]
-        idle = [other for other in ours if other is not self and other.in_no_request()]
+        idle = [other for other in self._ours() if other is not self and other.in_no_request()]
         if not idle:
             return False
         min(idle, key=attrgetter("_idle_since")).transport.close()
         return True
+
+    def _ours(self) -> list["BufferedH11Protocol"]:
+        """The open connections of this server (uvicorn's own, if any, left out)."""
+        return [other for other in self.connections if isinstance(other, BufferedH11Protocol)]
 
     def on_response_complete(self) -> None:
         """Note when the connection fell idle, then let uvicorn go on to the next request."""
@@ -125,11 +126,10 @@ class BufferedH11Protocol(H11Protocol, asyncio.BufferedProtocol):  # pyright: ig
         A stalled connection writes nothing more until its client reads (uvicorn waits for
         the socket to drain before each write), so counting as each one stalls bounds them.
         """
-        ours: list[BufferedH11Protocol] = [
-            other for other in self.connections if isinstance(other, BufferedH11Protocol)
-        ]
         unsent = {
-            other: other.transport.get_write_buffer_size() for other in ours if other.stalled()
+            other: other.transport.get_write_buffer_size()
+            for other in self._ours()
+            if other.stalled()
         }
         total = sum(unsent.values())
         while total > UNSENT_BYTES:
