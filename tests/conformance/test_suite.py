@@ -31,8 +31,15 @@ pytestmark = [pytest.mark.conformance, pytest.mark.timeout(300)]
 
 EVERYTHING = ServerUnderTest("mcp-everything")
 
-SERVERS = (EVERYTHING, ServerUnderTest("mcp-fs", ("{tmp}",)))
-"""Every server, for the generic scenarios."""
+SERVERS = (
+    EVERYTHING,
+    ServerUnderTest("mcp-fs", ("{tmp}",)),
+    ServerUnderTest("mcp-sqlite", ("--create", "--write", "{tmp}/conformance.db")),
+    ServerUnderTest("mcp-git", ("--repository", "{tmp}")),
+    ServerUnderTest("mcp-web"),
+)
+"""Every server, for the generic scenarios: each given a fresh place of its own (an empty
+folder, a new database, a folder of repositories that holds none yet)."""
 
 
 def test_everything_passes_every_scenario(toolchain: Toolchain, tmp_path: Path) -> None:
