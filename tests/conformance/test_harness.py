@@ -8,6 +8,7 @@ import pytest
 
 from conformance import harness, toolchain
 from conformance.harness import (
+    MODERN_GENERIC,
     Served,
     ServerUnderTest,
     SuiteRun,
@@ -53,6 +54,14 @@ def test_applicable_follows_the_capabilities() -> None:
         "ping",
         "tools-list",
         "completion-complete",
+    }
+    assert applicable({"resources"}, MODERN_GENERIC) == {
+        "dns-rebinding-protection",
+        "http-header-validation",
+        "input-required-result-unsupported-methods",
+        "resources-list",
+        "sep-2164-resource-not-found",
+        "caching",
     }
 
 
