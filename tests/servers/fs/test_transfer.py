@@ -327,3 +327,27 @@ def test_no_copy_or_move_makes_a_link_that_leads_outside(tree: Tree) -> None:
     assert os.readlink(tree.root / "deep" / "up") == "../hello.txt"
     transfer.move(tree.sandbox, "deep/up", "sub/up")  # as deep as before: still inside
     assert (tree.root / "sub" / "up").read_text() == (tree.root / "hello.txt").read_text()
+
+
+def test_no_move_of_a_tree_makes_a_link_inside_it_lead_outside(tree: Tree) -> None:
+    # `deep/d/sub/l -> ../../../hello.txt` climbs out of `d` to the root; moved up to `d`,
+    # the same link would lead above the root.
+    sub = tree.root / "deep" / "d" / "sub"
+    sub.mkdir(parents=True)
+    (sub / "l").symlink_to("../../../hello.txt")
+    (sub / "within").symlink_to("../sub")  # stays in the tree: leads where it did
+    (sub / "absolute").symlink_to("/usr/bin")  # outside already, wherever the tree is
+    with pytest.raises(FsError, match=r"holds the link sub/l, which would lead outside from"):
+        transfer.move(tree.sandbox, "deep/d", "d")
+    assert os.readlink(sub / "l") == "../../../hello.txt"
+    assert not (tree.root / "d").exists()
+    other = tree.base / "other"
+    other.mkdir()
+    both = tree.sandbox_with(str(tree.root), str(other))
+    with pytest.raises(FsError, match="would lead outside"):  # in another allowed directory
+        transfer.move(both, f"{tree.root}/deep/d", f"{other}/d")
+    transfer.move(tree.sandbox, "deep/d", "sub/d")  # as deep as before: still inside
+    assert (tree.root / "sub" / "d" / "sub" / "l").read_text() == "hello\n"
+    (tree.root / "sub" / "d" / "sub" / "l").unlink()
+    transfer.move(tree.sandbox, "sub/d", "d")  # its other links do not climb out of it
+    assert os.readlink(tree.root / "d" / "sub" / "absolute") == "/usr/bin"

@@ -24,7 +24,7 @@ from .models import Copied, Deleted, Moved
 from .paths import naming
 from .policy import is_below
 from .sandbox import Sandbox
-from .trees import copy_entry, leads_inside, remove_tree
+from .trees import copy_entry, leads_inside, link_led_out_by_move, remove_tree
 
 # Why link() may fail where rename() works: a filesystem without hard links, another
 # owner's file under fs.protected_hardlinks, a file with the most links it may have.
@@ -49,10 +49,7 @@ def move(sandbox: Sandbox, source: str, destination: str, *, overwrite: bool = F
         refuse_denied_landing(sandbox, src, dst, status, "moved")
         assert src.name is not None
         assert dst.name is not None
-        if stat.S_ISLNK(status.st_mode):
-            target = os.readlink(src.name, dir_fd=src.dir_fd)
-            if not leads_inside(dst.root, dst.relative, target):
-                raise FsError(f"{src.shown} is a link that would lead outside from {dst.shown}.")
+        _refuse_links_led_out(src, dst, status)
         try:
             _rename(src, dst, replace=overwrite or stat.S_ISDIR(status.st_mode))
         except OSError as exc:
@@ -220,6 +217,32 @@ def _removable(sandbox: Sandbox, place: Place, what: str) -> os.stat_result:
         finally:
             os.close(fd)
     return status
+
+
+def _refuse_links_led_out(src: Place, dst: Place, status: os.stat_result) -> None:
+    """Refuse to move the link or tree at `src` to `dst` if a link would then lead outside.
+
+    Raises:
+        FsError: one would (or a directory of the tree cannot be read); nothing was moved.
+    """
+    assert src.name is not None
+    if stat.S_ISLNK(status.st_mode):
+        target = os.readlink(src.name, dir_fd=src.dir_fd)
+        if not leads_inside(dst.root, dst.relative, target):
+            raise FsError(f"{src.shown} is a link that would lead outside from {dst.shown}.")
+    if not stat.S_ISDIR(status.st_mode):
+        return
+    with naming(src.root, src.relative):
+        fd = os.open(src.name, DIR_FLAGS, dir_fd=src.dir_fd)
+    try:
+        link = link_led_out_by_move(src, fd, dst)
+    finally:
+        os.close(fd)
+    if link is not None:
+        raise FsError(
+            f"{src.shown} holds the link {link}, which would lead outside from"
+            f" {dst.shown.rstrip('/')}/{link}: nothing was moved."
+        )
 
 
 def _inside(path: str, directory: str) -> bool:

@@ -3,7 +3,8 @@
 A copy keeps permissions (never setuid or setgid) and times, leaves out denied entries and
 what cannot be copied (FIFOs, sockets, devices), and leaves nothing behind if it fails. Nor
 does it make a link that would lead outside the destination's allowed directory
-(`leads_inside`): mcp-fs never follows one, but an editor, a build or git would.
+(`leads_inside`): mcp-fs never follows one, but an editor, a build or git would. Nor may a
+move (`link_led_out_by_move`).
 """
 
 import os
@@ -79,17 +80,65 @@ def leads_inside(root: AllowedDir, relative: str, target: str) -> bool:
     Read as written, and strictly: `..` may only begin a target, where it climbs the
     directories the link is in; after a name, which may be a link, it could lead anywhere.
     """
+    if target.startswith("/"):
+        names = [name for name in target.split("/") if name not in ("", ".")]
+        inside = root.path.rstrip("/")
+        written = "/" + "/".join(names)
+        return ".." not in names and (written == inside or written.startswith(inside + "/"))
+    return stays_below(relative, target)
+
+
+def stays_below(relative: str, target: str) -> bool:
+    """Whether a link at `relative`, to the relative `target`, stays below where `relative` starts.
+
+    It climbs no more directories than those `relative` names. Read strictly, as by
+    `leads_inside`: `..` after a name could lead anywhere.
+    """
     names = [name for name in target.split("/") if name not in ("", ".")]
     climbs = 0  # the `..` that begin it
     while climbs < len(names) and names[climbs] == "..":
         climbs += 1
-    if ".." in names[climbs:]:
-        return False
-    if target.startswith("/"):
-        inside = root.path.rstrip("/")
-        written = "/" + "/".join(names)
-        return climbs == 0 and (written == inside or written.startswith(inside + "/"))
-    return climbs <= relative.count("/")
+    return ".." not in names[climbs:] and climbs <= relative.count("/")
+
+
+def link_led_out_by_move(src: Place, fd: int, dst: Place) -> str | None:
+    """Return a link of the tree at `src` (open at `fd`) that a move to `dst` would lead outside.
+
+    The link is named by its path below the tree; None if there is none. Only a relative
+    link that climbs out of the tree leads elsewhere once the tree is elsewhere, and only a
+    move nearer the root of its allowed directory (this one or another) can then make it
+    lead outside: only then is the tree read.
+
+    Raises:
+        FsError: a directory in it cannot be read, so this cannot be told.
+    """
+    if dst.relative.count("/") >= src.relative.count("/"):
+        return None
+    return _link_led_out(src, fd, "", dst)
+
+
+def _link_led_out(src: Place, fd: int, below: str, dst: Place) -> str | None:
+    """`link_led_out_by_move` for the directory open at `fd`, `below` the tree."""
+    for name in sorted(os.listdir(fd)):
+        entry = join_relative(below, name)
+        with naming(src.root, join_relative(src.relative, entry)):
+            mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+            if stat.S_ISLNK(mode):
+                target = os.readlink(name, dir_fd=fd)
+                moved = join_relative(dst.relative, entry)
+                changes = not target.startswith("/") and not stays_below(entry, target)
+                if changes and not leads_inside(dst.root, moved, target):
+                    return entry
+            if not stat.S_ISDIR(mode):
+                continue
+            sub = os.open(name, DIR_FLAGS, dir_fd=fd)
+        try:
+            found = _link_led_out(src, sub, entry, dst)
+        finally:
+            os.close(sub)
+        if found is not None:
+            return found
+    return None
 
 
 def _copy_tree(
