@@ -433,6 +433,24 @@ async def test_an_ignore_revs_file_git_would_rewrite_is_refused(repos: Repos) ->
         assert CANARY not in text_of(result)
 
 
+async def test_an_ignore_revs_file_named_with_a_line_break_is_read_whole(repos: Repos) -> None:
+    # "a\nb", a link to the file outside, was checked as "a" and "b" (lines of git config's
+    # output, both inside); git read the whole name, through the link, into its error.
+    path = str(repos.repo)
+    results: list[dict[str, Any]] = []
+    async with repos.serve() as client:
+        for name in ("a\nb", "a\u2028b", "a\x85b", "a\x1cb"):
+            (repos.repo / name).symlink_to(repos.outside / "secret.txt")
+            git(repos.repo, "config", "blame.ignoreRevsFile", name)
+            results.append(
+                await client.call_tool("git_blame", {"repo_path": path, "path": "a.txt"})
+            )
+    for result in results:
+        assert result["isError"] is True
+        assert "blame.ignoreRevsFile" in text_of(result)
+        assert CANARY not in text_of(result)
+
+
 async def test_grep_does_not_read_through_a_directory_that_became_a_link(repos: Repos) -> None:
     # The index holds dir/secret.txt; the work tree has dir -> outside (a commit made it a
     # link, the model restored the file to the index). git grep opened dir/secret.txt

@@ -85,6 +85,30 @@ async def test_a_remote_that_leads_outside_is_neither_read_nor_changed(repos: Re
     assert git(victim, "branch", "--format=%(refname:short)").split() == ["main"]
 
 
+async def test_a_remote_url_is_checked_as_git_reads_it(repos: Repos) -> None:
+    # `.<LF>` was checked as `.` and `` (the lines of `git remote get-url`: the repository
+    # itself) while git used `./.<LF>`, a link to a repository outside; a name that is not
+    # UTF-8 was checked as another name, that of no link.
+    victim = make_secret_repo(repos.outside / "victim", "TOP-SECRET\n")
+    before = git(victim, "rev-parse", "main")
+    not_utf8 = os.fsdecode(b"\xff")
+    for name, url in ((".\n", ".\n"), (not_utf8, f"./{not_utf8}")):
+        (repos.repo / name).symlink_to(victim)
+        git(repos.repo, "remote", "add", f"r{len(name)}", url)
+    path = str(repos.repo)
+    async with repos.serve(tiers=REMOTE) as client:
+        results = [
+            await client.call_tool(tool, {"repo_path": path, "remote": remote, **branch})
+            for tool, branch in (("git_fetch", {}), ("git_push", {"branch": "main"}))
+            for remote in ("r2", "r1")
+        ]
+    assert [result["isError"] for result in results] == [True] * 4
+    assert "line break" in text_of(results[0])
+    assert "outside" in text_of(results[1])
+    assert "secret" not in git(repos.repo, "log", "--all", "--format=%s")
+    assert git(victim, "rev-parse", "main") == before
+
+
 async def test_a_push_to_a_repository_on_this_machine_runs_none_of_its_hooks(
     repos: Repos,
 ) -> None:
@@ -180,6 +204,51 @@ async def test_a_branch_is_a_name_never_a_refspec_that_forces_or_deletes(repos: 
     assert git(remote, "for-each-ref", "--format=%(refname) %(objectname)") == before
     assert git(repos.repo, "rev-parse", "main") == kept
     assert os.listdir(repos.outside) == ["secret.txt"]
+
+
+async def test_no_mapping_of_the_repository_forces_deletes_or_overwrites(repos: Repos) -> None:
+    # remote.origin.push `+main:main` forced a plain push over the remote's work, `:keep`
+    # deleted a remote branch, mirror forced and pushed every ref; a fetch mapping into
+    # refs/heads/ would overwrite the repository's own branches.
+    remote = repos.folder / "remote.git"
+    git(repos.folder, "clone", "-q", "--bare", str(repos.repo), str(remote))
+    git(repos.repo, "remote", "add", "origin", str(remote))
+    git(repos.repo, "push", "-q", "origin", "main:keep")
+    git(repos.repo, "fetch", "-q", "origin")
+    git(repos.repo, "commit", "-q", "--amend", "-m", "rewritten")  # diverges from origin
+    before = git(remote, "for-each-ref", "--format=%(refname) %(objectname)")
+    kept = git(repos.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
+    path = str(repos.repo)
+    refusals: list[str] = []
+    async with repos.serve(tiers=REMOTE) as client:
+        for key, value, tool, branch in (
+            ("remote.origin.push", "+refs/heads/main:refs/heads/main", "git_push", {}),
+            (
+                "remote.origin.push",
+                "+refs/heads/main:refs/heads/main",
+                "git_push",
+                {"branch": "main"},
+            ),
+            ("remote.origin.push", ":refs/heads/keep", "git_push", {}),
+            ("remote.origin.mirror", "true", "git_push", {}),
+            ("remote.origin.fetch", "+refs/heads/*:refs/heads/*", "git_fetch", {}),
+            ("remote.origin.fetch", "+refs/*:refs/*", "git_pull", {"branch": "main"}),
+            ("remote.origin.fetch", "+refs/heads/main:main", "git_fetch", {}),
+        ):
+            git(repos.repo, "config", "--add", key, value)
+            result = await client.call_tool(tool, {"repo_path": path, **branch})
+            git(repos.repo, "config", "--unset-all", key)
+            assert result["isError"] is True, (key, value, text_of(result))
+            refusals.append(text_of(result))
+    assert git(remote, "for-each-ref", "--format=%(refname) %(objectname)") == before
+    assert (
+        git(repos.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads") == kept
+    )
+    for refusal in refusals[:3]:
+        assert "rejected" in refusal, refusal
+    assert "mirror" in refusals[3]
+    for refusal in refusals[4:]:
+        assert "own branches" in refusal, refusal
 
 
 async def test_a_group_of_remotes_named_like_the_remote_is_refused(repos: Repos) -> None:

@@ -203,7 +203,11 @@ async def sync(
         GitError: the remote or branch is refused (see `remotes`), or git failed.
     """
     local = await remotes.checked_remote(git, remote)
-    refs = await remotes.checked_branch(git, branch)
+    if action == "push":
+        refs = [await remotes.push_refspec(git, branch)]
+    else:
+        await remotes.check_fetch_refspecs(git, remote)
+        refs = await remotes.checked_branch(git, branch)
     program = remotes.pack_program(git, action, local)
     args = [action]
     if action == "push":

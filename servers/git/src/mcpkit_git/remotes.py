@@ -9,7 +9,9 @@ A remote is named, never given as a URL. Its URLs are checked before any use:
 There, git runs the pack programs under the same inert settings as here (its hooks, its
 fsmonitor and the like stay off), and a push never checks files out (a checkout would run
 that repository's filters). A branch is a name, never a refspec: `+main` would force and
-`:main` delete, which the tools promise never to do.
+`:main` delete, which the tools promise never to do; a push always names what it pushes
+where (`push_refspec`), so that no mapping of the repository's applies, and a fetch
+refuses a mapping that writes local branches (`check_fetch_refspecs`).
 """
 
 import os
@@ -48,20 +50,39 @@ async def checked_remote(git: Git, remote: str) -> bool:
             " which git would fetch instead of the remote: refused"
         )
     paths: list[str] = []
-    for push in (False, True):
-        args = ["remote", "get-url", "--all", *(["--push"] if push else []), remote]
-        for url in (await git.run(args)).text.split("\n"):
-            if "::" in url:
-                raise GitError(f"Remote {remote!r} is {url}, a remote helper: refused")
-            path = local_path(url, git.repo.path)
-            if path is not None:
-                paths.append(path)
+    for url in await _urls(git, remote):
+        if "::" in url:
+            raise GitError(f"Remote {remote!r} is {url}, a remote helper: refused")
+        path = local_path(url, git.repo.path)
+        if path is not None:
+            paths.append(path)
     for path in paths:  # all of them, before git is asked about any
         if not is_below(path, git.repo.place):
             raise GitError(f"Remote {path} is a path outside {git.repo.place}: refused")
     for path in dict.fromkeys(paths):
         await check_local_remote(git.runner, path, git.repo.place, git.log)
     return bool(paths)
+
+
+async def _urls(git: Git, remote: str) -> list[str]:
+    """Return the URLs git fetches from and pushes to for `remote`, as git rewrites them.
+
+    Read as bytes, so that a name that is not UTF-8 is the name git uses.
+
+    Raises:
+        GitError: a URL holds a line break: git's list of them, a line each, would show
+            `.` and the rest where git uses `./.<LF>`, a link to anywhere.
+    """
+    for key in ("url", "pushurl"):
+        raw = await git.run(["config", "-z", "--get-all", f"remote.{remote}.{key}"], check=False)
+        if b"\n" in raw.stdout:
+            raise GitError(f"Remote {remote!r} has a URL that holds a line break: refused")
+    urls: list[str] = []
+    for push in (False, True):
+        args = ["remote", "get-url", "--all", *(["--push"] if push else []), remote]
+        lines = (await git.run(args)).stdout.split(b"\n")
+        urls += [os.fsdecode(line) for line in lines if line]
+    return urls
 
 
 def local_path(url: str, top: str) -> str | None:
@@ -92,6 +113,49 @@ def pack_program(git: Git, action: str, local: bool) -> str:
     if action != "push":
         return shlex.join(git.runner.argv(["upload-pack"])) if local else "git-upload-pack"
     return shlex.join(git.runner.argv(LOCAL_RECEIVE)) if local else "git-receive-pack"
+
+
+async def push_refspec(git: Git, branch: str | None) -> str:
+    """Return the refspec of a push of `branch` (default: the current one) to its namesake.
+
+    Always given, so that no push mapping of the repository's applies: `remote.*.push`
+    of `+main:main` forced the push, and one of `:keep` deleted a branch (and git refuses
+    a refspec with `remote.*.mirror`, which would force and delete).
+
+    Raises:
+        GitError: HEAD is detached and no branch is named, or the name is not valid.
+    """
+    if branch is None:
+        current = await git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], check=False)
+        if current.status != 0:
+            raise GitError("HEAD is detached: name the branch to push")
+        branch = current.text.strip()
+    [name] = await checked_branch(git, branch)
+    return f"refs/heads/{name}:refs/heads/{name}"
+
+
+async def check_fetch_refspecs(git: Git, remote: str) -> None:
+    """Refuse a remote whose fetch mapping (`remote.<name>.fetch`) writes local branches.
+
+    A fetch or a pull updates what the mapping names, forced with a `+`: the repository's
+    own `+refs/heads/*:refs/heads/*` (or `+refs/*:refs/*`) would overwrite its branches.
+
+    Raises:
+        GitError: a mapping may write into `refs/heads/`, or into a name git completes.
+    """
+    raw = await git.run(["config", "-z", "--get-all", f"remote.{remote}.fetch"], check=False)
+    for spec in map(os.fsdecode, raw.stdout.split(b"\0")[:-1]):
+        destination = spec.partition(":")[2].strip()
+        if spec.startswith("^") or not destination:  # excludes, or writes FETCH_HEAD alone
+            continue
+        start = destination.partition("*")[0]
+        local = start.startswith("refs/heads/") or "refs/heads/".startswith(start)
+        if local or not destination.startswith("refs/"):
+            raise GitError(
+                f"Remote {remote!r} fetches into {destination!r} (remote.{remote}.fetch ="
+                f" {spec!r}): a fetch would overwrite this repository's own branches. Map"
+                f" it into refs/remotes/{remote}/ instead."
+            )
 
 
 async def checked_branch(git: Git, branch: str | None) -> list[str]:
