@@ -414,15 +414,12 @@ async def test_files_the_configuration_names_outside_are_not_read(repos: Repos) 
     assert "alpha" in text_of(inside)
 
 
-async def test_an_ignore_revs_file_git_would_rewrite_is_refused(repos: Repos) -> None:
-    # `%(prefix)/` is git's install prefix (/usr): the path below looked inside the work
-    # tree, and git read the first line of the file outside into its error.
-    secret = repos.outside / "secret.txt"
-    climb = "../" * 16  # past the root, whatever the prefix
+async def assert_ignore_revs_refused(repos: Repos, values: list[str]) -> None:
+    """Set each of `values` as blame.ignoreRevsFile in turn: git_blame must refuse each."""
     path = str(repos.repo)
+    results: list[dict[str, Any]] = []
     async with repos.serve() as client:
-        results: list[dict[str, Any]] = []
-        for value in (f"%(prefix)/{climb}{secret}", f"~/{climb}{secret}", f":(optional){secret}"):
+        for value in values:
             git(repos.repo, "config", "blame.ignoreRevsFile", value)
             results.append(
                 await client.call_tool("git_blame", {"repo_path": path, "path": "a.txt"})
@@ -433,22 +430,23 @@ async def test_an_ignore_revs_file_git_would_rewrite_is_refused(repos: Repos) ->
         assert CANARY not in text_of(result)
 
 
+async def test_an_ignore_revs_file_git_would_rewrite_is_refused(repos: Repos) -> None:
+    # `%(prefix)/` is git's install prefix (/usr): the path below looked inside the work
+    # tree, and git read the first line of the file outside into its error.
+    secret = repos.outside / "secret.txt"
+    climb = "../" * 16  # past the root, whatever the prefix
+    await assert_ignore_revs_refused(
+        repos, [f"%(prefix)/{climb}{secret}", f"~/{climb}{secret}", f":(optional){secret}"]
+    )
+
+
 async def test_an_ignore_revs_file_named_with_a_line_break_is_read_whole(repos: Repos) -> None:
     # "a\nb", a link to the file outside, was checked as "a" and "b" (lines of git config's
     # output, both inside); git read the whole name, through the link, into its error.
-    path = str(repos.repo)
-    results: list[dict[str, Any]] = []
-    async with repos.serve() as client:
-        for name in ("a\nb", "a\u2028b", "a\x85b", "a\x1cb"):
-            (repos.repo / name).symlink_to(repos.outside / "secret.txt")
-            git(repos.repo, "config", "blame.ignoreRevsFile", name)
-            results.append(
-                await client.call_tool("git_blame", {"repo_path": path, "path": "a.txt"})
-            )
-    for result in results:
-        assert result["isError"] is True
-        assert "blame.ignoreRevsFile" in text_of(result)
-        assert CANARY not in text_of(result)
+    names = ["a\nb", "a\u2028b", "a\x85b", "a\x1cb"]
+    for name in names:
+        (repos.repo / name).symlink_to(repos.outside / "secret.txt")
+    await assert_ignore_revs_refused(repos, names)
 
 
 async def test_grep_does_not_read_through_a_directory_that_became_a_link(repos: Repos) -> None:
