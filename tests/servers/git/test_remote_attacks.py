@@ -16,6 +16,7 @@ from typing import ClassVar
 import pytest
 
 from mcpkit_git.access import Tiers
+from mcpkit_git.runner import Settings
 from servers.git.conftest import Repos, git, make_repo, make_secret_repo, text_of
 
 REMOTE = Tiers(remote=True)
@@ -302,9 +303,36 @@ class CookieSetter(http.server.BaseHTTPRequestHandler):
         pass
 
 
+async def test_a_proxy_or_tls_files_the_repository_sets_are_refused(repos: Repos) -> None:
+    # http.proxy sent a fetch's CONNECT to a listener the repository chose; with a CA of
+    # its own (http.sslCAInfo) it could read the traffic, and sslCert/sslKey read files
+    # anywhere.
+    target = make_repo(repos.folder / "target")
+    git(repos.repo, "remote", "add", "origin", str(target))
+    path = str(repos.repo)
+    refusals: list[str] = []
+    async with repos.serve(tiers=REMOTE) as client:
+        for key in (
+            "http.proxy",
+            "http.https://example.com/.proxy",
+            "remote.origin.proxy",
+            "http.sslCAInfo",
+            "http.sslKey",
+            "http.curloptResolve",
+        ):
+            git(repos.repo, "config", key, str(repos.outside / "secret.txt"))
+            result = await client.call_tool("git_fetch", {"repo_path": path})
+            git(repos.repo, "config", "--unset", key)
+            assert result["isError"] is True, key
+            refusals.append(text_of(result))
+        fetched = await client.call_tool("git_fetch", {"repo_path": path})
+    assert all("through another machine" in refusal for refusal in refusals), refusals
+    assert not fetched.get("isError"), text_of(fetched)
+
+
 @pytest.mark.parametrize("for_the_url", [False, True])
 async def test_a_cookie_jar_the_repository_names_is_neither_read_nor_written(
-    repos: Repos, for_the_url: bool
+    repos: Repos, for_the_url: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # http.cookieFile + http.saveCookies: curl would write its jar over any file the
     # repository names, for every URL (http.cookieFile) or one (http.<url>.cookieFile).
@@ -321,10 +349,11 @@ async def test_a_cookie_jar_the_repository_names_is_neither_read_nor_written(
     scope = f"{url}." if for_the_url else ""
     try:
         git(repos.repo, "remote", "add", "origin", f"{url}x.git")
-        git(repos.repo, "config", "http.sslCAInfo", str(cert))
+        monkeypatch.setenv("GIT_SSL_CAINFO", str(cert))  # the operator's, inherited
         git(repos.repo, "config", f"http.{scope}cookieFile", str(jar))
         git(repos.repo, "config", f"http.{scope}saveCookies", "true")
-        async with repos.serve(tiers=REMOTE) as client:
+        inherit = Settings(inherit_config=True)
+        async with repos.serve(tiers=REMOTE, settings=inherit) as client:
             result = await client.call_tool("git_fetch", {"repo_path": str(repos.repo)})
     finally:
         server.shutdown()

@@ -104,6 +104,12 @@ async def test_a_declined_confirmation_changes_nothing(repos: Repos) -> None:
             await client.call_tool(
                 "git_tag", {"repo_path": path, "action": "delete", "name": "keep"}
             ),
+            *[
+                await client.call_tool(
+                    "git_reset", {"repo_path": path, "mode": mode, "target": "HEAD~1"}
+                )
+                for mode in ("soft", "mixed")
+            ],
         ]
     assert all(result["isError"] is True for result in results)
     # Each question names what would go: the same question had asked for any target.
@@ -111,9 +117,12 @@ async def test_a_declined_confirmation_changes_nothing(repos: Repos) -> None:
         f"Discard every uncommitted change in {repos.repo}, and move the branch to HEAD~1?",
         f"Discard changes to a.txt in {repos.repo}, for their content at HEAD~1?",
         f"Delete tag 'keep' in {repos.repo}?",
+        f"Move the branch in {repos.repo} to HEAD~1 (soft reset)?",
+        f"Move the branch in {repos.repo} to HEAD~1 (mixed reset)?",
     ]
     assert (repos.repo / "a.txt").read_text() == "precious\n"
     assert git(repos.repo, "tag").split() == ["keep"]
+    assert git(repos.repo, "rev-parse", "HEAD") == git(repos.repo, "rev-parse", "keep")
 
 
 async def test_an_accepted_confirmation_changes_once(repos: Repos) -> None:

@@ -123,7 +123,8 @@ async def test_diffs_unstaged_staged_and_against_revisions(repos: Repos) -> None
 
 
 async def test_long_output_comes_in_pages(repos: Repos) -> None:
-    (repos.repo / "a.txt").write_text("".join(f"line {n}\n" for n in range(2000)))
+    # Mostly three-byte characters, which a cut by bytes splits: each page ends whole.
+    (repos.repo / "a.txt").write_text("".join(f"line {n} {'€' * 9}\n" for n in range(2000)))
     args: dict[str, Any] = {"repo_path": str(repos.repo), "max_bytes": 5000}
     pieces: list[str] = []
     async with repos.serve() as client:
@@ -159,7 +160,11 @@ async def test_log_is_commits_in_pages_with_filters(repos: Repos) -> None:
             "git_log", {"repo_path": path, "revision_range": "HEAD~2..HEAD"}
         )
         by_path = await client.call_tool("git_log", {"repo_path": path, "paths": ["b.txt"]})
+        # Past 2**31 - 1, git wrapped round to the newest commit: a page already seen.
+        wrapped = await client.call_tool("git_log", {"repo_path": path, "skip": 2**31})
     assert [c["subject"] for c in first["commits"]] == ["extra 4", "extra 3", "extra 2"]
+    assert wrapped["isError"] is True
+    assert "skip" in text_of(wrapped)
     assert first["next_skip"] == 3
     assert [c["subject"] for c in rest["commits"]] == ["extra 1", "extra 0", "second", "first"]
     assert rest["next_skip"] is None

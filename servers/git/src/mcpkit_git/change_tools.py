@@ -98,6 +98,8 @@ def register_change_tools(app: Server, tiers: Tiers) -> None:
         if mode == "hard":
             moved = "" if target == "HEAD" else f", and move the branch to {target}"
             await confirm(ctx, f"Discard every uncommitted change in {git.repo.path}{moved}?")
+        elif target != "HEAD" and not paths:  # the commits after it leave the branch
+            await confirm(ctx, f"Move the branch in {git.repo.path} to {target} ({mode} reset)?")
         return await changing.reset(git, mode=mode, target=target, paths=paths)
 
     @app.tool(

@@ -24,6 +24,8 @@ Paths = Annotated[
 ]
 Offset = Annotated[int, Param(ge=0, description="Byte to start from (next_offset)")]
 MaxBytes = Annotated[int, Param(ge=1, le=4_000_000, description="Most bytes of text returned")]
+GIT_INT = 2**31 - 1
+"""The largest count git reads as it is: past it, `--skip` wrapped round to the newest commit."""
 
 
 class RepositoryList(TypedDict):
@@ -101,7 +103,9 @@ def register_read_tools(app: Server) -> None:
             str | None, Param(description="Commits after this: ISO 8601, or '2 weeks ago'")
         ] = None,
         end_timestamp: Annotated[str | None, Param(description="Commits before this")] = None,
-        skip: Annotated[int, Param(ge=0, description="Commits to skip (next_skip)")] = 0,
+        skip: Annotated[
+            int, Param(ge=0, le=GIT_INT, description="Commits to skip (next_skip)")
+        ] = 0,
         author: str | None = None,
         grep: Annotated[str | None, Param(description="Text the message contains")] = None,
         revision_range: Annotated[
@@ -200,8 +204,8 @@ def register_more_read_tools(app: Server) -> None:
         repo_path: RepoPath,
         path: str,
         revision: str | None = None,
-        start_line: Annotated[int | None, Param(ge=1)] = None,
-        end_line: Annotated[int | None, Param(ge=1)] = None,
+        start_line: Annotated[int | None, Param(ge=1, le=GIT_INT)] = None,
+        end_line: Annotated[int | None, Param(ge=1, le=GIT_INT)] = None,
     ) -> reading.Blame:
         """Show which commit last changed each line of a file."""
         git = await repos.open(ctx, repo_path)

@@ -6,6 +6,7 @@ logs never show signatures. Long text comes a page at a time: `offset` and `max_
 choose the page, `next_offset` says where the next one starts.
 """
 
+import codecs
 import secrets
 from collections.abc import Sequence
 
@@ -83,10 +84,13 @@ async def page(
 ) -> Page:
     """Return the page of `git args`'s output from byte `offset`, at most `max_bytes` long."""
     result = await git.run(args, max_bytes=max_bytes, skip=offset, on_output=tick)
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a cut page ends whole:
+    text = decoder.decode(result.stdout, final=not result.truncated)
+    kept = len(result.stdout) - len(decoder.getstate()[0])  # the next starts a split character
     return Page(
-        text=result.stdout.decode("utf-8", "replace"),
+        text=text,
         truncated=result.truncated,
-        next_offset=offset + len(result.stdout) if result.truncated else None,
+        next_offset=offset + kept if result.truncated else None,
     )
 
 

@@ -11,10 +11,12 @@ fsmonitor and the like stay off), and a push never checks files out (a checkout 
 that repository's filters). A branch is a name, never a refspec: `+main` would force and
 `:main` delete, which the tools promise never to do; a push always names what it pushes
 where (`push_refspec`), so that no mapping of the repository's applies, and a fetch
-refuses a mapping that writes local branches (`check_fetch_refspecs`).
+refuses a mapping that writes local branches (`check_fetch_refspecs`). A proxy or TLS
+files the repository's own configuration sets are refused (`check_network_settings`).
 """
 
 import os
+import re
 import shlex
 from urllib.parse import unquote
 
@@ -23,6 +25,12 @@ from .jail import HOOK_KEY, check_stores, driver_overrides, is_below, list_keys
 from .repo import Git, plain
 from .runner import GitFailed, Log, Runner
 
+NETWORK_KEY = re.compile(
+    r"http\.(?:.+\.)?(?:proxy|sslcainfo|sslcapath|sslcert|sslkey|proxysslcert|proxysslkey"
+    r"|proxysslcainfo|curloptresolve)|remote\..+\.proxy"
+)
+"""Settings that send a fetch or push through another machine, or make git read files it
+names (certificates, keys) wherever they are: the operator's to make, not a repository's."""
 SHOW_STORES = ("rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir")
 LOCAL_RECEIVE = ("-c", "receive.denyCurrentBranch=refuse", "receive-pack")
 """What a push runs in a repository on this machine, after the inert settings."""
@@ -36,6 +44,7 @@ async def checked_remote(git: Git, remote: str) -> bool:
             group of remotes, or it is a repository on this machine that the jail refuses.
     """
     plain(remote, "remote")
+    await check_network_settings(git)
     result = await git.run(["remote"])
     if remote not in result.text.split():
         raise GitError(f"No remote named {remote!r}; remotes: {result.text.split() or 'none'}")
@@ -83,6 +92,24 @@ async def _urls(git: Git, remote: str) -> list[str]:
         lines = (await git.run(args)).stdout.split(b"\n")
         urls += [os.fsdecode(line) for line in lines if line]
     return urls
+
+
+async def check_network_settings(git: Git) -> None:
+    """Refuse a repository whose own configuration sets a proxy or TLS files (`NETWORK_KEY`).
+
+    Raises:
+        GitError: it does (the operator's configuration may, with --inherit-git-config).
+    """
+    listed = await git.run(["config", "--show-scope", "-z", "--name-only", "--list"])
+    fields = listed.stdout.split(b"\0")
+    for scope, key in zip(fields[0::2], fields[1::2], strict=False):
+        name = os.fsdecode(key)
+        if scope in (b"local", b"worktree") and NETWORK_KEY.fullmatch(name.lower()):
+            raise GitError(
+                f"This repository's configuration sets {name}, which would send a fetch or"
+                " push through another machine or read files outside it: refused. Remove it"
+                " from .git/config (your own configuration may set it: --inherit-git-config)."
+            )
 
 
 def local_path(url: str, top: str) -> str | None:
