@@ -218,7 +218,9 @@ async def test_no_mapping_of_the_repository_forces_deletes_or_overwrites(repos: 
     git(repos.repo, "fetch", "-q", "origin")
     git(repos.repo, "commit", "-q", "--amend", "-m", "rewritten")  # diverges from origin
     before = git(remote, "for-each-ref", "--format=%(refname) %(objectname)")
-    kept = git(repos.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
+    git(repos.repo, "tag", "local-only")  # what pruning tags would delete
+    local = ["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags"]
+    kept = git(repos.repo, *local)
     path = str(repos.repo)
     refusals: list[str] = []
     async with repos.serve(tiers=REMOTE) as client:
@@ -235,21 +237,28 @@ async def test_no_mapping_of_the_repository_forces_deletes_or_overwrites(repos: 
             ("remote.origin.fetch", "+refs/heads/*:refs/heads/*", "git_fetch", {}),
             ("remote.origin.fetch", "+refs/*:refs/*", "git_pull", {"branch": "main"}),
             ("remote.origin.fetch", "+refs/heads/main:main", "git_fetch", {}),
+            ("remote.origin.fetch", "+refs/tags/*:refs/tags/*", "git_fetch", {}),
         ):
             git(repos.repo, "config", "--add", key, value)
             result = await client.call_tool(tool, {"repo_path": path, **branch})
             git(repos.repo, "config", "--unset-all", key)
             assert result["isError"] is True, (key, value, text_of(result))
             refusals.append(text_of(result))
+        git(repos.repo, "config", "remote.origin.prune", "true")
+        git(repos.repo, "config", "remote.origin.pruneTags", "true")
+        pruning = [
+            await client.call_tool(tool, {"repo_path": path, **branch})
+            for tool, branch in (("git_fetch", {}), ("git_pull", {"branch": "keep"}))
+        ]
     assert git(remote, "for-each-ref", "--format=%(refname) %(objectname)") == before
-    assert (
-        git(repos.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads") == kept
-    )
+    assert git(repos.repo, *local) == kept
     for refusal in refusals[:3]:
         assert "rejected" in refusal, refusal
     assert "mirror" in refusals[3]
     for refusal in refusals[4:]:
-        assert "own branches" in refusal, refusal
+        assert "own refs" in refusal, refusal
+    # The pull's fetch ran; then keep was no fast-forward of the rewritten main.
+    assert [result.get("isError") for result in pruning] == [None, True]
 
 
 async def test_a_group_of_remotes_named_like_the_remote_is_refused(repos: Repos) -> None:

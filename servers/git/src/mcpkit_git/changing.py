@@ -206,14 +206,15 @@ async def sync(
     if action == "push":
         refs = [await remotes.push_refspec(git, branch)]
     else:
-        await remotes.check_fetch_refspecs(git, remote)
+        await remotes.check_fetch_settings(git, remote)
         refs = await remotes.checked_branch(git, branch)
     program = remotes.pack_program(git, action, local)
     args = [action]
     if action == "push":
         args.append(f"--receive-pack={program}")
     else:
-        args += [f"--upload-pack={program}", "--no-recurse-submodules"]
+        # Never prunes: a repository's pruneTags would delete the local tags the remote lacks.
+        args += [f"--upload-pack={program}", "--no-recurse-submodules", "--no-prune"]
     if action == "pull":
         args.append("--ff-only")
     if action == "push":

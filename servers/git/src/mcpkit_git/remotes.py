@@ -11,8 +11,9 @@ fsmonitor and the like stay off), and a push never checks files out (a checkout 
 that repository's filters). A branch is a name, never a refspec: `+main` would force and
 `:main` delete, which the tools promise never to do; a push always names what it pushes
 where (`push_refspec`), so that no mapping of the repository's applies, and a fetch
-refuses a mapping that writes local branches (`check_fetch_refspecs`). A proxy or TLS
-files the repository's own configuration sets are refused (`check_network_settings`).
+refuses a mapping that writes outside `refs/remotes/` (`check_fetch_settings`). A proxy
+or TLS files the repository's own configuration sets are refused
+(`check_network_settings`).
 """
 
 import os
@@ -161,28 +162,29 @@ async def push_refspec(git: Git, branch: str | None) -> str:
     return f"refs/heads/{name}:refs/heads/{name}"
 
 
-async def check_fetch_refspecs(git: Git, remote: str) -> None:
-    """Refuse a remote whose fetch mapping (`remote.<name>.fetch`) writes local branches.
+async def check_fetch_settings(git: Git, remote: str) -> None:
+    """Refuse a remote whose fetch would change this repository's own refs.
 
-    A fetch or a pull updates what the mapping names, forced with a `+`: the repository's
-    own `+refs/heads/*:refs/heads/*` (or `+refs/*:refs/*`) would overwrite its branches.
+    A fetch or a pull updates what the mapping (`remote.<name>.fetch`) names, forced with
+    a `+`, and prunes there what the remote lacks: `+refs/heads/*:refs/heads/*` would
+    overwrite the repository's branches, `+refs/tags/*:refs/tags/*` its tags. So a mapping
+    may write into `refs/remotes/` only (and `sync` never prunes: `pruneTags` would
+    delete the local tags the remote lacks).
 
     Raises:
-        GitError: a mapping may write into `refs/heads/`, or into a name git completes.
+        GitError: a mapping writes elsewhere.
     """
     raw = await git.run(["config", "-z", "--get-all", f"remote.{remote}.fetch"], check=False)
     for spec in map(os.fsdecode, raw.stdout.split(b"\0")[:-1]):
         destination = spec.partition(":")[2].strip()
-        if spec.startswith("^") or not destination:  # excludes, or writes FETCH_HEAD alone
+        # `^...` excludes; no destination writes FETCH_HEAD alone
+        if spec.startswith("^") or not destination or destination.startswith("refs/remotes/"):
             continue
-        start = destination.partition("*")[0]
-        local = start.startswith("refs/heads/") or "refs/heads/".startswith(start)
-        if local or not destination.startswith("refs/"):
-            raise GitError(
-                f"Remote {remote!r} fetches into {destination!r} (remote.{remote}.fetch ="
-                f" {spec!r}): a fetch would overwrite this repository's own branches. Map"
-                f" it into refs/remotes/{remote}/ instead."
-            )
+        raise GitError(
+            f"Remote {remote!r} fetches into {destination!r} (remote.{remote}.fetch ="
+            f" {spec!r}): a fetch would overwrite this repository's own refs. Map it into"
+            f" refs/remotes/{remote}/ instead."
+        )
 
 
 async def checked_branch(git: Git, branch: str | None) -> list[str]:
