@@ -89,6 +89,29 @@ async def test_a_write_stopped_at_its_deadline_changes_nothing_when_its_step_end
         assert other.execute("SELECT name FROM items WHERE id = 1").fetchall() == [("item 1",)]
 
 
+async def test_a_commit_that_ends_past_the_deadline_is_reported_done(
+    files: Files, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The deadline fell in the COMMIT (an fsync): the rows were kept, the model was told
+    # the write ran out of time, and its retry wrote them twice.
+    db = await open_with_pause(files, writable=True)
+    assert db.writer is not None
+    commit = db.writer.connection.commit
+
+    async def slow_commit() -> None:
+        await commit()
+        await anyio.sleep(0.5)  # done, but answered only past the deadline
+
+    monkeypatch.setattr(db.writer.connection, "commit", slow_commit)
+    try:
+        changed = await db.change([("DELETE FROM items WHERE id = 1", None)], seconds=0.2)
+    finally:
+        await db.close()
+    assert changed["rows_affected"] == 1
+    with sqlite3.connect(files.main) as other:
+        assert other.execute("SELECT count(*) FROM items").fetchall() == [(99,)]
+
+
 async def test_a_statement_that_will_not_stop_is_given_up_and_the_database_serves_on(
     files: Files, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -239,3 +262,24 @@ async def test_an_insight_is_bounded_in_length(files: Files) -> None:
     async with files.serve() as client:
         result = await client.call_tool("append_insight", {"insight": "x" * 10_001})
     assert result["isError"] is True
+
+
+async def test_page_caches_leave_room_for_the_queries_of_every_database(files: Files) -> None:
+    # A file made with SQLite's legacy default_cache_size = 100000 let one list_tables (its
+    # count reads every page) fill the 64 MiB all connections share: from then on, even
+    # SELECT 1 on another database failed.
+    legacy = files.folder / "legacy.db"
+    db = sqlite3.connect(legacy)
+    db.execute("PRAGMA default_cache_size = 100000")
+    db.execute("CREATE TABLE big (b BLOB)")
+    rows = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 80000)"
+    db.execute(f"{rows} INSERT INTO big SELECT zeroblob(1000) FROM c")
+    db.commit()
+    db.close()
+    async with files.serve(f"legacy={legacy}", f"main={files.main}") as client:
+        counted = await client.call_tool("list_tables", {"database": "legacy"})
+        after = await client.call_tool("read_query", {"query": "SELECT 1", "database": "main"})
+    assert counted["structuredContent"]["tables"] == [
+        {"name": "big", "type": "table", "rows": 80_000}
+    ]
+    assert after["structuredContent"]["rows"] == [[1]], text_of(after)

@@ -343,7 +343,10 @@ class Database:
                 if cursor.lastrowid != rowid_before:
                     last_rowid = cursor.lastrowid or last_rowid
                 rows_affected += await rows_changed(connection, changes_before)
-            await writer.own(connection.commit)
+            # Past the last statement the call is done: a deadline or a cancellation that
+            # falls in the COMMIT (an fsync may take long) would report it as undone.
+            with anyio.CancelScope(shield=True):
+                await writer.own(connection.commit)
             return Changed(
                 database=self.name,
                 rows_affected=rows_affected,

@@ -7,7 +7,7 @@ through `GuardedConnection`, which before any statement of the model's:
   (`randomblob(1e9)` fails), bounded SQL text and expression depth;
 - caps the memory SQLite may hold at once (`HEAP_LIMIT`, for the whole process): a row of
   forty 16 MB values fails, rather than taking 640 MB in SQLite and as much again in the
-  Python copy the row factory is given;
+  Python copy the row factory is given; page caches keep to half of it (`CACHE_LIMIT`);
 - turns `trusted_schema` off, so a hostile database's views and triggers cannot call
   functions with side effects; keeps sorts and temporary tables in memory, under the heap
   cap (on disk, nothing bounded them);
@@ -40,6 +40,11 @@ STEPS = 10_000
 HEAP_LIMIT = 64 * 1024 * 1024
 """Bytes SQLite may hold at once, all connections together: a few page caches (2 MB each by
 default) and the largest row a query may make, whose values SQLite holds until the next one."""
+
+CACHE_LIMIT = HEAP_LIMIT // 2
+"""Bytes past which the page caches of all connections stop growing and reuse their oldest
+pages (SQLite's soft heap limit): what a file asks for (its `default_cache_size`), or forty
+databases' caches together, would otherwise fill `HEAP_LIMIT`, and every query fail."""
 
 LIMITS = {
     sqlite3.SQLITE_LIMIT_ATTACHED: 0,
@@ -206,6 +211,7 @@ class GuardedConnection(sqlite3.Connection):
             self.setlimit(limit, value)
         self.execute("PRAGMA trusted_schema = OFF")  # before the authorizer, which denies it
         self.execute(f"PRAGMA hard_heap_limit = {HEAP_LIMIT}")
+        self.execute(f"PRAGMA soft_heap_limit = {CACHE_LIMIT}")
         # Sorts and temporary tables in memory, under the heap limit: spilled to temporary
         # files, one query's ORDER BY random() over zeroblobs wrote a gigabyte a second.
         self.execute("PRAGMA temp_store = MEMORY")
