@@ -147,7 +147,7 @@ async def test_read_query_binds_pages_and_formats(
     assert tail["rows"][-1] == [100]
     assert "more follow" not in text_of(last)
     assert (conforms(beyond, tool)["rows"], conforms(beyond, tool)["next_offset"]) == ([], None)
-    assert text_of(csv) == "id,name,price\n1,item 1,0.5\n2,item 2,1.0"
+    assert text_of(csv) == '"id","name","price"\n1,"item 1",0.5\n2,"item 2",1.0'
     assert conforms(csv, tool)["format"] == "csv"
     assert text_of(table).splitlines() == [
         "| id | name | price |",

@@ -4,6 +4,7 @@ Read-only is the engine's: a statement is refused because SQLite is told to refu
 never because of how its text starts (the reference's check that a CTE defeats).
 """
 
+import os
 import sqlite3
 import time
 import tracemalloc
@@ -272,3 +273,18 @@ async def test_a_read_after_a_writer_stopped_mid_transaction_says_what_happened(
         read = await client.call_tool("read_query", {"query": "SELECT count(*) FROM items"})
     assert read["isError"] is True
     assert "rollback journal left by a writer" in text_of(read)
+
+
+async def test_a_write_to_a_database_file_replaced_meanwhile_says_so(files: Files) -> None:
+    # SQLite's word for a file replaced under an open connection is "attempt to write a
+    # readonly database": the model was told the database was read-only.
+    replacement = files.folder / "new.db"
+    sqlite3.connect(replacement).close()
+    async with files.serve(write=True) as client:
+        await client.call_tool("read_query", {"query": "SELECT count(*) FROM items"})
+        os.replace(replacement, files.main)
+        written = await client.call_tool(
+            "write_query", {"query": "INSERT INTO items (name) VALUES ('x')"}
+        )
+    assert written["isError"] is True
+    assert "replaced, moved or deleted since the server opened it" in text_of(written)

@@ -5,7 +5,9 @@ import sqlite3
 from typing import Any
 
 import anyio
+import pytest
 
+from mcpkit_sqlite import schema
 from mcpkit_sqlite.catalog import Limits
 from servers.sqlite.conftest import Files, text_of
 
@@ -56,7 +58,7 @@ async def test_formats_are_text_beside_the_same_structured_rows(files: Files) ->
     async with files.serve() as client:
         csv = await client.call_tool("read_query", {"query": query, "format": "csv"})
         table = await client.call_tool("read_query", {"query": query, "format": "markdown"})
-    assert text_of(csv) == "id,name,price\n1,item 1,0.5\n2,item 2,1.0"
+    assert text_of(csv) == '"id","name","price"\n1,"item 1",0.5\n2,"item 2",1.0'
     assert text_of(table).splitlines() == [
         "| id | name | price |",
         "|---|---|---|",
@@ -64,6 +66,18 @@ async def test_formats_are_text_beside_the_same_structured_rows(files: Files) ->
         "| 2 | item 2 | 1.0 |",
     ]
     assert csv["structuredContent"]["rows"] == table["structuredContent"]["rows"]
+
+
+async def test_formats_keep_rows_whole_and_null_apart_from_empty(files: Files) -> None:
+    # A lone carriage return went unquoted in CSV (a reader split the row there) and split
+    # a markdown row; NULL and '' read alike; 1e999 was null in JSON but inf in the text.
+    query = "SELECT 'a' || char(13) || 'b' AS t, NULL AS n, '' AS e, 1e999 AS f"
+    async with files.serve() as client:
+        csv = await client.call_tool("read_query", {"query": query, "format": "csv"})
+        table = await client.call_tool("read_query", {"query": query, "format": "markdown"})
+    assert csv["structuredContent"]["rows"] == [["a\rb", None, "", None]]
+    assert text_of(csv) == '"t","n","e","f"\n"a\rb",,"",'
+    assert text_of(table).split("\n")[2] == "| a b |  |  |  |"
 
 
 async def test_no_write_tool_without_write(files: Files) -> None:
@@ -173,20 +187,30 @@ async def test_schema_tools(files: Files) -> None:
     assert "orders_item" in text_of(plan)
 
 
-async def test_a_schema_of_thousands_of_tables_is_listed_a_page_at_a_time(files: Files) -> None:
-    # 30,000 tables came back as 7 MB of text in one answer.
+async def test_a_schema_of_thousands_of_tables_is_listed_a_page_at_a_time(
+    files: Files, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 30,000 tables came back as 7 MB of text in one answer, and a typo's error named
+    # them all (6 MB); counting them took the server's own budget for each.
     with sqlite3.connect(files.main) as db:
         db.executescript("".join(f"CREATE TABLE t{n:05} (a);" for n in range(1500)))
     db.close()
     async with files.serve() as client:
         first = await client.call_tool("list_tables", {"pattern": "t%"})
         narrowed = await client.call_tool("list_tables", {"pattern": "t014%", "max_tables": 5})
+        typo = await client.call_tool("describe_table", {"table_name": "t0"})
+        clock = iter(range(0, 10_000, 4))  # each look at the clock: 4 s later
+        monkeypatch.setattr(schema, "monotonic", lambda: next(clock))
+        late = await client.call_tool("list_tables", {"pattern": "t%", "max_tables": 5})
     listed = first["structuredContent"]
     assert len(listed["tables"]) == 1000
     assert listed["truncated"] is True
     assert [t["name"] for t in narrowed["structuredContent"]["tables"]] == [
         f"t014{n:02}" for n in range(5)
     ]
+    assert text_of(typo).endswith("t00044, t00045 and 1454 more (list_tables).")
+    counted = [t["rows"] for t in late["structuredContent"]["tables"]]
+    assert counted == [0, 0, None, None, None]  # counts only within the 10 s of one budget
 
 
 async def test_generated_columns_are_described_and_found(files: Files) -> None:
@@ -245,14 +269,24 @@ async def test_r_tree_tables_are_read_also_when_made_after_start(files: Files) -
     assert again["structuredContent"]["rows"] == [[2]]
 
 
+@pytest.mark.parametrize(
+    "create", ["CREATE VIRTUAL TABLE", "CREATE  VIRTUAL TABLE", "create/* x */virtual\nTABLE"]
+)
 async def test_listing_and_describing_tables_never_run_a_virtual_tables_module(
-    files: Files,
+    files: Files, create: str
 ) -> None:
     # Counting an FTS table read its content, a view of the file's (a hostile file's took
-    # hours in one step SQLite could not stop, and the database was given up).
+    # hours in one step SQLite could not stop, and the database was given up). A file
+    # written by hand may spell its SQL as SQLite never writes it, yet reads it.
     with sqlite3.connect(files.main) as db:
         db.execute("CREATE VIEW costly AS SELECT 1 AS rowid, 'computed' AS a")
         db.execute("CREATE VIRTUAL TABLE notes USING fts4(a, content='costly')")
+        db.execute("PRAGMA writable_schema = ON")
+        db.execute(
+            "UPDATE sqlite_schema SET sql = replace(sql, 'CREATE VIRTUAL TABLE', ?)"
+            " WHERE name = 'notes'",
+            (create,),
+        )
     db.close()
     async with files.serve() as client:
         tables = await client.call_tool("list_tables", {"pattern": "notes"})

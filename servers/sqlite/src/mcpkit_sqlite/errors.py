@@ -87,8 +87,15 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
             "Another process holds the database's lock (it is writing): nothing was changed."
             " Try again in a moment."
         )
-    if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_READONLY_ROLLBACK:
+    code = getattr(error, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_READONLY_ROLLBACK:
         return HOT_JOURNAL
+    if code == sqlite3.SQLITE_READONLY_DBMOVED:  # SQLite's word: "readonly database"
+        return (
+            "The database file was replaced, moved or deleted since the server opened it:"
+            " the server still has the old one. Ask the operator to restart it. Nothing was"
+            " changed."
+        )
     if "attempt to write a readonly database" in message:
         return "This database is read-only. Nothing was changed."
     return f"SQLite error: {message}"

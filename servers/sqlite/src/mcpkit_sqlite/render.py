@@ -6,8 +6,7 @@ name in every row, doubling what ten thousand rows cost to send and to read. Res
 data, never instructions: rows are rendered as data, never as prose.
 """
 
-import csv
-import io
+import math
 
 from mcpkit.jsonrpc import encode
 
@@ -24,9 +23,9 @@ def rows(result: Rows) -> str:
         text = _markdown(columns, values)
     else:
         text = encode({"columns": columns, "rows": values}).decode()
-    if result["next_offset"] is not None:
+    if result["next_offset"] is not None:  # after a blank line: not a row of the table
         text += (
-            f"\n({result['row_count']} rows shown; more follow: pass offset"
+            f"\n\n({result['row_count']} rows shown; more follow: pass offset"
             f" {result['next_offset']} for the next page)"
         )
     return text
@@ -41,24 +40,39 @@ def changed(result: Changed) -> str:
 
 
 def _text(value: Cell) -> str:
-    if value is None:
-        return ""
+    return "" if (shown := _plain(value)) is None else str(shown)
+
+
+def _plain(value: Cell) -> str | int | float | None:
+    """A cell's value for text: a BLOB's summary, and None where JSON has null (NaN, ±inf)."""
     if isinstance(value, dict):
         return f"<BLOB {value['bytes']} bytes, sha256 {value['sha256'][:12]}…>"
-    return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _csv(columns: list[str], values: list[Row]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([_text(value) for value in row] for row in values)
-    return out.getvalue().rstrip("\n")
+    return "\n".join(",".join(map(_csv_field, row)) for row in [columns, *values])
+
+
+def _csv_field(value: Cell) -> str:
+    """Return a CSV field (RFC 4180): text always quoted, numbers and NULL never.
+
+    So NULL and '' differ, and a lone carriage return (which Python's csv quotes only when
+    it ends lines) cannot split a row.
+    """
+    plain = _plain(value)
+    if plain is None:
+        return ""
+    if isinstance(plain, str):
+        return '"' + plain.replace('"', '""') + '"'
+    return str(plain)
 
 
 def _markdown(columns: list[str], values: list[Row]) -> str:
     def line(cells: list[str]) -> str:
-        escaped = (c.replace("|", "\\|").replace("\n", " ") for c in cells)
+        escaped = (c.replace("|", "\\|").replace("\r", " ").replace("\n", " ") for c in cells)
         return "| " + " | ".join(escaped) + " |"
 
     lines = [line(columns), "|" + "---|" * len(columns)]

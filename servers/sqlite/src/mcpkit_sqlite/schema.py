@@ -6,6 +6,8 @@ the schema itself: a name never becomes SQL as it was given (the reference serve
 `describe_table` was injectable so).
 """
 
+import re
+from time import monotonic
 from typing import Any, Literal, cast
 
 from .database import Database
@@ -24,8 +26,14 @@ from .results import (
     TableSummary,
 )
 
+_GAP = r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?(?:\*/|$))*"  # spaces and comments, as SQLite skips them
+_VIRTUAL = re.compile(rf"{_GAP}CREATE{_GAP}VIRTUAL\b", re.IGNORECASE | re.DOTALL)
 _OWN = "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"  # not SQLite's internal tables
 _LISTED = f"type IN ('table', 'view') AND {_OWN}"
+
+
+MAX_NAMED = 50
+"""Tables an error names: one typo in a file of 30,000 tables gave 6 MB of names."""
 
 
 def quoted(name: str) -> str:
@@ -38,7 +46,8 @@ async def list_tables(
 ) -> Tables:
     """Return the first `limit` tables (and views) whose name matches the LIKE `pattern`.
 
-    With the row counts of tables: a file of 30,000 tables gave 7 MB of text at once.
+    With the row counts of tables (a file of 30,000 tables gave 7 MB of text at once),
+    counted while the server's own time budget lasts: tables past it have none.
     """
     kinds = "" if include_views else " AND type = 'table'"
     like = " AND name LIKE ?" if pattern else ""
@@ -47,11 +56,14 @@ async def list_tables(
         " ORDER BY name LIMIT ?",
         (*((pattern,) if pattern else ()), limit + 1),
     )
+    deadline = monotonic() + database.own_seconds  # for all counts together
     tables = [
         TableSummary(
             name=name,
             type=cast(Literal["table", "view"], kind),
-            rows=await _count(database, name) if _counted(kind, sql) else None,
+            rows=await _count(database, name)
+            if _counted(kind, sql) and monotonic() < deadline
+            else None,
         )
         for name, kind, sql in found[:limit]
     ]
@@ -74,8 +86,10 @@ async def describe(database: Database, name: str) -> Table:
         f"SELECT name, type, sql FROM sqlite_schema WHERE {_LISTED} AND name = ?", (name,)
     )
     if not found:
-        known = ", ".join(await table_names(database)) or "none"
-        raise SqliteError(f"No table or view {name!r} in {database.name}. Tables: {known}.")
+        names = await table_names(database)
+        known = ", ".join(names[:MAX_NAMED]) or "none"
+        more = f" and {len(names) - MAX_NAMED} more (list_tables)" if len(names) > MAX_NAMED else ""
+        raise SqliteError(f"No table or view {name!r} in {database.name}. Tables: {known}{more}.")
     [(name, kind, sql)] = found
     columns = [
         Column(name=c, type=t, not_null=bool(n), default=d, primary_key=p)
@@ -206,9 +220,11 @@ def _counted(kind: str, sql: str | None) -> bool:
     """Whether the rows of a schema object are counted: a table's, not a view's nor a virtual's.
 
     Counting a virtual table runs its module on what the file says: an FTS table whose
-    content was a view computed for hours (a hostile file's first list_tables).
+    content was a view computed for hours (a hostile file's first list_tables). Its SQL is
+    read as SQLite reads it: a hostile file's `CREATE  VIRTUAL` (two spaces, or a comment
+    between) is one too.
     """
-    return kind == "table" and not (sql or "").lstrip().upper().startswith("CREATE VIRTUAL")
+    return kind == "table" and not _VIRTUAL.match(sql or "")
 
 
 async def _count(database: Database, table: str) -> int | None:
