@@ -22,6 +22,18 @@ def test_names_paths_and_modes(files: Files) -> None:
     assert parse_databases([str(files.main)], write=False, create=False)[0].writable is False
 
 
+def test_a_path_may_hold_an_equals_sign(files: Files) -> None:
+    # `n=/data/a=b/main.db` was read as the name `n=/data/a` and the path `b/main.db`.
+    folder = files.folder / "a=b"
+    folder.mkdir()
+    sqlite3.connect(folder / "e.db").close()
+    real = str((folder / "e.db").resolve())
+    assert parse_databases([f"n={folder}/e.db", f"{folder}/e.db"], write=False, create=False) == (
+        DatabaseSpec("n", real, False),
+        DatabaseSpec("e", real, False),
+    )
+
+
 @pytest.mark.parametrize(
     ("specs", "problem"),
     [

@@ -34,7 +34,8 @@ def parse_database(spec: str, *, write: bool, create: bool) -> DatabaseSpec:
         ValueError: a bad name, or a file that does not exist (without `create`) or is
             not a SQLite database.
     """
-    name, _, path = spec.rpartition("=") if "=" in spec else ("", "", spec)
+    # A name holds no '/': `n=/data/a=b.db` is n, and `/data/a=b.db` a path (`./a=b.db` too).
+    name, _, path = spec.partition("=") if "=" in spec.partition("/")[0] else ("", "", spec)
     read_only = path.endswith(":ro")
     path = path.removesuffix(":ro")
     name = name or Path(path).stem.replace(".", "_")
