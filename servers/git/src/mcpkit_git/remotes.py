@@ -26,12 +26,16 @@ from .jail import HOOK_KEY, check_stores, driver_overrides, is_below, list_keys
 from .repo import Git, plain
 from .runner import GitFailed, Log, Runner
 
+SKIP_LIST_KEY = re.compile(r"(?:fetch\.|receive\.)?fsck\.skiplist")
+"""fsck's skip lists: git reads every value (`-c` cannot undo one), and a line that is no
+object name came back in its error, the first line of any file."""
 NETWORK_KEY = re.compile(
     r"http\.(?:.+\.)?(?:proxy|sslcainfo|sslcapath|sslcert|sslkey|proxysslcert|proxysslkey"
-    r"|proxysslcainfo|curloptresolve)|remote\..+\.proxy"
+    rf"|proxysslcainfo|curloptresolve)|remote\..+\.proxy|{SKIP_LIST_KEY.pattern}"
 )
 """Settings that send a fetch or push through another machine, or make git read files it
-names (certificates, keys) wherever they are: the operator's to make, not a repository's."""
+names wherever they are (certificates, keys, skip lists): the operator's to make, not a
+repository's."""
 SHOW_STORES = ("rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir")
 LOCAL_RECEIVE = ("-c", "receive.denyCurrentBranch=refuse", "receive-pack")
 """What a push runs in a repository on this machine, after the inert settings."""
@@ -46,6 +50,14 @@ async def checked_remote(git: Git, remote: str) -> bool:
     """
     plain(remote, "remote")
     await check_network_settings(git)
+    for legacy in ("remotes", "branches"):
+        # Read beside .git/config, with fetch mappings of their own (`Pull: +main:main`).
+        if os.path.lexists(os.path.join(git.repo.common_dir, legacy, remote)):
+            raise GitError(
+                f"Remote {remote!r} is described in .git/{legacy}/{remote}, an old form whose"
+                " mappings could overwrite this repository's branches: refused. Describe it"
+                " in .git/config (git remote add) instead."
+            )
     result = await git.run(["remote"])
     if remote not in result.text.split():
         raise GitError(f"No remote named {remote!r}; remotes: {result.text.split() or 'none'}")
@@ -96,7 +108,7 @@ async def _urls(git: Git, remote: str) -> list[str]:
 
 
 async def check_network_settings(git: Git) -> None:
-    """Refuse a repository whose own configuration sets a proxy or TLS files (`NETWORK_KEY`).
+    """Refuse a repository whose own configuration sets a proxy or files (`NETWORK_KEY`).
 
     Raises:
         GitError: it does (the operator's configuration may, with --inherit-git-config).
@@ -220,6 +232,11 @@ async def check_local_remote(runner: Runner, path: str, place: str, log: Log | N
         driver_overrides(keys, hooks=True)
     except GitError as exc:
         raise GitError(f"Remote {path}: {exc}") from None
+    if any(SKIP_LIST_KEY.fullmatch(key.lower()) for key in keys):
+        raise GitError(
+            f"Remote {path} sets an fsck skip list, a file its git would read wherever it"
+            " is; mcp-git refuses such remotes."
+        )
     if not runner.settings.allow_hooks and any(HOOK_KEY.match(key) for key in keys):
         raise GitError(
             f"Remote {path} configures hooks by name (hook.<name>.command), which a push"

@@ -44,11 +44,14 @@ INERT_CONFIG: tuple[tuple[str, str], ...] = (
     ("gpg.x509.program", "false"),
     ("commit.gpgSign", "false"),
     ("tag.gpgSign", "false"),
+    ("push.gpgSign", "false"),  # a signed push ran gpg.ssh.defaultKeyCommand, a command
+    ("gpg.ssh.defaultKeyCommand", "false"),
     ("tag.forceSignAnnotated", "false"),
     ("core.alternateRefsCommand", "true"),  # lists no ref: empty, it is a command named ""
     ("maintenance.auto", "false"),
     ("gc.auto", "0"),
     ("fetch.recurseSubmodules", "false"),
+    ("push.followTags", "false"),  # a push sends the branch it names, no more
     ("submodule.recurse", "false"),
     ("diff.ignoreSubmodules", "all"),  # status and diff would run git in each submodule
     # Files a configuration may name anywhere on the machine, which git would read (or
