@@ -50,14 +50,13 @@ async def checked_remote(git: Git, remote: str) -> bool:
     """
     plain(remote, "remote")
     await check_network_settings(git)
-    for legacy in ("remotes", "branches"):
-        # Read beside .git/config, with fetch mappings of their own (`Pull: +main:main`).
-        if os.path.lexists(os.path.join(git.repo.common_dir, legacy, remote)):
-            raise GitError(
-                f"Remote {remote!r} is described in .git/{legacy}/{remote}, an old form whose"
-                " mappings could overwrite this repository's branches: refused. Describe it"
-                " in .git/config (git remote add) instead."
-            )
+    old_file = described_in_old_files(git.repo.common_dir, remote)
+    if old_file is not None:
+        raise GitError(
+            f"Remote {remote!r} is described in .git/{old_file}, an old form whose mappings"
+            " could overwrite this repository's branches: refused. Describe it in"
+            " .git/config (git remote add) instead."
+        )
     result = await git.run(["remote"])
     if remote not in result.text.split():
         raise GitError(f"No remote named {remote!r}; remotes: {result.text.split() or 'none'}")
@@ -105,6 +104,18 @@ async def _urls(git: Git, remote: str) -> list[str]:
         lines = (await git.run(args)).stdout.split(b"\n")
         urls += [os.fsdecode(line) for line in lines if line]
     return urls
+
+
+def described_in_old_files(common_dir: str, remote: str) -> str | None:
+    """Return the old file describing `remote` (`remotes/<name>`, `branches/<name>`), if any.
+
+    git reads them beside the configuration, with fetch mappings of their own
+    (`Pull: +refs/heads/main:refs/heads/main`), which `check_fetch_settings` does not see.
+    """
+    for folder in ("remotes", "branches"):
+        if os.path.lexists(os.path.join(common_dir, folder, remote)):
+            return f"{folder}/{remote}"
+    return None
 
 
 async def check_network_settings(git: Git) -> None:
