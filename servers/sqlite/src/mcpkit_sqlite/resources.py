@@ -7,6 +7,7 @@ told only when what it would read differs, which is read again only when they ch
 Completion offers the names of databases and tables.
 """
 
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
@@ -144,10 +145,11 @@ async def sample_text(db: Database, table: str, limits: Limits) -> str:
 def content(
     db: Database, table: str, limits: Limits, read: Reader
 ) -> Callable[[], Awaitable[str | None]]:
-    """A fingerprint of what `read` shows of `table`: None once the table is gone.
+    """A fingerprint of what `read` shows of `table` (its digest): None once the table is gone.
 
     It is read again only when the database's versions change, so a poll costs one small
-    query, and a write to another table tells nobody.
+    query, and a write to another table tells nobody. The digest, not the text, is kept:
+    each spelling of a URI is a watch of its own, and a sample may be megabytes.
     """
     seen: tuple[tuple[int, int], str | None] | None = None
 
@@ -156,7 +158,8 @@ def content(
         versions = await schema.versions(db)
         if seen is None or seen[0] != versions:
             gone = table not in await schema.table_names(db)
-            seen = versions, None if gone else await read(db, table, limits)
+            text = None if gone else await read(db, table, limits)
+            seen = versions, None if text is None else hashlib.sha256(text.encode()).hexdigest()
         return seen[1]
 
     return fingerprint
