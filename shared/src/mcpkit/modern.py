@@ -11,6 +11,8 @@ nothing from earlier requests. What else the era changes lives here too:
 - a missing resource is -32602, as the era says (-32002 is gone).
 """
 
+import hashlib
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NamedTuple, NoReturn, get_args
 
@@ -108,8 +110,8 @@ class Inputs:
     """The answers a request brought for its handler's questions, and the next question.
 
     Questions are keyed as the handler names them (`ctx.ask_together`), else numbered in the
-    order it asks them, which is the same on every attempt of the same request; the answers
-    of earlier attempts come from `requestState`.
+    order asked, with the question's digest: a question changed since (it names what would
+    change) is asked again. Earlier attempts' answers come from `requestState`.
     """
 
     def __init__(self, method: str, answers: dict[str, Any]) -> None:
@@ -127,13 +129,19 @@ class Inputs:
         if self.method not in ASKING_METHODS:
             raise ClientRequestError(f"{self.method} cannot ask the client for input")
         self._asked += 1
-        key = INPUT_KEY.get() or f"input-{self._asked}"
+        key = INPUT_KEY.get() or f"input-{self._asked}-{_digest(method, params)}"
         answer = self.answers.get(key)
         if answer is None:
             raise InputRequired({key: {"method": method, "params": params}}, self.answers)
         if not isinstance(answer, dict):
             raise InvalidParams(f"inputResponses[{key!r}] must be an object")
         return answer  # pyright: ignore[reportUnknownVariableType]
+
+
+def _digest(method: str, params: dict[str, Any]) -> str:
+    """A short digest of a question: its method and parameters."""
+    asked = json.dumps([method, params], sort_keys=True, default=str).encode("utf-8", "replace")
+    return hashlib.sha256(asked).hexdigest()[:12]
 
 
 def gather_answers(states: RequestStates, method: str, params: dict[str, Any]) -> dict[str, Any]:

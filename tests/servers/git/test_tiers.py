@@ -89,8 +89,13 @@ async def test_a_declined_confirmation_changes_nothing(repos: Repos) -> None:
         asked.append(params["message"])
         return {"action": "decline"}
 
+    (repos.repo / "b.txt").write_text("set aside\n")
+    git(repos.repo, "stash", "push", "-q", "-m", "aside")
     (repos.repo / "a.txt").write_text("precious\n")
     git(repos.repo, "tag", "keep")
+    first = git(repos.repo, "rev-parse", "--short=12", "HEAD~1").strip()
+    head = git(repos.repo, "rev-parse", "--short=12", "HEAD").strip()
+    stashed = git(repos.repo, "rev-parse", "--short=7", "stash@{0}").strip()
     path = str(repos.repo)
     tiers = Tiers(history_rewrite=True)
     async with repos.serve(tiers=tiers, handlers={"elicitation/create": decline}) as client:
@@ -110,19 +115,24 @@ async def test_a_declined_confirmation_changes_nothing(repos: Repos) -> None:
                 )
                 for mode in ("soft", "mixed")
             ],
+            await client.call_tool("git_stash", {"repo_path": path, "action": "drop"}),
         ]
     assert all(result["isError"] is True for result in results)
-    # Each question names what would go: the same question had asked for any target.
+    # Each question names what would go, by commit: the same question had asked for any
+    # target, and a retry that found another stash on top dropped it unasked.
     assert asked == [
-        f"Discard every uncommitted change in {repos.repo}, and move the branch to HEAD~1?",
+        f"Discard every uncommitted change in {repos.repo}, and move the branch to"
+        f" HEAD~1 ({first})?",
         f"Discard changes to a.txt in {repos.repo}, for their content at HEAD~1?",
-        f"Delete tag 'keep' in {repos.repo}?",
-        f"Move the branch in {repos.repo} to HEAD~1 (soft reset)?",
-        f"Move the branch in {repos.repo} to HEAD~1 (mixed reset)?",
+        f"Delete tag 'keep' (at {head}) in {repos.repo}?",
+        f"Move the branch in {repos.repo} to HEAD~1 ({first}) (soft reset)?",
+        f"Move the branch in {repos.repo} to HEAD~1 ({first}) (mixed reset)?",
+        f"Drop stash@{{0}} ({stashed}: On main: aside) in {repos.repo}?",
     ]
     assert (repos.repo / "a.txt").read_text() == "precious\n"
     assert git(repos.repo, "tag").split() == ["keep"]
     assert git(repos.repo, "rev-parse", "HEAD") == git(repos.repo, "rev-parse", "keep")
+    assert "aside" in git(repos.repo, "stash", "list")
 
 
 async def test_an_accepted_confirmation_changes_once(repos: Repos) -> None:

@@ -6,6 +6,7 @@ and push. None is listed with `--read-only`. A destructive change asks the user 
 when the client can show a form (ask, then change: a retry never does the work twice).
 """
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from mcpkit import Context, Param, Server, ToolAnnotations, ToolError
@@ -95,11 +96,7 @@ def register_change_tools(app: Server, tiers: Tiers) -> None:
         rewrites = mode != "mixed" or target != "HEAD"
         if rewrites and not tiers.history_rewrite:
             raise ToolError("Only unstaging is allowed; the operator did not allow history rewrite")
-        if mode == "hard":
-            moved = "" if target == "HEAD" else f", and move the branch to {target}"
-            await confirm(ctx, f"Discard every uncommitted change in {git.repo.path}{moved}?")
-        elif target != "HEAD" and not paths:  # the commits after it leave the branch
-            await confirm(ctx, f"Move the branch in {git.repo.path} to {target} ({mode} reset)?")
+        target = await confirm_reset(ctx, git, mode, target, paths)
         return await changing.reset(git, mode=mode, target=target, paths=paths)
 
     @app.tool(
@@ -180,8 +177,8 @@ def register_more_tools(app: Server) -> None:
     ) -> changing.Done:
         """Set changes aside (push), bring them back (pop, apply), drop, list or show them."""
         git = await writable(repos, ctx, repo_path)
-        if action == "drop":
-            await confirm(ctx, f"Drop {ref or 'the latest stash (stash@{0})'} in {git.repo.path}?")
+        if action == "drop":  # named by commit: a stash made since is asked about again
+            await confirm(ctx, f"Drop {await changing.stash_named(git, ref)} in {git.repo.path}?")
         return await changing.stash(
             git, action, message=message, include_untracked=include_untracked, ref=ref
         )
@@ -198,9 +195,35 @@ def register_more_tools(app: Server) -> None:
     ) -> changing.Done:
         """List tags, create one at a commit, or delete one."""
         git = await writable(repos, ctx, repo_path)
-        if action == "delete":
-            await confirm(ctx, f"Delete tag {name!r} in {git.repo.path}?")
+        if action == "delete" and name is not None:  # named by what it points at
+            at = await git.revision(f"refs/tags/{name}", what="tag", peel="")
+            await confirm(ctx, f"Delete tag {name!r} (at {at[:12]}) in {git.repo.path}?")
         return await changing.tag(git, action, name=name, message=message, target=target)
+
+
+async def confirm_reset(
+    ctx: Context, git: Git, mode: str, target: str, paths: Sequence[str] | None
+) -> str:
+    """Ask before a reset that discards changes or moves the branch; return what to reset to.
+
+    A branch moved is moved to the commit the question names (a retry that finds the target
+    elsewhere asks again).
+
+    Raises:
+        ToolError: the user did not confirm.
+        GitError: the target names no commit.
+    """
+    moves = target != "HEAD" and not paths  # the commits after the target leave the branch
+    shown = target
+    if moves:
+        target = await git.revision(target, what="target")
+        shown = f"{shown} ({target[:12]})"
+    if mode == "hard":
+        moved = f", and move the branch to {shown}" if moves else ""
+        await confirm(ctx, f"Discard every uncommitted change in {git.repo.path}{moved}?")
+    elif moves:
+        await confirm(ctx, f"Move the branch in {git.repo.path} to {shown} ({mode} reset)?")
+    return target
 
 
 def register_remote_tools(app: Server) -> None:

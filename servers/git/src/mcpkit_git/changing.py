@@ -137,12 +137,7 @@ async def stash(
     ref: str | None = None,
 ) -> Done:
     """Stash changes (`push`), bring them back (`pop`, `apply`), `drop`, `list` or `show`."""
-    entry: list[str] = []
-    if ref is not None:
-        number = ref.removeprefix("stash@{").removesuffix("}")
-        if not (number.isascii() and number.isdecimal() and len(number) < 10):
-            raise GitError("ref must be a stash entry such as stash@{0}")
-        entry = [f"stash@{{{int(number)}}}"]
+    entry = [stash_entry(ref)] if ref is not None else []
     if action == "push":
         args = ["stash", "push"]
         if include_untracked:
@@ -158,6 +153,32 @@ async def stash(
     # No literal pathspecs: stash cleans with a pathspec of its own (and takes none of ours).
     result = await git.run(args, literal=False)
     return await done(git, result.text or f"stash {action}: done")
+
+
+def stash_entry(ref: str | None) -> str:
+    """Return the stash entry `ref` names (default: the latest), as git is given it.
+
+    Raises:
+        GitError: it is not a stash entry such as stash@{0}.
+    """
+    number = (ref or "stash@{0}").removeprefix("stash@{").removesuffix("}")
+    if not (number.isascii() and number.isdecimal() and len(number) < 10):
+        raise GitError("ref must be a stash entry such as stash@{0}")
+    return f"stash@{{{int(number)}}}"
+
+
+async def stash_named(git: Git, ref: str | None) -> str:
+    """Return a stash entry as a question names it: its ref, commit and message.
+
+    Raises:
+        GitError: there is no such entry.
+    """
+    entry = stash_entry(ref)
+    args = ["log", "-1", "--no-walk", "--format=%h: %s", "--end-of-options", entry]
+    shown = await git.run(args, check=False)
+    if shown.status != 0:
+        raise GitError(f"There is no stash entry {entry}")
+    return f"{entry} ({shown.text.strip()})"
 
 
 async def tag(
