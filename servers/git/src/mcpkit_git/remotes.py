@@ -11,9 +11,9 @@ fsmonitor and the like stay off), and a push never checks files out (a checkout 
 that repository's filters). A branch is a name, never a refspec: `+main` would force and
 `:main` delete, which the tools promise never to do; a push always names what it pushes
 where (`push_refspec`), so that no mapping of the repository's applies, and a fetch
-refuses a mapping that writes outside `refs/remotes/` (`check_fetch_settings`). A proxy
-or TLS files the repository's own configuration sets are refused
-(`check_network_settings`).
+refuses a mapping that writes outside `refs/remotes/` (`check_fetch_settings`), as it
+refuses a remote described in the old `.git/remotes/` files. A proxy, TLS files or fsck
+skip lists the repository's own configuration sets are refused (`check_network_settings`).
 """
 
 import os
