@@ -6,7 +6,7 @@ a commit, checkout, stage or branch made by another process, or (status) an edit
 tracked or untracked file; an edit to an ignored file changes no status, so it tells
 nobody. The work tree is followed by file events, except the directories git ignores;
 the git directory (HEAD, the index, refs, packed-refs) by a cheap poll of its files'
-stat; git is asked again only when those change.
+stat (`gitfiles`); git is asked again only when those change.
 """
 
 import hashlib
@@ -26,6 +26,7 @@ from mcpkit.work import run
 from . import reading
 from .access import Repositories
 from .errors import GitError
+from .gitfiles import GitFiles
 from .repo import Git
 
 STATUS = "git://{repo}/status"
@@ -151,7 +152,8 @@ def watcher(read: Reader, *, work_tree: bool) -> Callable[..., Coroutine[Any, An
         git = await repos.open_unbound(repo)
         # What was read is kept as its digest: a log of one 7 MB message, watched under 256
         # spellings of the URI, held 1.8 GB.
-        seen: list[Any] = [await run(git_files, git), _digest(await read(git)), 0]
+        files = GitFiles(git)
+        seen: list[Any] = [await run(files.stamps), _digest(await read(git)), 0]
 
         async def differs() -> bool:
             nonlocal git
@@ -174,9 +176,9 @@ def watcher(read: Reader, *, work_tree: bool) -> Callable[..., Coroutine[Any, An
 
         async def changes() -> int:
             """A count of the changes seen through the git files (each told once)."""
-            files = await run(git_files, git)
-            if files != seen[0]:
-                seen[0] = files
+            stamps = await run(files.stamps)
+            if stamps != seen[0]:
+                seen[0] = stamps
                 if work is not None:
                     # The index or info/exclude may have changed what git ignores.
                     await work.walk_again()
@@ -235,23 +237,6 @@ async def ignored(git: Git, directories: Sequence[Path]) -> list[Path]:
 def holding_git(directories: Sequence[Path]) -> list[Path]:
     """Return those of `directories` that hold a `.git` (a repository of their own)."""
     return [d for d in directories if os.path.lexists(d / ".git")]
-
-
-def git_files(git: Git) -> list[tuple[str, int, int]]:
-    """The stat of what a commit, checkout, stage or branch changes in the git directory."""
-    found: list[tuple[str, int, int]] = []
-    paths = [os.path.join(git.repo.git_dir, name) for name in ("HEAD", "index")]
-    # info/exclude changes no status, but what git ignores: the work tree is walked again.
-    paths += [os.path.join(git.repo.common_dir, name) for name in ("packed-refs", "info/exclude")]
-    for directory, _, files in os.walk(os.path.join(git.repo.common_dir, "refs")):
-        paths += [os.path.join(directory, name) for name in files]
-    for path in paths:
-        try:
-            info = os.stat(path)
-        except OSError:
-            continue
-        found.append((path, info.st_mtime_ns, info.st_size))
-    return found
 
 
 def register_completions(app: Server) -> None:
