@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 from .denied_trees import holds_denied, refuse_denied_landing
 from .errors import AccessDenied, FsError, explain
-from .files import require_writable
+from .files import open_directory, require_writable
 from .listing import entry_type
 from .locks import changing
 from .lookup import DIR_FLAGS, Place
@@ -232,8 +232,7 @@ def _refuse_links_led_out(src: Place, dst: Place, status: os.stat_result) -> Non
             raise FsError(f"{src.shown} is a link that would lead outside from {dst.shown}.")
     if not stat.S_ISDIR(status.st_mode):
         return
-    with naming(src.root, src.relative):
-        fd = os.open(src.name, DIR_FLAGS, dir_fd=src.dir_fd)
+    fd = open_directory(src)
     try:
         link = link_led_out_by_move(src, fd, dst)
     finally:

@@ -27,9 +27,7 @@ async def check_ignore_revs(git: Git) -> None:
     Raises:
         GitError: one is outside (or in a home directory, `~`).
     """
-    # Values end with NUL (-z): a name may hold a line break, which splits nothing for git.
-    listed = await git.run(["config", "-z", "--get-all", "blame.ignoreRevsFile"], check=False)
-    for name in map(os.fsdecode, listed.stdout.split(b"\0")[:-1]):
+    for name in await git.config_values("blame.ignoreRevsFile"):
         if _outside(git, name):
             raise GitError(
                 f"This repository's blame.ignoreRevsFile is {name!r}, outside"

@@ -95,8 +95,7 @@ async def _urls(git: Git, remote: str) -> list[str]:
             `.` and the rest where git uses `./.<LF>`, a link to anywhere.
     """
     for key in ("url", "pushurl"):
-        raw = await git.run(["config", "-z", "--get-all", f"remote.{remote}.{key}"], check=False)
-        if b"\n" in raw.stdout:
+        if any("\n" in url for url in await git.config_values(f"remote.{remote}.{key}")):
             raise GitError(f"Remote {remote!r} has a URL that holds a line break: refused")
     urls: list[str] = []
     for push in (False, True):
@@ -197,8 +196,7 @@ async def check_fetch_settings(git: Git, remote: str) -> None:
     Raises:
         GitError: a mapping writes elsewhere.
     """
-    raw = await git.run(["config", "-z", "--get-all", f"remote.{remote}.fetch"], check=False)
-    for spec in map(os.fsdecode, raw.stdout.split(b"\0")[:-1]):
+    for spec in await git.config_values(f"remote.{remote}.fetch"):
         destination = spec.partition(":")[2].strip()
         # `^...` excludes; no destination writes FETCH_HEAD alone
         if spec.startswith("^") or not destination or destination.startswith("refs/remotes/"):

@@ -74,6 +74,14 @@ class Git:
         except (OSError, ValueError) as exc:  # too long, a NUL, a lone surrogate
             raise GitError(f"git cannot be given these arguments: {exc}") from None
 
+    async def config_values(self, key: str) -> list[str]:
+        """Return every value of configuration `key`, each whole, as the bytes git uses.
+
+        Read NUL-separated: a value may hold a line break, which splits nothing for git.
+        """
+        listed = await self.run(["config", "-z", "--get-all", key], check=False)
+        return [os.fsdecode(value) for value in listed.stdout.split(b"\0")[:-1]]
+
     async def revision(self, rev: str, *, what: str = "revision", peel: str = "commit") -> str:
         """Return the object name `rev` resolves to (peeled to a `peel`, if given).
 
