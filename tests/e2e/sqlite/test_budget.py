@@ -23,7 +23,7 @@ from e2e.sqlite.helpers import (
     structured,
     text_of,
 )
-from mcpkit_sqlite.database import STOP_GRACE
+from mcpkit_sqlite.session import STOP_GRACE
 
 UNSTOPPABLE = "SELECT length(trim(printf('%.*c', 400000, 'a'), printf('%.*c', 200000, 'b') || 'a'))"
 """A query of one step that takes minutes: trim() compares each character of one text with

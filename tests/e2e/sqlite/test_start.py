@@ -18,7 +18,7 @@ from e2e.http_wire import free_port
 from e2e.sqlite.helpers import MCP_SQLITE, make_shop
 from e2e.sqlite.test_budget import UNSTOPPABLE
 from mcpkit.connection import END_GRACE
-from mcpkit_sqlite.database import STOP_GRACE
+from mcpkit_sqlite.session import STOP_GRACE
 
 LIMIT = 10.0
 """Seconds a server that should stop at start is given before it is killed."""

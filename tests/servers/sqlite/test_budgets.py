@@ -11,11 +11,11 @@ import time
 import anyio
 import pytest
 
-from mcpkit_sqlite import database
 from mcpkit_sqlite.config import DatabaseSpec
-from mcpkit_sqlite.database import MAX_GIVEN_UP, Database, Session
+from mcpkit_sqlite.database import Database
 from mcpkit_sqlite.errors import SqliteError
 from mcpkit_sqlite.memo import MAX_INSIGHTS, Memo
+from mcpkit_sqlite.session import MAX_GIVEN_UP, STOP_GRACE, Session
 from servers.sqlite.conftest import Files, text_of
 
 ONE_LONG_STEP = "SELECT pause(1.0)"  # a function call: SQLite checks nothing until it returns
@@ -115,7 +115,7 @@ async def test_a_commit_that_ends_past_the_deadline_is_reported_done(
 async def test_a_statement_that_will_not_stop_is_given_up_and_the_database_serves_on(
     files: Files, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(database, "STOP_GRACE", 0.3)
+    monkeypatch.setattr("mcpkit_sqlite.session.STOP_GRACE", 0.3)
     db = await open_with_pause(files)
     try:
         took: list[float] = []
@@ -141,7 +141,7 @@ async def test_a_statement_that_will_not_stop_is_given_up_and_the_database_serve
 async def test_a_write_given_up_on_keeps_nothing_and_leaves_no_lock(
     files: Files, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(database, "STOP_GRACE", 0.3)
+    monkeypatch.setattr("mcpkit_sqlite.session.STOP_GRACE", 0.3)
     db = await open_with_pause(files, writable=True)
     try:
         with pytest.raises(SqliteError, match="nothing it does is kept"):
@@ -176,7 +176,7 @@ async def test_a_write_waits_a_moment_for_another_process_s_lock_then_says_so(
         other.close()
         await db.close()
     # An interrupt does not end the wait: it must end before a statement is given up.
-    assert took < database.STOP_GRACE
+    assert took < STOP_GRACE
 
 
 async def test_a_statement_waiting_for_a_busy_connection_gives_up_at_its_deadline(

@@ -9,8 +9,9 @@ import pytest
 
 from mcpkit.testing import RPCError
 from mcpkit_sqlite import schema
-from mcpkit_sqlite.database import LOCK_WAIT, Database
+from mcpkit_sqlite.database import Database
 from mcpkit_sqlite.resources import LIST_INTERVAL
+from mcpkit_sqlite.session import LOCK_WAIT
 from servers.sqlite.conftest import Files
 
 

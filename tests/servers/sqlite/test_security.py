@@ -275,6 +275,21 @@ async def test_a_read_after_a_writer_stopped_mid_transaction_says_what_happened(
     assert "rollback journal left by a writer" in text_of(read)
 
 
+async def test_a_read_after_a_writer_stopped_mid_transaction_is_answered_under_write(
+    files: Files,
+) -> None:
+    # With --write the server holds a connection that may undo the journal: the read
+    # failed all the same, telling the model to do what the operator had done.
+    async with files.serve(write=True) as client:
+        stop_mid_transaction(files.main, "UPDATE blobs SET data = randomblob(400000)")
+        read = await client.call_tool("read_query", {"query": "SELECT length(data) FROM blobs"})
+        assert not read.get("isError"), text_of(read)
+        assert read["structuredContent"]["rows"] == [[3], [200000]]  # as before that writer
+        tables = await client.call_tool("list_tables", {})
+        assert not tables.get("isError"), text_of(tables)
+    assert not files.main.with_name("main.db-journal").exists()
+
+
 async def test_a_write_to_a_database_file_replaced_meanwhile_says_so(files: Files) -> None:
     # SQLite's word for a file replaced under an open connection is "attempt to write a
     # readonly database": the model was told the database was read-only.

@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run mcp-sqlite until the client disconnects; exit with status 2 on a bad configuration."""
     cli.main(configured_server, make_parser(), argv=argv, config_hint=CONFIG_HINT)
     if threads_left():
-        # A statement given up on (database.STOP_GRACE) may run for hours yet: exit without
+        # A statement given up on (session.STOP_GRACE) may run for hours yet: exit without
         # waiting for it. The system closes its files; SQLite's journal undoes its writes.
         os._exit(0)
 
