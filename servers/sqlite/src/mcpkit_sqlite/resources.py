@@ -72,8 +72,8 @@ def register_resources(app: Server) -> None:
             where = quote(name, safe="")  # a name may hold /, ?, # or %: each is encoded
             listed.append(Resource(uri=SCHEMA.format(database=where), name=f"{name} schema"))
             for table in await schema.table_names(db):
-                if "\ufffd" in table:  # a name not UTF-8, read with U+FFFD: no URI names it
-                    continue
+                if not table or "\ufffd" in table:  # '', or not UTF-8 (read with U+FFFD):
+                    continue  # no URI names it
                 uri = TABLE.format(database=where, table=quote(table, safe=""))
                 listed.append(Resource(uri=uri, name=table))
         return listed
