@@ -18,7 +18,7 @@ async def test_each_tier_lists_its_tools(gits: GitServers, era: Era, jail: Path)
         async with gits.open(era, "-r", str(jail), *flags) as link:
             with anyio.fail_after(10):
                 listed.append(set(await tools_of(link.peer)))
-    assert listed == [READ, READ | LOCAL, READ | LOCAL | REMOTE]
+    assert listed == [READ, READ | LOCAL, READ | LOCAL | REMOTE | {"git_rebase"}]
 
 
 async def test_status_log_add_commit(gits: GitServers, era: Era, jail: Path) -> None:
@@ -113,6 +113,7 @@ async def test_every_tool_once(gits: GitServers, era: Era, jail: Path) -> None:
         ("git_commit", {"message": "more"}),
         ("git_create_branch", {"branch_name": "side"}),
         ("git_checkout", {"branch_name": "side"}),
+        ("git_rebase", {"upstream": "main"}),
         ("git_tag", {"action": "create", "name": "v1"}),
         ("git_restore", {"paths": ["a.txt"], "staged": True}),
         ("git_stash", {"action": "list"}),

@@ -46,6 +46,9 @@ async def test_each_tier_lists_its_tools(repos: Repos) -> None:
     assert await names(repos, Tiers(read_only=True, remote=True)) == READ_TOOLS
     assert await names(repos, Tiers()) == READ_TOOLS | LOCAL_TOOLS
     assert await names(repos, Tiers(remote=True)) == READ_TOOLS | LOCAL_TOOLS | REMOTE_TOOLS
+    assert await names(repos, Tiers(history_rewrite=True)) == READ_TOOLS | LOCAL_TOOLS | {
+        "git_rebase"
+    }
 
 
 async def test_push_has_no_plain_force(repos: Repos) -> None:

@@ -1,8 +1,8 @@
 """mcp-git's tools that change a repository, by tier.
 
 The default tier changes the local repository (stage, commit, branch, switch, restore,
-stash, tag); `history_rewrite` adds hard resets and amending; `remote` adds fetch, pull
-and push. None is listed with `--read-only`. A destructive change asks the user first
+stash, tag); `history_rewrite` adds hard resets, amending and rebasing; `remote` adds
+fetch, pull and push. None is listed with `--read-only`. A destructive change asks the user first
 when the client can show a form (ask, then change: a retry never does the work twice).
 """
 
@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from mcpkit import Context, Param, Server, ToolAnnotations, ToolError
 
-from . import changing, render
+from . import changing, rebasing, render
 from .access import Repositories, Tiers, confirm, progress
 from .read_tools import Paths, RepoPath
 from .repo import Git
@@ -133,6 +133,8 @@ def register_change_tools(app: Server, tiers: Tiers) -> None:
         return await changing.checkout(git, branch_name, create=create, start_point=start_point)
 
     register_more_tools(app)
+    if tiers.history_rewrite:
+        register_rebase_tool(app)
     if tiers.remote:
         register_remote_tools(app)
 
@@ -199,6 +201,46 @@ def register_more_tools(app: Server) -> None:
             at = await git.revision(f"refs/tags/{name}", what="tag", peel="")
             await confirm(ctx, f"Delete tag {name!r} (at {at[:12]}) in {git.repo.path}?")
         return await changing.tag(git, action, name=name, message=message, target=target)
+
+
+def register_rebase_tool(app: Server) -> None:
+    """Register git_rebase (--allow-history-rewrite)."""
+
+    @app.tool(
+        title="Rebase",
+        annotations=annotations(destructive=True, idempotent=False),
+        text=render.done,
+    )
+    async def git_rebase(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        upstream: Annotated[
+            str | None, Param(description="The commit to replay the branch after, e.g. main")
+        ] = None,
+        onto: Annotated[str | None, Param(description="Replay onto this instead")] = None,
+        action: Annotated[
+            Literal["start", "continue", "skip", "abort"],
+            Param(description="continue, skip or abort a rebase stopped by conflicts"),
+        ] = "start",
+    ) -> rebasing.Rebased:
+        """Replay the current branch's commits onto `upstream`; go on with one that stopped."""
+        git = await writable(repos, ctx, repo_path)
+        if action == "start":  # asked by commit: a retry that finds them moved asks again
+            planned = await rebasing.plan(git, upstream, onto)
+            after = f"after {upstream} ({planned.upstream[:12]})"
+            where = "" if onto is None else f" onto {onto} ({planned.onto[:12]})"
+            await confirm(
+                ctx,
+                f"Rewrite {planned.branch} in {git.repo.path}: replay its {planned.commits}"
+                f" commits {after}{where}?",
+            )
+            return await rebasing.start(git, planned)
+        rebasing.check_under_way(git)  # before anyone is asked
+        if action != "continue":
+            lost = "the commit it stopped at" if action == "skip" else "what it has done"
+            await confirm(ctx, f"{action.title()} the rebase in {git.repo.path}, dropping {lost}?")
+        return await rebasing.step(git, action)
 
 
 async def confirm_reset(

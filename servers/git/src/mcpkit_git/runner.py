@@ -52,6 +52,7 @@ INERT_CONFIG: tuple[tuple[str, str], ...] = (
     ("gc.auto", "0"),
     ("fetch.recurseSubmodules", "false"),
     ("push.followTags", "false"),  # a push sends the branch it names, no more
+    ("rebase.updateRefs", "false"),  # a rebase moves its own branch, no other
     ("submodule.recurse", "false"),
     ("diff.ignoreSubmodules", "all"),  # status and diff would run git in each submodule
     # Files a configuration may name anywhere on the machine, which git would read (or
