@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from typing_extensions import TypedDict
 
+from .changing import head
 from .errors import GitError
 from .process import Result
 from .reading import DIFF_OPTIONS
@@ -96,24 +97,18 @@ async def outcome(git: Git, result: Result) -> Rebased:
         GitError: it failed and no rebase is under way (git's message).
     """
     said = "\n".join(part for part in (result.text.strip(), result.error) if part)
-    head = (await git.run(["rev-parse", "--verify", "--quiet", "HEAD"], check=False)).text
+    now = await head(git)
     if not under_way(git.repo.git_dir):
         if result.status != 0:
             raise GitError(said or "git rebase failed")
-        done = said or "Rebased"
-        return Rebased(message=done, head=head.strip() or None, stopped=False, conflicts=[])
+        return Rebased(message=said or "Rebased", head=now, stopped=False, conflicts=[])
     listed = await git.run(["diff", *DIFF_OPTIONS, "--name-only", "--diff-filter=U", "-z"])
     conflicts = [os.fsdecode(name) for name in listed.stdout.split(b"\0")[:-1]]
     advice = (
         "The rebase stopped. Resolve the conflicts, stage the files with git_add, then call"
         " git_rebase with action 'continue'; or 'skip' this commit, or 'abort' to go back."
     )
-    return Rebased(
-        message=f"{said}\n{advice}".strip(),
-        head=head.strip() or None,
-        stopped=True,
-        conflicts=conflicts,
-    )
+    return Rebased(message=f"{said}\n{advice}".strip(), head=now, stopped=True, conflicts=conflicts)
 
 
 def under_way(git_dir: str) -> bool:
