@@ -6,6 +6,7 @@ cannot spell, and transports a repository re-enables.
 """
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -166,3 +167,70 @@ async def test_a_partial_clone_is_refused_before_git_could_fetch_on_its_own(
         assert result["isError"] is True
         assert "partial clone" in text_of(result)
     assert not repos.marker.exists()
+
+
+def branch_with_link(repo: Path, path: str, target: Path) -> str:
+    """Add a branch `planted` whose tree holds `path` as a link to `target`; return its name."""
+    env = {**ENV, "GIT_INDEX_FILE": str(repo / "planted-index")}
+    hashed = ["git", "hash-object", "-w", "--stdin"]
+    blob = subprocess.run(
+        hashed, cwd=repo, env=ENV, input=str(target), capture_output=True, text=True, check=True
+    ).stdout.strip()
+    link = ["update-index", "--add", "--cacheinfo", f"120000,{blob},{path}"]
+    for args in (["read-tree", "main"], link):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True)
+    tree = subprocess.run(
+        ["git", "write-tree"], cwd=repo, env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (repo / "planted-index").unlink()
+    commit = git(repo, "commit-tree", "-p", "main", "-m", "planted", tree).strip()
+    git(repo, "update-ref", "refs/heads/planted", commit)
+    return "planted"
+
+
+async def test_a_git_directory_a_work_tree_could_write_into_is_refused(repos: Repos) -> None:
+    # A branch holding gd/logs/HEAD as a link to a file outside: checked out, git wrote the
+    # link into its own directory and appended its reflog (the branch's name) through it.
+    victim = repos.outside / "victim.sh"
+    inner = make_repo(repos.folder / "inner")  # .git is a file naming gd, in the work tree
+    os.rename(inner / ".git", inner / "gd")
+    (inner / ".git").write_text("gitdir: gd\n")
+    branch_with_link(inner, "gd/logs/HEAD", victim)
+    shutil.rmtree(inner / "gd" / "logs")
+    itself = make_repo(repos.folder / "itself")  # its work tree is its git directory
+    git(itself, "config", "core.worktree", str(itself / ".git"))
+    neighbour = make_repo(repos.folder / "neighbour")  # its git directory in inner's tree
+    os.rename(neighbour / ".git", inner / "ngit")
+    (neighbour / ".git").write_text(f"gitdir: {inner / 'ngit'}\n")
+    async with repos.serve() as client:
+        results = [
+            await client.call_tool(tool, {"repo_path": name, **arguments})
+            for name in ("inner", "itself", "neighbour")
+            for tool, arguments in (
+                ("git_status", {}),
+                ("git_checkout", {"branch_name": "planted"}),
+                ("git_commit", {"message": "appended outside", "allow_empty": True}),
+            )
+        ]
+    assert [result.get("isError") for result in results] == [True] * 9
+    assert "mcp-git refuses such repositories" in text_of(results[0])
+    assert "lies in a git directory" in text_of(results[3])
+    assert not victim.exists()
+    assert repos.outside_listing() == ["secret.txt"]
+
+
+async def test_linked_worktrees_and_absorbed_submodules_are_served(repos: Repos) -> None:
+    git(repos.repo, "worktree", "add", "-q", str(repos.folder / "wt"), "-b", "side")
+    absorbed = make_repo(repos.repo / "vendored")  # its git directory moves to .git/modules
+    allowed = ("-c", "protocol.file.allow=always")
+    git(repos.repo, *allowed, "submodule", "add", "-q", str(absorbed), "vendored")
+    git(repos.repo, "submodule", "absorbgitdirs")
+    assert (repos.repo / ".git" / "modules" / "vendored").is_dir()
+    async with repos.serve() as client:
+        results = [
+            await client.call_tool("git_status", {"repo_path": str(path)})
+            for path in (repos.repo, repos.folder / "wt", absorbed)
+        ]
+    assert [result.get("isError") for result in results] == [None, None, None], [
+        text_of(result) for result in results
+    ]

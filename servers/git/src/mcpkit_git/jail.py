@@ -5,7 +5,8 @@ every object store it borrows from (alternates) are all inside one allowed place
 operator's repositories, as the client's roots narrow them). Git is asked where those
 are, with discovery stopped above the place, so a `.git` file, `core.worktree`, a
 symbolic link or a worktree pointing elsewhere is seen and refused, and so is a link inside
-the git directory (`objects`, `refs`, `logs/HEAD`) that leads out. Bare repositories,
+the git directory (`objects`, `refs`, `logs/HEAD`) that leads out, and a git directory a
+work tree could write into (`check_out_of_reach`). Bare repositories,
 configuration that includes other files, and partial clones (which fetch on their own)
 are refused too; filter, diff and merge drivers and aliases the repository names are
 neutralised by overrides (a name with `=`, which `-c` cannot spell, is refused; remote
@@ -21,6 +22,7 @@ from typing import NamedTuple
 
 from .errors import GitError
 from .runner import INERT_CONFIG, GitFailed, Log, Runner
+from .stores import check_inside, check_out_of_reach, check_stores, is_below
 
 DRIVER_KEY = re.compile(
     r"^(filter\.(?P<filter>.+)\.(clean|smudge|process)"
@@ -40,10 +42,6 @@ URL_HTTP_SAFE = {
 }
 """What `runner.INERT_CONFIG` sets for all URLs, set again for one (which would beat it)."""
 URL_HTTP_KEY = re.compile(rf"^http\..+\.(?P<name>{'|'.join(URL_HTTP_SAFE)})$")
-LOOSE_OBJECTS = re.compile(r"^[0-9a-f]{2}$")
-MAX_ALTERNATE_DEPTH = 5
-MAX_ALTERNATES_BYTES = 64 * 1024
-MAX_CHECKED_ENTRIES = 100_000
 MAX_CACHED = 256
 
 
@@ -56,11 +54,6 @@ class Repository(NamedTuple):
     place: str  # the allowed place that holds it
     read_only: bool
     overrides: tuple[tuple[str, str], ...]  # neutralise the repository's own drivers
-
-
-def is_below(path: str, directory: str) -> bool:
-    """Return whether `path` is `directory` or inside it, comparing whole components."""
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
 def holder(path: str, places: Sequence[tuple[str, bool]]) -> tuple[str, bool] | None:
@@ -131,92 +124,6 @@ def driver_overrides(keys: Sequence[str], *, hooks: bool) -> tuple[tuple[str, st
     return tuple(dict.fromkeys(overrides))
 
 
-def alternates_problem(objects: str, place: str, depth: int = 0) -> str | None:
-    """Return what is wrong with the object stores `objects` borrows (recursively), or None.
-
-    Quoted entries, which git unquotes C-style (an octal escape can hide a slash), are
-    refused rather than read the way git reads them.
-    """
-    try:
-        text = read_small_file(os.path.join(objects, "info", "alternates"))
-    except OSError as exc:
-        return f"has an alternates file mcp-git cannot use ({exc.strerror})"
-    for line in (text or "").split("\n"):
-        entry = line.strip()
-        if not entry or entry.startswith("#"):
-            continue
-        if entry.startswith('"'):
-            return f"borrows objects from a quoted path ({entry[:80]}), which mcp-git refuses"
-        real = os.path.realpath(os.path.join(objects, entry))
-        if not is_below(real, place) or depth >= MAX_ALTERNATE_DEPTH:
-            return f"borrows objects from {real}, outside {place}"
-        deeper = alternates_problem(real, place, depth + 1)
-        if deeper is not None:
-            return deeper
-    return None
-
-
-def read_small_file(path: str) -> str | None:
-    """Return the text of the regular file at `path`, None if there is none.
-
-    It is opened without waiting and looked at before it is read: a FIFO would block
-    the event loop for good, and `/dev/zero` or a sparse file would fill the memory.
-
-    Raises:
-        OSError: it cannot be read, is not a regular file, or is over MAX_ALTERNATES_BYTES.
-    """
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    with open(descriptor, "rb") as file:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(0, "not a regular file")
-        if info.st_size > MAX_ALTERNATES_BYTES:
-            raise OSError(0, f"over {MAX_ALTERNATES_BYTES} bytes")
-        return os.fsdecode(file.read(MAX_ALTERNATES_BYTES))
-
-
-def link_outside(git_dir: str, place: str) -> str | None:
-    """Return a symbolic link in `git_dir` that leads outside `place`, or None.
-
-    Git follows links in its directory (`objects`, `refs`, `logs/HEAD`, ...): one that leads
-    elsewhere would let the model read and write another repository, or append to any file.
-    Links within the place are followed and looked into too. Loose objects are not looked
-    at one by one: git checks that each is the object its name says.
-
-    Raises:
-        GitError: the directory holds more than MAX_CHECKED_ENTRIES entries.
-    """
-    pending, seen, count = [git_dir], {git_dir}, 0
-    while pending:
-        directory = pending.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue  # git cannot read it either
-        count += len(entries)
-        if count > MAX_CHECKED_ENTRIES:
-            raise GitError(
-                f"{git_dir} holds over {MAX_CHECKED_ENTRIES} entries (loose objects aside);"
-                " mcp-git checks every one for links that lead outside, and refuses it"
-            )
-        for entry in entries:
-            if entry.is_symlink():
-                real = os.path.realpath(entry.path)
-                if not is_below(real, place):
-                    return entry.path
-                if os.path.isdir(real) and real not in seen:
-                    seen.add(real)
-                    pending.append(real)
-            elif entry.is_dir(follow_symlinks=False) and not (
-                LOOSE_OBJECTS.match(entry.name) and os.path.basename(directory) == "objects"
-            ):
-                pending.append(entry.path)
-    return None
-
-
 def locate(repo_path: str, places: Sequence[tuple[str, bool]]) -> tuple[str, str, bool]:
     """Return the real path of `repo_path`, its place and whether that is read-only.
 
@@ -255,35 +162,8 @@ def check_parts(repo_path: str, shown: str, place: str) -> tuple[str, str, str]:
     top, git_dir, common = (os.path.realpath(line) for line in lines[1:])
     check_inside(repo_path, "work tree", top, place)
     check_stores(repo_path, git_dir, common, place)
+    check_out_of_reach(repo_path, top, git_dir, common, place)
     return top, git_dir, common
-
-
-def check_inside(name: str, what: str, path: str, place: str) -> None:
-    """Raise GitError unless `path`, the `what` of repository `name`, is inside `place`."""
-    if not is_below(path, place):
-        raise GitError(
-            f"{name}: its {what} is {path}, outside {place}; mcp-git refuses repositories"
-            " that reach outside their place (.git file, core.worktree)."
-        )
-
-
-def check_stores(name: str, git_dir: str, common: str, place: str) -> None:
-    """Raise GitError unless repository `name`'s stores all stay inside `place`.
-
-    Its git and common directories, the object stores they borrow, and the links in them.
-    """
-    check_inside(name, "git directory", git_dir, place)
-    check_inside(name, "common dir", common, place)
-    problem = alternates_problem(os.path.join(common, "objects"), place)
-    if problem is not None:
-        raise GitError(f"{name} {problem}")
-    for directory in dict.fromkeys((git_dir, common)):
-        link = link_outside(directory, place)
-        if link is not None:
-            raise GitError(
-                f"{name}: {link} is a link to {os.path.realpath(link)}, outside {place};"
-                " mcp-git refuses repositories that reach outside their place."
-            )
 
 
 SHOW_PARTS = (

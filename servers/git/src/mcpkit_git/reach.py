@@ -13,8 +13,8 @@ import os
 import stat
 
 from .errors import GitError
-from .jail import is_below
 from .repo import Git
+from .stores import is_below
 
 REWRITTEN_STARTS = ("~", "%(", ":(")
 """How a path value starts that git rewrites before it reads the file: the home directory,

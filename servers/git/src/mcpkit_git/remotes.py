@@ -22,9 +22,10 @@ import shlex
 from urllib.parse import unquote
 
 from .errors import GitError
-from .jail import HOOK_KEY, check_stores, driver_overrides, is_below, list_keys
+from .jail import HOOK_KEY, driver_overrides, list_keys
 from .repo import Git, plain
 from .runner import GitFailed, Log, Runner
+from .stores import check_stores, is_below
 
 SKIP_LIST_KEY = re.compile(r"(?:fetch\.|receive\.)?fsck\.skiplist")
 """fsck's skip lists: git reads every value (`-c` cannot undo one), and a line that is no

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import GitError
-from .jail import Repository, is_below
+from .jail import Repository
 from .process import Result, Tick
 from .runner import GitFailed, Log, Runner, TimedOut
+from .stores import is_below
 
 
 def plain(value: str, what: str) -> str:
