@@ -6,6 +6,7 @@ answers through asyncio futures.
 
 import hashlib
 import sqlite3
+import struct
 import subprocess
 import sys
 from collections.abc import AsyncGenerator
@@ -111,6 +112,16 @@ def stop_mid_transaction(database: Path, statement: str) -> None:
     )
     subprocess.run([sys.executable, "-c", writer, str(database), statement], check=True)
     assert Path(f"{database}-journal").stat().st_size > 0
+
+
+def name_super_journal(database: Path, victim: Path) -> None:
+    """End the hot journal of `database` naming `victim` as its super-journal, as a hostile
+    file's journal may: undoing the journal, SQLite deletes the file it names."""
+    name = str(victim).encode()
+    record = struct.pack(">I", 0x40000000 // 4096 + 1) + name  # the page after the lock byte
+    record += struct.pack(">II", len(name), sum(name)) + bytes.fromhex("d9d505f920a163d7")
+    with open(f"{database}-journal", "ab") as journal:
+        journal.write(record)
 
 
 def text_of(result: dict[str, object]) -> str:

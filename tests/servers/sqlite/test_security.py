@@ -14,7 +14,14 @@ import orjson
 import pytest
 
 from mcpkit_sqlite.catalog import Limits
-from servers.sqlite.conftest import CANARY, Files, stop_mid_transaction, text_of
+from mcpkit_sqlite.config import parse_databases
+from servers.sqlite.conftest import (
+    CANARY,
+    Files,
+    name_super_journal,
+    stop_mid_transaction,
+    text_of,
+)
 
 READ_ATTACKS = [
     # writes dressed as reads
@@ -288,6 +295,27 @@ async def test_a_read_after_a_writer_stopped_mid_transaction_is_answered_under_w
         tables = await client.call_tool("list_tables", {})
         assert not tables.get("isError"), text_of(tables)
     assert not files.main.with_name("main.db-journal").exists()
+
+
+async def test_a_journal_naming_another_file_is_never_undone(files: Files) -> None:
+    # Undoing a hot journal, SQLite deletes the super-journal it names unless another journal
+    # still names it: a hostile file's journal named the user's file, and a read deleted it.
+    victim = files.folder.parent / "precious.txt"
+    victim.write_text("the user's\n")
+    stop_mid_transaction(files.main, "UPDATE blobs SET data = randomblob(400000)")
+    name_super_journal(files.main, victim)
+    with pytest.raises(ValueError, match="names another file, which undoing it deletes"):
+        parse_databases([str(files.main)], write=True, create=False)
+    assert victim.exists()
+    files.main.with_name("main.db-journal").rename(files.folder / "later")
+    async with files.serve(write=True) as client:
+        (files.folder / "later").rename(files.main.with_name("main.db-journal"))
+        read = await client.call_tool("read_query", {"query": "SELECT count(*) FROM items"})
+        write = await client.call_tool("write_query", {"query": "DELETE FROM items"})
+    assert victim.read_text() == "the user's\n"
+    for result in (read, write):
+        assert result["isError"] is True
+        assert "will not undo it" in text_of(result)
 
 
 async def test_a_write_to_a_database_file_replaced_meanwhile_says_so(files: Files) -> None:

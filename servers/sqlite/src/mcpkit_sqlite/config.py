@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote
 
-from .errors import HOT_JOURNAL
+from .errors import HOT_JOURNAL, SqliteError
 from .guard import Guard, GuardedConnection
+from .journal import check_journal
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
@@ -76,12 +77,16 @@ def _check(path: str, real: str, *, writes: bool) -> None:
     """
     uri = f"file:{quote(real)}?mode={'rw' if writes else 'ro'}"
     try:
+        if writes:
+            check_journal(real)
         with closing(GuardedConnection(uri, uri=True, guard=Guard(writes=writes))) as database:
             database.execute("SELECT count(*) FROM sqlite_schema").fetchone()
     except sqlite3.Error as exc:
         reason = HOT_JOURNAL if exc.sqlite_errorcode == sqlite3.SQLITE_READONLY_ROLLBACK else exc
         refused = f"{path} is not a SQLite database this server can read: {reason}"
         raise ValueError(refused) from None
+    except SqliteError as exc:
+        raise ValueError(f"{path} cannot be served: {exc}") from None
 
 
 def parse_databases(specs: list[str], *, write: bool, create: bool) -> tuple[DatabaseSpec, ...]:

@@ -21,6 +21,7 @@ import anyio
 
 from .errors import BAD_VALUES, SqliteError, explain, out_of_time
 from .guard import Budget, Guard, GuardedConnection
+from .journal import check_journal
 
 # aiosqlite logs each statement with its bound values at DEBUG: values never reach a log.
 logging.getLogger("aiosqlite").setLevel(logging.INFO)
@@ -159,6 +160,8 @@ class Session:
         A writer's work is a transaction: it never runs twice. A journal is undone once
         per call: another process may stop mid-transaction again, but not forever.
         """
+        if self.guard.writes:  # which undoes a journal a writer that stopped left
+            check_journal(self.path)
         undone = False
         while True:
             try:
