@@ -1,8 +1,10 @@
 """mcp-git's tools through the in-memory client: what each returns, typed and as text."""
 
+import os
 import tracemalloc
 from typing import Any
 
+from mcpkit_git.access import Tiers
 from mcpkit_git.runner import Settings
 from servers.git.conftest import Repos, git, text_of
 
@@ -120,6 +122,29 @@ async def test_diffs_unstaged_staged_and_against_revisions(repos: Repos) -> None
     assert "a.txt" not in text_of(narrow)
     assert bad["isError"] is True
     assert "names no commit" in text_of(bad)
+
+
+async def test_reading_never_writes_the_index(repos: Repos) -> None:
+    # A diff of the work tree refreshed the index when a file's stat alone had changed: it
+    # took index.lock (which a user's own git command then found taken), read-only or not.
+    index = repos.repo / ".git" / "index"
+    before = index.read_bytes(), index.stat().st_mtime_ns
+    os.utime(repos.repo / "a.txt", ns=(1_000_000_000, 1_000_000_000))  # its stat alone
+    (repos.repo / "b.txt").write_text("bravo\nchanged\n")
+    path = str(repos.repo)
+    async with repos.serve(tiers=Tiers(read_only=True)) as client:
+        unstaged = await client.call_tool("git_diff_unstaged", {"repo_path": path})
+        named = await client.call_tool(
+            "git_diff", {"repo_path": path, "target": "HEAD", "name_only": True}
+        )
+        counted = await client.call_tool(
+            "git_diff", {"repo_path": path, "target": "HEAD", "stat": True}
+        )
+        await client.call_tool("git_grep", {"repo_path": path, "pattern": "alpha"})
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+    assert "+changed" in text_of(unstaged)
+    assert "a.txt" not in text_of(unstaged) + text_of(counted)
+    assert text_of(named) == "b.txt\n"
 
 
 async def test_long_output_comes_in_pages(repos: Repos) -> None:

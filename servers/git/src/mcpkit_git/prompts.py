@@ -9,7 +9,7 @@ from typing import Annotated
 
 from mcpkit import Context, Param, Server
 
-from . import reading, render
+from . import pages, reading, render
 from .access import Repositories
 from .resources import complete_ref, complete_repository
 
@@ -40,7 +40,7 @@ def register_prompts(app: Server) -> None:
     async def commit_message(ctx: Context, repos: Repositories, repo_path: RepoArg) -> str:
         """Write a commit message for what is staged."""
         git = await repos.open(ctx, repo_path)
-        staged = await reading.diff(git, staged=True, max_bytes=MAX_PROMPT_BYTES)
+        staged = await pages.diff(git, staged=True, max_bytes=MAX_PROMPT_BYTES)
         if not staged["text"]:
             return f"Nothing is staged in {git.repo.path}: stage changes with git_add first."
         return (
@@ -59,7 +59,7 @@ def register_prompts(app: Server) -> None:
     ) -> str:
         """Review the work tree's changes against a revision."""
         git = await repos.open(ctx, repo_path)
-        changes = await reading.diff(git, target=target or "HEAD", max_bytes=MAX_PROMPT_BYTES)
+        changes = await pages.diff(git, target=target or "HEAD", max_bytes=MAX_PROMPT_BYTES)
         return (
             "Review these changes as a careful colleague: correctness first, then tests,"
             " security, clarity. Quote the lines you comment on; end with what must change"

@@ -10,7 +10,7 @@ from typing_extensions import TypedDict
 
 from mcpkit import Context, Param, Server, ToolAnnotations
 
-from . import parse, reading, render
+from . import pages, parse, reading, render
 from .access import Repositories, progress
 
 READ = ToolAnnotations(
@@ -77,10 +77,10 @@ def register_read_tools(app: Server) -> None:
         stat: bool = False,
         offset: Offset = 0,
         max_bytes: MaxBytes = 100_000,
-    ) -> reading.Page:
+    ) -> pages.Page:
         """Show differences between the working tree (or `source`) and a branch or commit."""
         git = await repos.open(ctx, repo_path)
-        return await reading.diff(
+        return await pages.diff(
             git,
             target=target,
             source=source,
@@ -138,10 +138,10 @@ def register_read_tools(app: Server) -> None:
         stat_only: bool = False,
         offset: Offset = 0,
         max_bytes: MaxBytes = 100_000,
-    ) -> reading.Page:
+    ) -> pages.Page:
         """Show the contents of a commit (header and patch), or of a file at a revision."""
         git = await repos.open(ctx, repo_path)
-        return await reading.show(
+        return await pages.show(
             git, revision, path=path, stat_only=stat_only, offset=offset, max_bytes=max_bytes
         )
 
@@ -182,9 +182,9 @@ def register_worktree_diff(app: Server, *, staged: bool) -> None:
         paths: Paths = None,
         offset: Offset = 0,
         max_bytes: MaxBytes = 100_000,
-    ) -> reading.Page:
+    ) -> pages.Page:
         git = await repos.open(ctx, repo_path)
-        return await reading.diff(
+        return await pages.diff(
             git,
             staged=staged,
             context_lines=context_lines,

@@ -1,12 +1,9 @@
-"""What the read-only tools do: status, diffs, log, show, branches, blame, grep, files.
+"""What the read-only tools do: status, log, branches, blame, grep, files (diffs: pages.py).
 
 Each takes a `Git` (one jailed repository) and checked arguments, and returns a typed
-value. Diffs never run an external diff nor a textconv (`--no-ext-diff --no-textconv`);
-logs never show signatures. Long text comes a page at a time: `offset` and `max_bytes`
-choose the page, `next_offset` says where the next one starts.
+value. Logs never show signatures.
 """
 
-import codecs
 import secrets
 from collections.abc import Sequence
 
@@ -16,18 +13,6 @@ from . import parse, reach
 from .errors import GitError
 from .process import Result, Tick
 from .repo import Git, plain
-
-DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=all")
-"""Nothing the repository configures runs, nor does git in a submodule (whose configuration
-is its own, and whose `submodule.<name>.ignore` beats `diff.ignoreSubmodules`)."""
-
-
-class Page(TypedDict):
-    """A page of git's text output."""
-
-    text: str
-    truncated: bool
-    next_offset: int | None
 
 
 class Log(TypedDict):
@@ -79,58 +64,11 @@ class Blame(TypedDict):
     truncated: bool
 
 
-async def page(
-    git: Git, args: Sequence[str], offset: int, max_bytes: int, tick: Tick | None = None
-) -> Page:
-    """Return the page of `git args`'s output from byte `offset`, at most `max_bytes` long."""
-    result = await git.run(args, max_bytes=max_bytes, skip=offset, on_output=tick)
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a cut page ends whole:
-    text = decoder.decode(result.stdout, final=not result.truncated)
-    kept = len(result.stdout) - len(decoder.getstate()[0])  # the next starts a split character
-    return Page(
-        text=text,
-        truncated=result.truncated,
-        next_offset=offset + kept if result.truncated else None,
-    )
-
-
 async def status(git: Git) -> parse.Status:
     """Return the work tree's status (branch, upstream, staged, unstaged, ...)."""
     args = ["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"]
-    result = await git.run([*args, "--ignore-submodules=all"])  # see DIFF_OPTIONS
+    result = await git.run([*args, "--ignore-submodules=all"])  # see pages.DIFF_OPTIONS
     return parse.status(result.stdout, truncated=result.truncated)
-
-
-async def diff(
-    git: Git,
-    *,
-    target: str | None = None,
-    source: str | None = None,
-    staged: bool = False,
-    context_lines: int = 3,
-    paths: Sequence[str] | None = None,
-    name_only: bool = False,
-    stat: bool = False,
-    offset: int = 0,
-    max_bytes: int = 100_000,
-) -> Page:
-    """Return a diff: the work tree (or the index, `staged`) against `target`, or two revisions."""
-    args = ["diff", *DIFF_OPTIONS, f"--unified={context_lines}"]
-    if staged:
-        args.append("--cached")
-    if name_only:
-        args.append("--name-only")
-    if stat:
-        args.append("--stat")
-    revisions: list[str] = []
-    if source is not None:
-        revisions.append(await git.revision(source, what="source"))
-    if target is not None:
-        revisions.append(await git.revision(target, what="target"))
-    if source is not None and target is None:
-        raise GitError("source needs a target to compare with")
-    args += ["--end-of-options", *revisions, "--", *git.paths(paths)[1:]]
-    return await page(git, args, offset, max_bytes)
 
 
 async def log(
@@ -189,27 +127,6 @@ async def _range(git: Git, revision_range: str | None) -> list[str]:
             ]
             return [f"{checked[0]}{dots}{checked[1]}"]
     return [await git.revision(revision_range)]
-
-
-async def show(
-    git: Git,
-    revision: str,
-    *,
-    path: str | None = None,
-    stat_only: bool = False,
-    offset: int = 0,
-    max_bytes: int = 100_000,
-) -> Page:
-    """Return a commit (header and patch), or a file's content at `revision` if `path` is given."""
-    commit = await git.revision(revision)
-    if path is not None:
-        spec = f"{commit}:{git.tree_path(path)}"
-        blob = await git.revision(spec, what="file at revision", peel="")
-        return await page(git, ["cat-file", "blob", blob], offset, max_bytes)
-    args = ["show", *DIFF_OPTIONS, "--no-show-signature", "--format=fuller"]
-    if stat_only:
-        args.append("--stat")
-    return await page(git, [*args, "--end-of-options", commit], offset, max_bytes)
 
 
 async def branches(

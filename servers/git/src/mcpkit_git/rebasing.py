@@ -16,8 +16,8 @@ from typing_extensions import TypedDict
 
 from .changing import head
 from .errors import GitError
+from .pages import DIFF_OPTIONS
 from .process import Result
-from .reading import DIFF_OPTIONS
 from .repo import Git
 
 START = (

@@ -23,7 +23,7 @@ from mcpkit import Changed, Context, Resource, Server
 from mcpkit.jsonrpc import encode
 from mcpkit.work import run
 
-from . import reading
+from . import pages, reading
 from .access import Repositories
 from .errors import GitError
 from .gitfiles import GitFiles
@@ -69,11 +69,11 @@ async def branches_text(git: Git) -> str:
 async def diff_text(git: Git, target: str) -> str:
     """A diff: `unstaged`, `staged`, or the work tree against a revision."""
     if target == "unstaged":
-        page = await reading.diff(git)
+        page = await pages.diff(git)
     elif target == "staged":
-        page = await reading.diff(git, staged=True)
+        page = await pages.diff(git, staged=True)
     else:
-        page = await reading.diff(git, target=target)
+        page = await pages.diff(git, target=target)
     if page["truncated"]:  # the diff tools page on from there
         return page["text"] + f"\n[cut: the diff tools continue with offset={page['next_offset']}]"
     return page["text"]

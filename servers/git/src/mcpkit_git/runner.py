@@ -55,6 +55,9 @@ INERT_CONFIG: tuple[tuple[str, str], ...] = (
     ("rebase.updateRefs", "false"),  # a rebase moves its own branch, no other
     ("submodule.recurse", "false"),
     ("diff.ignoreSubmodules", "all"),  # status and diff would run git in each submodule
+    # A diff writes no index: it took index.lock to refresh the index (under --read-only
+    # too), which the user's own git command then found taken. See pages.names.
+    ("diff.autoRefreshIndex", "false"),
     # Files a configuration may name anywhere on the machine, which git would read (or
     # write: a fetch's cookie jar): the operator's own too, with --inherit-config.
     ("core.attributesFile", "/dev/null"),
