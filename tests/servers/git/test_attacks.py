@@ -496,6 +496,21 @@ async def test_the_repository_cannot_turn_colour_back_on(repos: Repos) -> None:
     assert all("\x1b" not in text_of(result) for result in results)
 
 
+async def test_the_repository_cannot_reshape_what_log_and_grep_write(repos: Repos) -> None:
+    # A log in UTF-16 was read as no commit at all, and grep's column as the matching line.
+    git(repos.repo, "config", "i18n.logOutputEncoding", "UTF-16")
+    git(repos.repo, "config", "grep.column", "true")
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        log = await client.call_tool("git_log", {"repo_path": path})
+        found = await client.call_tool("git_grep", {"repo_path": path, "pattern": "beta"})
+    assert [commit["subject"] for commit in log["structuredContent"]["commits"]] == [
+        "second",
+        "first",
+    ]
+    assert found["structuredContent"]["matches"][0]["text"] == "beta"
+
+
 async def test_git_failing_while_the_jail_reads_the_configuration_is_a_clear_error(
     repos: Repos, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -67,6 +67,10 @@ INERT_CONFIG: tuple[tuple[str, str], ...] = (
     ("http.cookieFile", ""),
     ("http.saveCookies", "false"),
     ("http.sslVerify", "true"),
+    # Output read as git writes it by default: UTF-16 logs parsed as no commit, and grep's
+    # columns as the matching line.
+    ("i18n.logOutputEncoding", "UTF-8"),
+    ("grep.column", "false"),
     # Colour: a repository's `color.diff=always` beats `color.ui`, and escapes reach text.
     ("color.ui", "false"),
     ("color.diff", "false"),
