@@ -8,8 +8,9 @@ import anyio
 import pytest
 
 from mcpkit.testing import RPCError
-from mcpkit_sqlite import schema
+from mcpkit_sqlite import resources, schema
 from mcpkit_sqlite.database import Database
+from mcpkit_sqlite.errors import SqliteError
 from mcpkit_sqlite.resources import LIST_INTERVAL
 from mcpkit_sqlite.session import LOCK_WAIT
 from servers.sqlite.conftest import Files
@@ -128,6 +129,29 @@ async def test_a_write_to_another_table_tells_a_table_subscriber_nothing(files: 
     assert told == []
     assert updated["params"] == {"uri": table}
     assert [n["params"]["uri"] for n in client.notifications if "updated" in n["method"]] == [table]
+
+
+async def test_a_sample_that_cannot_be_read_is_read_again_only_once_the_database_changes(
+    files: Files, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A view that ran out of time was read again at each poll, back to back, its subscriber
+    # holding the database's reader all the while.
+    reads: list[str] = []
+
+    async def sample(db: Database, table: str, limits: Any) -> str:
+        reads.append(table)
+        raise SqliteError("The query ran out of its time budget")
+
+    monkeypatch.setattr(resources, "sample_text", sample)
+    async with files.serve() as client:
+        await client.request("resources/subscribe", {"uri": "sqlite://main/table/cheap/sample"})
+        await anyio.sleep(4 * resources.POLL_INTERVAL)
+        before = len(reads)
+        with sqlite3.connect(files.main) as other:
+            other.execute("INSERT INTO items (name, price) VALUES ('new', 1)")
+        await anyio.sleep(4 * resources.POLL_INTERVAL)
+    assert before == 1
+    assert len(reads) == 2
 
 
 async def test_a_dropped_table_tells_its_subscriber_once(files: Files) -> None:

@@ -158,7 +158,10 @@ def content(
         versions = await schema.versions(db)
         if seen is None or seen[0] != versions:
             gone = table not in await schema.table_names(db)
-            text = None if gone else await read(db, table, limits)
+            try:
+                text = None if gone else await read(db, table, limits)
+            except SqliteError as exc:  # read again once the database changes, not each poll
+                text = f"cannot be read: {exc}"  # a view that ran out of time, back to back
             seen = versions, None if text is None else hashlib.sha256(text.encode()).hexdigest()
         return seen[1]
 
