@@ -128,6 +128,7 @@ async def test_writes_and_a_transaction_that_fails_whole(files: Files) -> None:
     assert wrote["structuredContent"]["last_insert_rowid"] == 1
     assert failed["isError"] is True
     assert "no such table: nowhere" in text_of(failed)
+    assert "Statement 2 of 2 failed, and the transaction was rolled back" in text_of(failed)
     assert not_a_table["isError"] is True
     with sqlite3.connect(files.main) as db:
         assert db.execute("SELECT body FROM notes").fetchall() == [("a",)]  # not 'b'

@@ -126,8 +126,10 @@ class Database:
             raise SqliteError(f"Database {self.name} is read-only: nothing was changed.")
         budget = Budget(seconds)
         bound = [(sql, bind(params)) for sql, params in statements]  # before BEGIN: see bind
+        running: int | None = None  # the statement running, if one is: a failure names it
 
         async def write(connection: aiosqlite.Connection) -> Changed:
+            nonlocal running
             # One statement too: left to autocommit, a statement stopped at its deadline in
             # a step that SQLite cannot interrupt would commit when that step returns.
             await writer.own(partial(connection.execute, "BEGIN IMMEDIATE"))
@@ -135,13 +137,15 @@ class Database:
             # nothing: only one this call made is reported.
             [(rowid_before,)] = await connection.execute_fetchall("SELECT last_insert_rowid()")
             last_rowid = rows_affected = 0
-            for sql, values in bound:
+            for number, (sql, values) in enumerate(bound):
+                running = number
                 changes_before = connection.total_changes
                 cursor = await connection.execute(sql, values)
                 await cursor.close()  # which ends a RETURNING statement (its rows unread)
                 if cursor.lastrowid != rowid_before:
                     last_rowid = cursor.lastrowid or last_rowid
                 rows_affected += await rows_changed(connection, changes_before)
+            running = None
             # Past the last statement the call is done: a deadline or a cancellation that
             # falls in the COMMIT (an fsync may take long) would report it as undone.
             with anyio.CancelScope(shield=True):
@@ -153,7 +157,15 @@ class Database:
                 statements=len(statements),
             )
 
-        return await writer.run(budget, write)
+        try:
+            return await writer.run(budget, write)
+        except SqliteError as exc:
+            if running is None or len(bound) == 1:
+                raise
+            raise SqliteError(
+                f"Statement {running + 1} of {len(bound)} failed, and the transaction was"
+                f" rolled back: none of them changed anything. {exc}"
+            ) from None
 
     async def values(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run the server's own reading statement (schema, versions); return every row.
