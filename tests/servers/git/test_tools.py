@@ -492,3 +492,14 @@ async def test_a_status_past_the_output_cap_is_cut_whole_records_and_says_so(
         assert status["clean"] is False
         assert all(change["path"].startswith("renamed-") for change in status["staged"])
         assert "cut: git's output passed the server's cap" in text_of(result)
+
+
+async def test_a_commit_of_nothing_says_why_it_failed(repos: Repos) -> None:
+    # git explains this failure on standard output, not standard error: the model read
+    # "git commit failed with status 1".
+    async with repos.serve() as client:
+        result = await client.call_tool(
+            "git_commit", {"repo_path": str(repos.repo), "message": "nothing"}
+        )
+    assert result["isError"] is True
+    assert "nothing to commit" in text_of(result)

@@ -122,13 +122,22 @@ class Command(NamedTuple):
 Log = Callable[[Command], Awaitable[None]]
 
 
+MAX_EXPLANATION = 4096
+"""Characters of standard output that explain a failure, when standard error says nothing."""
+
+
 class GitFailed(Exception):
-    """Git exited with a failure status; the message is git's own explanation."""
+    """Git exited with a failure status; the message is git's own explanation.
+
+    Git explains on standard error, but for some failures (`git commit` of a submodule it
+    cannot read) on standard output: that is its explanation then.
+    """
 
     def __init__(self, argv: Sequence[str], result: Result) -> None:
         self.result = result
         what = " ".join(argv[:1])
-        super().__init__(result.error or f"git {what} failed with status {result.status}")
+        said = result.error or result.text[:MAX_EXPLANATION].strip()
+        super().__init__(said or f"git {what} failed with status {result.status}")
 
 
 class TimedOut(Exception):
