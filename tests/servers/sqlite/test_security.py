@@ -318,6 +318,16 @@ async def test_a_journal_naming_another_file_is_never_undone(files: Files) -> No
         assert "will not undo it" in text_of(result)
 
 
+async def test_a_journal_that_is_no_file_is_refused_without_waiting(files: Files) -> None:
+    # A FIFO where the journal goes: reading it to see what it names would wait forever.
+    journal = files.main.with_name("main.db-journal")
+    for make, remove in ((os.mkfifo, os.unlink), (os.mkdir, os.rmdir)):
+        make(journal)
+        with pytest.raises(ValueError, match="it is not a regular file"):
+            parse_databases([str(files.main)], write=True, create=False)
+        remove(journal)
+
+
 async def test_a_write_to_a_database_file_replaced_meanwhile_says_so(files: Files) -> None:
     # SQLite's word for a file replaced under an open connection is "attempt to write a
     # readonly database": the model was told the database was read-only.

@@ -439,3 +439,25 @@ async def test_search_objects_discloses_detail_progressively(files: Files) -> No
     [orders_item] = index["structuredContent"]["objects"]
     assert orders_item["table"] == "orders"
     assert orders_item["sql"] == "CREATE INDEX orders_item ON orders(item)"
+
+
+async def test_the_schema_shown_is_cut_to_the_result_cap(files: Files) -> None:
+    # A file's comments made each CREATE statement megabytes long: forty tables gave 36 MB
+    # of schema resource, and search_objects at full detail twice that.
+    with sqlite3.connect(files.main) as db:
+        for n in range(8):
+            db.execute(f"CREATE TABLE wordy{n} (a /* {'x' * 40_000} */)")
+    async with files.serve(limits=Limits(max_result_bytes=100_000)) as client:
+        found = await client.call_tool(
+            "search_objects", {"pattern": "wordy%", "detail_level": "full"}
+        )
+        listed = await client.request("resources/read", {"uri": "sqlite://main/schema"})
+    objects = found["structuredContent"]["objects"]
+    assert found["structuredContent"]["truncated"] is True
+    assert 0 < len(objects) < 8
+    assert objects[0]["sql"].endswith("\n-- cut here: 40030 characters in all")
+    assert all(len(item["sql"]) < schema.MAX_SQL_SHOWN + 100 for item in objects)
+    text = listed["contents"][0]["text"]
+    assert len(text.encode()) <= 100_000
+    assert "CREATE TABLE items" in text
+    assert "more objects (see search_objects)" in text

@@ -24,8 +24,8 @@ def check_journal(path: str) -> None:
         SqliteError: it does; nothing was changed.
     """
     journal = f"{path}-journal"
-    try:
-        descriptor = os.open(journal, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would block
+    try:  # without blocking on a FIFO (Windows has neither)
+        descriptor = os.open(journal, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return
     except OSError as exc:
@@ -34,12 +34,14 @@ def check_journal(path: str) -> None:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise SqliteError(refused(journal, "it is not a regular file"))
-        hot = os.pread(descriptor, 1, 0) not in (b"", b"\0")  # as SQLite tells one to undo
-        tail = os.pread(descriptor, len(MAGIC), max(info.st_size - len(MAGIC), 0))
-        if hot and tail == MAGIC:
-            raise SqliteError(refused(journal, "it names another file, which undoing it deletes"))
+        with open(descriptor, "rb", buffering=0, closefd=False) as file:
+            hot = file.read(1) not in (b"", b"\0")  # as SQLite tells a journal to undo
+            file.seek(max(info.st_size - len(MAGIC), 0))
+            tail = file.read(len(MAGIC))
     finally:
         os.close(descriptor)
+    if hot and tail == MAGIC:
+        raise SqliteError(refused(journal, "it names another file, which undoing it deletes"))
 
 
 def refused(journal: str, why: str) -> str:

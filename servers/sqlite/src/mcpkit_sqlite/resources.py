@@ -49,10 +49,8 @@ def register_resources(app: Server) -> None:
     @app.resource(SCHEMA, name="schema", title="Database schema", mime_type="text/plain")
     async def schema_sql(ctx: Context, catalog: Catalog, database: str) -> str:
         """The SQL that makes the database's tables, views, indexes and triggers."""
-        rows = await (await catalog.choose(ctx, database)).values(
-            "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY type DESC, name"
-        )
-        return "".join(f"{sql};\n\n" for (sql,) in rows)
+        db = await catalog.choose(ctx, database)
+        return await schema.schema_sql(db, catalog.limits.max_result_bytes)
 
     @app.resource(TABLE, name="table", title="Table", mime_type="application/json")
     async def table(ctx: Context, catalog: Catalog, database: str, table: str) -> str:

@@ -34,6 +34,37 @@ _LISTED = f"type IN ('table', 'view') AND {_OWN}"
 
 MAX_NAMED = 50
 """Tables an error names: one typo in a file of 30,000 tables gave 6 MB of names."""
+MAX_SQL_SHOWN = 16 * 1024
+"""Characters of one object's SQL that search_objects and the schema resource show: a
+file's comments made one CREATE statement of megabytes, forty tables 36 MB of schema."""
+_SHOWN_SQL = (
+    "CASE WHEN NOT ? THEN NULL WHEN length(sql) <= ? THEN sql ELSE substr(sql, 1, ?)"
+    " || char(10) || '-- cut here: ' || length(sql) || ' characters in all' END"
+)
+"""An object's SQL as shown (given: whether to show it, and MAX_SQL_SHOWN twice)."""
+
+
+async def schema_sql(database: Database, max_bytes: int) -> str:
+    """Return the SQL that makes the database's objects, at most `max_bytes` of it.
+
+    Each object's is cut at MAX_SQL_SHOWN characters; past `max_bytes`, a last line says
+    how many objects are left out.
+    """
+    shown = (True, MAX_SQL_SHOWN, MAX_SQL_SHOWN)
+    rows = await database.values(
+        f"SELECT {_SHOWN_SQL} FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY type DESC, name",
+        shown,
+    )
+    parts: list[str] = []
+    size = 0
+    for index, (sql,) in enumerate(rows):
+        part = f"{sql};\n\n"
+        size += len(part.encode())
+        if size > max_bytes:
+            parts.append(f"-- cut here: {len(rows) - index} more objects (see search_objects)\n")
+            break
+        parts.append(part)
+    return "".join(parts)
 
 
 def quoted(name: str) -> str:
@@ -154,31 +185,43 @@ async def info(database: Database) -> DatabaseInfo:
 
 
 async def search(
-    database: Database, kind: ObjectType, pattern: str, detail: DetailLevel, limit: int
+    database: Database,
+    kind: ObjectType,
+    pattern: str,
+    detail: DetailLevel,
+    limit: int,
+    max_bytes: int,
 ) -> SchemaObjects:
     """Return up to `limit` objects of `kind` whose name matches the LIKE `pattern`.
 
     Progressive disclosure: `names` gives names (and the table of a column, index or
-    trigger), `summary` adds a column's declared type, `full` adds the SQL that made it.
+    trigger), `summary` adds a column's declared type, `full` adds the SQL that made it
+    (each cut at MAX_SQL_SHOWN characters, and no more objects once past `max_bytes`).
     """
     if kind == "column":
         rows = await _columns(database, pattern, limit + 1)
     else:
+        shown = (detail == "full", MAX_SQL_SHOWN, MAX_SQL_SHOWN)
         rows = await database.values(
-            f"SELECT name, tbl_name, NULL, sql FROM sqlite_schema WHERE type = ? AND {_OWN}"
-            " AND name LIKE ? ORDER BY name LIMIT ?",
-            (kind, pattern, limit + 1),
+            f"SELECT name, tbl_name, NULL, {_SHOWN_SQL} FROM sqlite_schema WHERE type = ? AND"
+            f" {_OWN} AND name LIKE ? ORDER BY name LIMIT ?",
+            (*shown, kind, pattern, limit + 1),
         )
-    found = [
-        SchemaObject(
-            name=name,
-            type=kind,
-            table=None if kind in ("table", "view") else table,
-            declared_type=declared if detail != "names" else None,
-            sql=sql if detail == "full" else None,
+    found: list[SchemaObject] = []
+    size = 0
+    for name, table, declared, sql in rows[:limit]:
+        size += len(name) + len(sql or "")
+        if size > max_bytes:
+            return SchemaObjects(database=database.name, objects=found, truncated=True)
+        found.append(
+            SchemaObject(
+                name=name,
+                type=kind,
+                table=None if kind in ("table", "view") else table,
+                declared_type=declared if detail != "names" else None,
+                sql=sql,
+            )
         )
-        for name, table, declared, sql in rows[:limit]
-    ]
     return SchemaObjects(database=database.name, objects=found, truncated=len(rows) > limit)
 
 

@@ -65,4 +65,5 @@ def register_schema_tools(app: Server) -> None:
         Start with names, then ask for more detail of the few that matter.
         """
         db = await catalog.choose(ctx, database)
-        return await schema.search(db, object_type, pattern, detail_level, limit)
+        max_bytes = catalog.limits.max_result_bytes
+        return await schema.search(db, object_type, pattern, detail_level, limit, max_bytes)
