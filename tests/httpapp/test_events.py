@@ -1,5 +1,6 @@
 """The in-memory event store: bounded, and forgetting streams and sessions whole."""
 
+import gc
 import time
 
 from mcpkit.http import MemoryEventStore
@@ -72,12 +73,18 @@ def test_a_session_over_its_share_pushes_out_its_oldest_in_time_whatever_else_is
         store = MemoryEventStore(max_events=40_000)
         for n in range(other_streams):
             store.append(f"other{n % 3}.{n}", 0, b"x")
-        started = time.perf_counter()
-        for n in range(20_000):
-            store.append(f"burst.{n % 10}", n, b"y")
-        return time.perf_counter() - started
+        gc.disable()  # a collection of the whole test run's objects is not the store's cost
+        try:
+            started = time.perf_counter()
+            for n in range(20_000):
+                store.append(f"burst.{n % 10}", n, b"y")
+            return time.perf_counter() - started
+        finally:
+            gc.enable()
 
-    assert seconds_for_a_burst(7_500) < 5 * seconds_for_a_burst(0)
+    # The best of three: one run on a busy machine took 0.19 s against 0.02 s.
+    crowded = min(seconds_for_a_burst(7_500) for _ in range(3))
+    assert crowded < 5 * min(seconds_for_a_burst(0) for _ in range(3))
     store = MemoryEventStore(max_events=40)
     store.append("a.1", 0, b"kept")
     for n in range(20):
