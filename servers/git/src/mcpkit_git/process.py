@@ -54,6 +54,11 @@ class Result(NamedTuple):
         return self.stdout.decode("utf-8", "replace")
 
     @property
+    def fields(self) -> list[str]:
+        """Standard output's NUL-terminated fields (`-z`), each as the bytes git uses."""
+        return [os.fsdecode(field) for field in self.stdout.split(b"\0")[:-1]]
+
+    @property
     def error(self) -> str:
         """Standard error, decoded and stripped, for messages."""
         return self.stderr.decode("utf-8", "replace").strip()

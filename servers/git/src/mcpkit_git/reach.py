@@ -13,6 +13,7 @@ import os
 import stat
 
 from .errors import GitError
+from .pages import DIFF_OPTIONS
 from .repo import Git
 from .stores import is_below
 
@@ -45,8 +46,7 @@ async def check_linked_directories(git: Git) -> None:
     Raises:
         GitError: there is such a link, or too many missing files to look at them all.
     """
-    args = ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
-    missing = await git.run([*args, "--name-only", "--diff-filter=D", "-z"])
+    missing = await git.run(["diff", *DIFF_OPTIONS, "--name-only", "--diff-filter=D", "-z"])
     if missing.truncated:
         raise GitError(
             "Too many tracked files are missing from the work tree to check where they"

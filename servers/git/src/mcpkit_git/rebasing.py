@@ -103,12 +103,13 @@ async def outcome(git: Git, result: Result) -> Rebased:
             raise GitError(said or "git rebase failed")
         return Rebased(message=said or "Rebased", head=now, stopped=False, conflicts=[])
     listed = await git.run(["diff", *DIFF_OPTIONS, "--name-only", "--diff-filter=U", "-z"])
-    conflicts = [os.fsdecode(name) for name in listed.stdout.split(b"\0")[:-1]]
     advice = (
         "The rebase stopped. Resolve the conflicts, stage the files with git_add, then call"
         " git_rebase with action 'continue'; or 'skip' this commit, or 'abort' to go back."
     )
-    return Rebased(message=f"{said}\n{advice}".strip(), head=now, stopped=True, conflicts=conflicts)
+    return Rebased(
+        message=f"{said}\n{advice}".strip(), head=now, stopped=True, conflicts=listed.fields
+    )
 
 
 def under_way(git_dir: str) -> bool:

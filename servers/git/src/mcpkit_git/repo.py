@@ -80,8 +80,7 @@ class Git:
 
         Read NUL-separated: a value may hold a line break, which splits nothing for git.
         """
-        listed = await self.run(["config", "-z", "--get-all", key], check=False)
-        return [os.fsdecode(value) for value in listed.stdout.split(b"\0")[:-1]]
+        return (await self.run(["config", "-z", "--get-all", key], check=False)).fields
 
     async def revision(self, rev: str, *, what: str = "revision", peel: str = "commit") -> str:
         """Return the object name `rev` resolves to (peeled to a `peel`, if given).

@@ -38,10 +38,11 @@ MAX_SQL_SHOWN = 16 * 1024
 """Characters of one object's SQL that search_objects and the schema resource show: a
 file's comments made one CREATE statement of megabytes, forty tables 36 MB of schema."""
 _SHOWN_SQL = (
-    "CASE WHEN NOT ? THEN NULL WHEN length(sql) <= ? THEN sql ELSE substr(sql, 1, ?)"
-    " || char(10) || '-- cut here: ' || length(sql) || ' characters in all' END"
+    f"CASE WHEN NOT ? THEN NULL WHEN length(sql) <= {MAX_SQL_SHOWN} THEN sql"
+    f" ELSE substr(sql, 1, {MAX_SQL_SHOWN}) || char(10) || '-- cut here: ' || length(sql)"
+    " || ' characters in all' END"
 )
-"""An object's SQL as shown (given: whether to show it, and MAX_SQL_SHOWN twice)."""
+"""An object's SQL as shown (given: whether to show it)."""
 
 
 async def schema_sql(database: Database, max_bytes: int) -> str:
@@ -50,10 +51,9 @@ async def schema_sql(database: Database, max_bytes: int) -> str:
     Each object's is cut at MAX_SQL_SHOWN characters; past `max_bytes`, a last line says
     how many objects are left out.
     """
-    shown = (True, MAX_SQL_SHOWN, MAX_SQL_SHOWN)
     rows = await database.values(
         f"SELECT {_SHOWN_SQL} FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY type DESC, name",
-        shown,
+        (True,),
     )
     parts: list[str] = []
     size = 0
@@ -201,11 +201,10 @@ async def search(
     if kind == "column":
         rows = await _columns(database, pattern, limit + 1)
     else:
-        shown = (detail == "full", MAX_SQL_SHOWN, MAX_SQL_SHOWN)
         rows = await database.values(
             f"SELECT name, tbl_name, NULL, {_SHOWN_SQL} FROM sqlite_schema WHERE type = ? AND"
             f" {_OWN} AND name LIKE ? ORDER BY name LIMIT ?",
-            (*shown, kind, pattern, limit + 1),
+            (detail == "full", kind, pattern, limit + 1),
         )
     found: list[SchemaObject] = []
     size = 0
