@@ -4,6 +4,9 @@ import os
 import tracemalloc
 from typing import Any
 
+import pytest
+
+from mcpkit_git import access
 from mcpkit_git.access import Tiers
 from mcpkit_git.runner import Settings
 from servers.git.conftest import Repos, git, text_of
@@ -342,7 +345,24 @@ async def test_list_repositories_and_relative_paths(repos: Repos) -> None:
         listed = await client.call_tool("git_list_repositories", {})
         relative = await client.call_tool("git_status", {"repo_path": "repo"})
     assert listed["structuredContent"]["repositories"] == [str(nested), str(repos.repo)]
+    assert listed["structuredContent"]["truncated"] is False
     assert relative["structuredContent"]["branch"] == "main"
+
+
+async def test_list_repositories_looks_into_so_many_directories_nearest_first(
+    repos: Repos, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A deep tree sorted before the repository would take the whole search depth first.
+    deep = repos.folder / "a-deep-tree"
+    for first in range(6):
+        for second in range(6):
+            (deep / f"d{first}" / f"d{second}").mkdir(parents=True)
+    (repos.folder / "link-to-repo").symlink_to(repos.repo)  # links are not followed
+    monkeypatch.setattr(access, "MAX_LOOKED_INTO", 20)
+    async with repos.serve() as client:
+        listed = await client.call_tool("git_list_repositories", {})
+    assert listed["structuredContent"] == {"repositories": [str(repos.repo)], "truncated": True}
+    assert "the search stopped" in text_of(listed)
 
 
 async def test_each_git_command_is_logged_to_the_client(repos: Repos) -> None:

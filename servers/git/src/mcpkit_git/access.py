@@ -8,8 +8,10 @@ client (argv, exit status, time) at the `debug` level, or `warning` when git fai
 
 import os
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from mcpkit import Context, ToolError
 from mcpkit.places import Place, Places, RootsMode, real_place
@@ -23,7 +25,17 @@ from .runner import Command, Log, Runner, Settings
 SKIPPED_DIRECTORIES = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox"})
 MAX_DEPTH = 4
 MAX_FOUND = 200
+MAX_LOOKED_INTO = 10_000
+"""Directories one listing looks into: a home folder of 108,000 directories took 2.3 s to
+walk to `MAX_DEPTH`, on every call."""
 PROGRESS_EVERY = 0.2
+
+
+class Found(NamedTuple):
+    """Work trees found in the allowed places, and whether the search looked everywhere."""
+
+    repositories: list[str]
+    complete: bool
 
 
 @dataclass(frozen=True)
@@ -86,7 +98,7 @@ class Repositories:
         repo = await open_repository(self.runner, repo_path, places, cache=self.checked)
         return Git(self.runner, repo)
 
-    async def list(self, ctx: Context) -> list[str]:
+    async def list(self, ctx: Context) -> Found:
         """Return the repositories (work trees) found in the allowed places."""
         places = [path for path, _ in await self.allowed(ctx)]
         return await run(find_repositories, places)
@@ -110,22 +122,36 @@ def logger(ctx: Context) -> Log:
     return log
 
 
-def find_repositories(places: Sequence[str]) -> list[str]:
-    """Return work trees (a directory holding `.git`) in `places`, a few levels deep."""
+def find_repositories(places: Sequence[str]) -> Found:
+    """Return work trees (a directory holding `.git`) in `places`, `MAX_DEPTH` levels deep.
+
+    The search goes a level at a time, so that when it stops (`MAX_FOUND` found, or
+    `MAX_LOOKED_INTO` directories looked into) the repositories nearest the places are the
+    ones listed, not those of the first deep tree. Links are not followed.
+    """
     found: list[str] = []
-    for place in places:
-        base_depth = place.rstrip("/").count("/")
-        for directory, subdirectories, files in os.walk(place):
-            if ".git" in subdirectories or ".git" in files:
-                found.append(directory)
-            if directory.count("/") - base_depth >= MAX_DEPTH or len(found) >= MAX_FOUND:
-                subdirectories.clear()
-            subdirectories[:] = sorted(
-                name
-                for name in subdirectories
-                if name not in SKIPPED_DIRECTORIES and name != ".git"
-            )
-    return sorted(dict.fromkeys(found))[:MAX_FOUND]
+    waiting = deque((place, 0) for place in places)
+    looked_into = 0
+    while waiting and len(found) < MAX_FOUND and looked_into < MAX_LOOKED_INTO:
+        directory, depth = waiting.popleft()
+        looked_into += 1
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+            below = [
+                entry.path
+                for entry in entries
+                if entry.name not in SKIPPED_DIRECTORIES
+                and entry.name != ".git"
+                and entry.is_dir(follow_symlinks=False)
+            ]
+        except OSError:  # gone, or not ours to read: nothing to list there
+            continue
+        if any(entry.name == ".git" for entry in entries):
+            found.append(directory)
+        if depth < MAX_DEPTH:
+            waiting.extend((path, depth + 1) for path in below)
+    return Found(sorted(dict.fromkeys(found)), complete=not waiting)
 
 
 async def confirm(ctx: Context, question: str) -> None:

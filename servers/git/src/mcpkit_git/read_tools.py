@@ -29,9 +29,10 @@ GIT_INT = 2**31 - 1
 
 
 class RepositoryList(TypedDict):
-    """The repositories this client may use."""
+    """The repositories this client may use; `truncated`: the search stopped before the end."""
 
     repositories: list[str]
+    truncated: bool
 
 
 class MergeBase(TypedDict):
@@ -270,4 +271,5 @@ def register_more_read_tools(app: Server) -> None:
     @app.tool(title="List repositories", annotations=READ, text=render.repositories)
     async def git_list_repositories(ctx: Context, repos: Repositories) -> RepositoryList:
         """List the repositories this server may use (the operator's, within your roots)."""
-        return RepositoryList(repositories=await repos.list(ctx))
+        found = await repos.list(ctx)
+        return RepositoryList(repositories=found.repositories, truncated=not found.complete)

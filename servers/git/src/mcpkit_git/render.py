@@ -91,8 +91,14 @@ def merge_base(value: Any) -> str:
 
 
 def repositories(value: Any) -> str:
-    """Render repository paths, one per line."""
-    return "\n".join(value["repositories"]) or "(no repository allowed)"
+    """Render repository paths, one per line, and a last line if the search stopped early."""
+    text = "\n".join(value["repositories"]) or "(no repository found)"
+    if value["truncated"]:
+        text += (
+            "\n(the search stopped before looking everywhere: a repository not listed can"
+            " still be used by its path)"
+        )
+    return text
 
 
 def done(value: Any) -> str:

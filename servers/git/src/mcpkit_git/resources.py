@@ -117,7 +117,7 @@ def register_resources(app: Server) -> None:
     async def each_repository(ctx: Context, repos: Repositories) -> list[Resource]:
         """Status, log, branches and the unstaged diff of each repository allowed."""
         listed: list[Resource] = []
-        for path in await repos.list(ctx):
+        for path in (await repos.list(ctx)).repositories:
             name = Path(path).name
             for template, what in ((STATUS, "status"), (LOG, "log"), (BRANCHES, "branches")):
                 listed.append(Resource(uri=uri(template, path), name=f"{name} {what}"))
@@ -250,7 +250,7 @@ def register_completions(app: Server) -> None:
 
 async def complete_repository(ctx: Context, repos: Repositories, value: str) -> list[str]:
     """The repositories the client may use whose path starts with `value`."""
-    return [path for path in await repos.list(ctx) if path.startswith(value)]
+    return [path for path in (await repos.list(ctx)).repositories if path.startswith(value)]
 
 
 async def complete_ref(
