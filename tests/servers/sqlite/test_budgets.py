@@ -19,6 +19,8 @@ from mcpkit_sqlite.memo import MAX_INSIGHTS, Memo
 from mcpkit_sqlite.session import MAX_GIVEN_UP, STOP_GRACE, Session
 from servers.sqlite.conftest import Files, text_of
 
+CAPS = {"max_cell_bytes": 1 << 16, "max_result_bytes": 1 << 20}
+"""What a change may return (its RETURNING rows)."""
 ONE_LONG_STEP = "SELECT pause(1.0)"  # a function call: SQLite checks nothing until it returns
 
 
@@ -81,7 +83,9 @@ async def test_a_write_stopped_at_its_deadline_changes_nothing_when_its_step_end
     try:
         with pytest.raises(SqliteError, match="ran out of its time budget"):
             await db.change(
-                [("UPDATE items SET name = 'late ' || pause(1.0) WHERE id = 1", None)], seconds=0.2
+                [("UPDATE items SET name = 'late ' || pause(1.0) WHERE id = 1", None)],
+                seconds=0.2,
+                **CAPS,
             )
         assert await db.values("SELECT name FROM items WHERE id = 1") == [("item 1",)]
     finally:
@@ -105,7 +109,7 @@ async def test_a_commit_that_ends_past_the_deadline_is_reported_done(
 
     monkeypatch.setattr(db.writer.connection, "commit", slow_commit)
     try:
-        changed = await db.change([("DELETE FROM items WHERE id = 1", None)], seconds=0.2)
+        changed = await db.change([("DELETE FROM items WHERE id = 1", None)], seconds=0.2, **CAPS)
     finally:
         await db.close()
     assert changed["rows_affected"] == 1
@@ -147,11 +151,13 @@ async def test_a_write_given_up_on_keeps_nothing_and_leaves_no_lock(
     try:
         with pytest.raises(SqliteError, match="nothing it does is kept"):
             await db.change(
-                [("UPDATE items SET name = 'late ' || pause(2.0) WHERE id = 1", None)], seconds=0.2
+                [("UPDATE items SET name = 'late ' || pause(2.0) WHERE id = 1", None)],
+                seconds=0.2,
+                **CAPS,
             )
         assert db.writer is not None
         await ended(db.writer)  # it held the write lock until then
-        await db.change([("UPDATE items SET price = 0 WHERE id = 2", None)], seconds=10.0)
+        await db.change([("UPDATE items SET price = 0 WHERE id = 2", None)], seconds=10.0, **CAPS)
     finally:
         await db.close()
     with sqlite3.connect(files.main) as other:
@@ -169,10 +175,10 @@ async def test_a_write_waits_a_moment_for_another_process_s_lock_then_says_so(
         other.execute("BEGIN IMMEDIATE")
         started = time.monotonic()
         with pytest.raises(SqliteError, match="Another process holds the database's lock"):
-            await db.change(update, seconds=30.0)
+            await db.change(update, seconds=30.0, **CAPS)
         took = time.monotonic() - started
         other.execute("ROLLBACK")
-        await db.change(update, seconds=30.0)
+        await db.change(update, seconds=30.0, **CAPS)
     finally:
         other.close()
         await db.close()

@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpkit_sqlite import schema
+from mcpkit_sqlite import database, schema
 from mcpkit_sqlite.catalog import Limits
 from servers.sqlite.conftest import Files, text_of
 
@@ -369,6 +369,57 @@ async def test_last_insert_rowid_is_only_of_this_calls_inserts(files: Files) -> 
         )
     assert inserted["structuredContent"]["last_insert_rowid"] == 101
     assert updated["structuredContent"]["last_insert_rowid"] == 0  # was the insert's 101
+
+
+async def test_the_rows_a_writing_statement_returns_are_returned(
+    files: Files, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # They were dropped: INSERT ... RETURNING id said "2 rows affected" and no id, and a
+    # SELECT given to write_query said "0 rows affected".
+    monkeypatch.setattr(database, "RETURNED_ROWS", 3)
+    async with files.serve(write=True) as client:
+        inserted = await client.call_tool(
+            "write_query",
+            {"query": "INSERT INTO items (name) VALUES ('x'), ('y') RETURNING id, name"},
+        )
+        updated = await client.call_tool(
+            "write_query", {"query": "UPDATE items SET price = 7.125 WHERE id <= 10 RETURNING id"}
+        )
+        read = await client.call_tool("write_query", {"query": "SELECT count(*) AS n FROM items"})
+        both = await client.call_tool(
+            "execute_transaction",
+            {
+                "statements": [
+                    {"sql": "DELETE FROM items WHERE id = 101 RETURNING name"},
+                    {"sql": "CREATE TABLE plain (a)"},
+                    {"sql": "DELETE FROM items WHERE id = 102 RETURNING name"},
+                ]
+            },
+        )
+    assert inserted["structuredContent"]["rows_affected"] == 2
+    assert inserted["structuredContent"]["returned"] == [
+        {
+            "statement": 1,
+            "columns": ["id", "name"],
+            "rows": [[101, "x"], [102, "y"]],
+            "truncated": False,
+        }
+    ]
+    assert 'Statement 1 returned:\n{"columns":["id","name"],"rows":[[101,"x"],[102,"y"]]}' in (
+        text_of(inserted)
+    )
+    # Three rows shown of ten, and all ten changed.
+    assert updated["structuredContent"]["rows_affected"] == 10
+    assert updated["structuredContent"]["returned"][0]["rows"] == [[1], [2], [3]]
+    assert updated["structuredContent"]["returned"][0]["truncated"] is True
+    assert "3 rows shown; the statement returned more" in text_of(updated)
+    assert read["structuredContent"]["returned"][0]["rows"] == [[102]]
+    assert [r["statement"] for r in both["structuredContent"]["returned"]] == [1, 3]
+    assert [r["rows"] for r in both["structuredContent"]["returned"]] == [[["x"]], [["y"]]]
+    with sqlite3.connect(files.main) as db:
+        assert db.execute("SELECT count(*) FROM items WHERE price = 7.125").fetchone() == (10,)
+        assert db.execute("SELECT count(*) FROM items").fetchone() == (100,)
+    db.close()
 
 
 async def test_each_call_is_logged_without_its_values(files: Files) -> None:

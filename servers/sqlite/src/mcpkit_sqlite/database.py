@@ -20,13 +20,15 @@ from .config import DatabaseSpec
 from .errors import SqliteError
 from .guard import Budget
 from .page import Full, Page
-from .results import Changed, Format, Rows
+from .results import Changed, Format, Returned, Rows
 from .session import Session
 
 FETCH = 10_001
 """Rows fetched in one hop to the connection's thread (each hop costs some 0.1 ms): a
 whole page of the largest size and the row that says whether more follow. Rows go to a
 `Page` as they are made, so a large fetch holds no more memory than a small one."""
+RETURNED_ROWS = 500
+"""Rows of a writing statement's RETURNING shown at most (as read_query's page by default)."""
 OWN_SECONDS = 10.0
 """Seconds one of the server's own statements may take (a row count, a table's columns),
 or less if the operator's budget for a query is less."""
@@ -91,16 +93,7 @@ class Database:
             )
             cursor = await connection.execute(sql, bind(params))
             columns = [column[0] for column in cursor.description or ()]
-            # aiosqlite types a row factory as a class; sqlite3 takes any callable.
-            cursor.row_factory = page.take  # pyright: ignore[reportAttributeAccessIssue]
-            try:
-                # The rows go to the page; fetchmany's list holds what take returns, None.
-                while len(cast(list[None], await cursor.fetchmany(FETCH))) == FETCH:
-                    pass
-            except Full:
-                pass
-            finally:
-                await cursor.close()
+            await fill(page, cursor)
             rows = page.rows
             return Rows(
                 database=self.name,
@@ -115,8 +108,18 @@ class Database:
 
         return await self.reader.run(budget, fetch)
 
-    async def change(self, statements: Sequence[tuple[str, Params]], *, seconds: float) -> Changed:
+    async def change(
+        self,
+        statements: Sequence[tuple[str, Params]],
+        *,
+        seconds: float,
+        max_cell_bytes: int,
+        max_result_bytes: int,
+    ) -> Changed:
         """Run writing statements in one transaction: all of them, or none.
+
+        The rows a statement returns (RETURNING, or a statement that only reads) are
+        returned too: `RETURNED_ROWS` of each at most, all of them within `max_result_bytes`.
 
         Raises:
             SqliteError: the database is read-only, or a statement fails (nothing changes).
@@ -137,11 +140,30 @@ class Database:
             # nothing: only one this call made is reported.
             [(rowid_before,)] = await connection.execute_fetchall("SELECT last_insert_rowid()")
             last_rowid = rows_affected = 0
+            returned: list[Returned] = []
             for number, (sql, values) in enumerate(bound):
                 running = number
                 changes_before = connection.total_changes
                 cursor = await connection.execute(sql, values)
-                await cursor.close()  # which ends a RETURNING statement (its rows unread)
+                # Closing the cursor ends the statement, its changes then counted.
+                if not cursor.description:  # None: a statement that returns no rows
+                    await cursor.close()
+                else:
+                    page = Page(
+                        offset=0,
+                        max_rows=RETURNED_ROWS,
+                        max_cell=max_cell_bytes,
+                        max_bytes=max_result_bytes // len(bound),
+                    )
+                    await fill(page, cursor)
+                    returned.append(
+                        Returned(
+                            statement=number + 1,
+                            columns=[column[0] for column in cursor.description],
+                            rows=page.rows,
+                            truncated=page.more,
+                        )
+                    )
                 if cursor.lastrowid != rowid_before:
                     last_rowid = cursor.lastrowid or last_rowid
                 rows_affected += await rows_changed(connection, changes_before)
@@ -155,6 +177,7 @@ class Database:
                 rows_affected=rows_affected,
                 last_insert_rowid=last_rowid,
                 statements=len(statements),
+                returned=returned,
             )
 
         try:
@@ -178,6 +201,20 @@ class Database:
             return [tuple(row) for row in await connection.execute_fetchall(sql, params)]
 
         return await self.reader.run(Budget(self.own_seconds), fetch)
+
+
+async def fill(page: Page, cursor: aiosqlite.Cursor) -> None:
+    """Put the rows of `cursor` into `page` as they are made, until it is full; close it."""
+    # aiosqlite types a row factory as a class; sqlite3 takes any callable.
+    cursor.row_factory = page.take  # pyright: ignore[reportAttributeAccessIssue]
+    try:
+        # The rows go to the page; fetchmany's list holds what take returns, None.
+        while len(cast(list[None], await cursor.fetchmany(FETCH))) == FETCH:
+            pass
+    except Full:
+        pass
+    finally:
+        await cursor.close()
 
 
 async def undo_journal(writer: Session, seconds: float) -> None:

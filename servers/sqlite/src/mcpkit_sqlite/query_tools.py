@@ -173,8 +173,12 @@ async def _change(
     ctx: Context, catalog: Catalog, database: str | None, statements: list[Statement]
 ) -> Changed:
     db = await catalog.choose(ctx, database)
+    limits = catalog.limits
     done = await db.change(
-        [(s["sql"], s.get("params")) for s in statements], seconds=catalog.limits.seconds
+        [(s["sql"], s.get("params")) for s in statements],
+        seconds=limits.seconds,
+        max_cell_bytes=limits.max_cell_bytes,
+        max_result_bytes=limits.max_result_bytes,
     )
     kinds = ", ".join(sorted({kind(s["sql"]) for s in statements}))
     await _log(ctx, db.name, kinds, f"{done['rows_affected']} rows affected", None)

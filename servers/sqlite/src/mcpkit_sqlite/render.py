@@ -22,7 +22,7 @@ def rows(result: Rows) -> str:
     elif result["format"] == "markdown":
         text = _markdown(columns, values)
     else:
-        text = encode({"columns": columns, "rows": values}).decode()
+        text = _json(columns, values)
     if result["next_offset"] is not None:  # after a blank line: not a row of the table
         text += (
             f"\n\n({result['row_count']} rows shown; more follow: pass offset"
@@ -32,11 +32,22 @@ def rows(result: Rows) -> str:
 
 
 def changed(result: Changed) -> str:
-    """Say what writing statements did."""
-    return (
+    """Say what writing statements did, then give the rows they returned, as JSON."""
+    text = (
         f"{result['rows_affected']} rows affected in {result['database']}"
         f" ({result['statements']} statements; last insert rowid {result['last_insert_rowid']})"
     )
+    for returned in result["returned"]:
+        rows = returned["rows"]
+        text += f"\n\nStatement {returned['statement']} returned:\n"
+        text += _json(returned["columns"], rows)
+        if returned["truncated"]:
+            text += f"\n({len(rows)} rows shown; the statement returned more)"
+    return text
+
+
+def _json(columns: list[str], values: list[Row]) -> str:
+    return encode({"columns": columns, "rows": values}).decode()
 
 
 def _text(value: Cell) -> str:

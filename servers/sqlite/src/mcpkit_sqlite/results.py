@@ -26,13 +26,23 @@ class Rows(TypedDict):
     elapsed_ms: float
 
 
+class Returned(TypedDict):
+    """The rows a writing statement returned (RETURNING), or a reading one read: one page."""
+
+    statement: int  # its number in the call, from 1
+    columns: list[str]
+    rows: list[Row]
+    truncated: bool
+
+
 class Changed(TypedDict):
-    """What writing statements did, in one transaction."""
+    """What writing statements did, in one transaction, and the rows they returned."""
 
     database: str
     rows_affected: int
     last_insert_rowid: int
     statements: int
+    returned: list[Returned]
 
 
 class Column(TypedDict):
