@@ -49,6 +49,48 @@ async def test_links_in_the_git_directory_that_lead_outside_are_refused(repos: R
     assert (repos.outside / "secret.txt").read_text() == "CANARY-outside-the-jail"
 
 
+async def test_links_in_the_git_directory_that_lead_into_a_work_tree_are_refused(
+    repos: Repos,
+) -> None:
+    # A branch's files would take the link's place: a branch holding L/HEAD, a link to a
+    # file outside, had git append its reflog (the branch's name: a command) to that file
+    # through .git/logs -> ../L. A config in the work tree is rewritten by a stash pop.
+    victim = repos.outside / "victim.sh"
+    victim.write_text("# victim\n")
+    logs = make_repo(repos.folder / "logs")
+    (logs / "L").mkdir()
+    (logs / "L" / "keep").write_text("x\n")
+    git(logs, "add", "L")
+    git(logs, "commit", "-q", "-m", "a folder")
+    branch = "x;echo${IFS}reflog>>" + str(repos.marker) + ";#"
+    git(logs, "switch", "-q", "-c", branch)
+    (logs / "L" / "HEAD").symlink_to(victim)
+    git(logs, "add", "L/HEAD")
+    git(logs, "commit", "-q", "-m", "a link")
+    git(logs, "switch", "-q", "main")
+    shutil.rmtree(logs / ".git" / "logs")
+    (logs / ".git" / "logs").symlink_to("../L")
+    config = make_repo(repos.folder / "config")
+    os.rename(config / ".git" / "config", config / "cfg")
+    (config / ".git" / "config").symlink_to("../cfg")
+    hooks = make_repo(repos.folder / "hooks")  # git writes nothing there, runs nothing
+    (hooks / "githooks").mkdir()
+    shutil.rmtree(hooks / ".git" / "hooks")
+    (hooks / ".git" / "hooks").symlink_to("../githooks")
+    async with repos.serve() as client:
+        switched = await client.call_tool(
+            "git_checkout", {"repo_path": "logs", "branch_name": branch}
+        )
+        stashed = await client.call_tool("git_stash", {"repo_path": "config", "action": "list"})
+        fine = await client.call_tool("git_status", {"repo_path": "hooks"})
+    for refused in (switched, stashed):
+        assert refused["isError"] is True
+        assert "not in a .git directory" in text_of(refused), text_of(refused)
+    assert not fine.get("isError"), text_of(fine)
+    assert victim.read_text() == "# victim\n"
+    assert git(logs, "branch", "--show-current") == "main\n"
+
+
 async def test_odd_alternates_files_are_refused_at_once(repos: Repos) -> None:
     secret = make_repo(repos.outside / "secret")
     quoted = make_repo(repos.folder / "quoted")

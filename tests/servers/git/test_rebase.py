@@ -232,3 +232,30 @@ async def test_the_stateless_retry_asks_then_rebases_once(repos: Repos) -> None:
     assert done["resultType"] == "complete"
     assert done["structuredContent"]["stopped"] is False, done
     assert subjects(repos.repo) == ["feature work", "second", "first"]
+
+
+async def test_a_merge_strategy_the_repository_sets_is_refused(repos: Repos) -> None:
+    # Git reads the first pull.twohead set (the repository's: -c cannot beat it) and runs
+    # git-merge-<name>; a name with a slash runs a program of the work tree.
+    (repos.repo / "git-merge-x").mkdir()
+    (repos.repo / "git-merge-x" / "k").write_text("k\n")
+    evil = repos.repo / "evil"
+    evil.write_text(f"#!/bin/sh\necho twohead >> {repos.marker}\nexit 1\n")
+    evil.chmod(0o755)
+    git(repos.repo, "add", "-A")
+    git(repos.repo, "commit", "-q", "-m", "a strategy in the work tree")
+    branch_off(repos.repo, file="d.txt")
+    git(repos.repo, "config", "pull.twohead", "x/../evil")
+    head = git(repos.repo, "rev-parse", "HEAD")
+    async with repos.serve(tiers=REWRITE, handlers={"elicitation/create": accept}) as client:
+        result = await client.call_tool(
+            "git_rebase", {"repo_path": str(repos.repo), "upstream": "main"}
+        )
+        git(repos.repo, "config", "--unset", "pull.twohead")
+        git(repos.repo, "config", "pull.octopus", "x/../evil")
+        again = await client.call_tool("git_status", {"repo_path": str(repos.repo)})
+    for refused in (result, again):
+        assert refused["isError"] is True
+        assert "sets a merge strategy" in text_of(refused), text_of(refused)
+    assert not repos.marker.exists()
+    assert git(repos.repo, "rev-parse", "HEAD") == head

@@ -5,13 +5,14 @@ every object store it borrows from (alternates) are all inside one allowed place
 operator's repositories, as the client's roots narrow them). Git is asked where those
 are, with discovery stopped above the place, so a `.git` file, `core.worktree`, a
 symbolic link or a worktree pointing elsewhere is seen and refused, and so is a link inside
-the git directory (`objects`, `refs`, `logs/HEAD`) that leads out, and a git directory a
-work tree could write into (`check_out_of_reach`). Bare repositories,
-configuration that includes other files, and partial clones (which fetch on their own)
-are refused too; filter, diff and merge drivers and aliases the repository names are
-neutralised by overrides (a name with `=`, which `-c` cannot spell, is refused; remote
-pack programs, which `-c` cannot override, by the options of `remotes.pack_program`). A
-remote on this machine passes the same checks (`remotes.check_local_remote`).
+the git directory (`objects`, `refs`, `logs/HEAD`) that leads out or into a work tree, and
+a git directory a work tree could write into (`check_out_of_reach`). Bare repositories,
+configuration that includes other files or sets a merge strategy, and partial clones
+(which fetch on their own) are refused too; filter, diff and merge drivers and aliases
+the repository names are neutralised by overrides (a name with `=`, which `-c` cannot
+spell, is refused; remote pack programs, which `-c` cannot override, by the options of
+`remotes.pack_program`). A remote on this machine passes the same checks
+(`remotes.check_local_remote`).
 """
 
 import os
@@ -34,7 +35,30 @@ ALIAS_KEY = re.compile(r"^alias\..+$")
 HOOK_KEY = re.compile(r"^hook\.(?P<name>.+)\.(command|event)$")
 """A hook set by configuration (git 2.54 and later), which `core.hooksPath` does not stop."""
 PARTIAL_CLONE_KEY = re.compile(r"^(extensions\.partialclone|remote\..+\.promisor)$")
+STRATEGY_KEY = re.compile(r"^pull\.(twohead|octopus)$")
+"""A merge strategy for rebases and merges, run as `git merge-<name>`: a name with a slash
+runs a program of the work tree. Git reads the first value set, so `-c` cannot override it."""
 SUBMODULE_KEY = re.compile(r"^submodule\.(?P<name>.+)\.[^.]+$")
+REFUSED_KEYS = (
+    (
+        INCLUDE_KEY,
+        "This repository's configuration includes another file ({key}); mcp-git refuses"
+        " such repositories, as an included file could arm git. Remove the include from"
+        " .git/config to use it.",
+    ),
+    (
+        STRATEGY_KEY,
+        "This repository's configuration sets a merge strategy ({key}), which git runs as"
+        " a program and its command line cannot override; mcp-git refuses such"
+        " repositories. Remove it from .git/config to use it.",
+    ),
+    (
+        PARTIAL_CLONE_KEY,
+        "This repository is a partial clone ({key}): git would fetch missing objects on its"
+        " own, through the remote's configuration; mcp-git refuses such repositories.",
+    ),
+)
+"""Keys that no `-c` setting can make safe, and why a repository setting one is refused."""
 URL_HTTP_SAFE = {
     key.lower().removeprefix("http."): value
     for key, value in INERT_CONFIG
@@ -75,7 +99,8 @@ def driver_overrides(keys: Sequence[str], *, hooks: bool) -> tuple[tuple[str, st
 
     Raises:
         GitError: the configuration includes another file (it cannot be switched off
-            per command, and could arm git from outside the repository), makes a partial
+            per command, and could arm git from outside the repository), sets a merge
+            strategy (`STRATEGY_KEY`), makes a partial
             clone (git would fetch a missing object on its own, through the remote's
             configuration, even to show a file), or names a driver, submodule, alias,
             hook or URL with `=` in its name, which `-c` cannot spell (`-c filter.a=b.clean=` sets
@@ -84,18 +109,9 @@ def driver_overrides(keys: Sequence[str], *, hooks: bool) -> tuple[tuple[str, st
     overrides: list[tuple[str, str]] = []
     for key in keys:
         lowered = key.lower()
-        if INCLUDE_KEY.match(lowered):
-            raise GitError(
-                f"This repository's configuration includes another file ({key}); mcp-git"
-                " refuses such repositories, as an included file could arm git. Remove the"
-                " include from .git/config to use it."
-            )
-        if PARTIAL_CLONE_KEY.match(lowered):
-            raise GitError(
-                f"This repository is a partial clone ({key}): git would fetch missing objects"
-                " on its own, through the remote's configuration; mcp-git refuses such"
-                " repositories."
-            )
+        for refused, why in REFUSED_KEYS:
+            if refused.match(lowered):
+                raise GitError(why.format(key=key))
         driver = DRIVER_KEY.match(lowered)
         submodule = SUBMODULE_KEY.match(key)
         alias = ALIAS_KEY.match(lowered)

@@ -1,8 +1,9 @@
 """Where a repository keeps its objects and refs, checked to stay in its place and out of reach.
 
 Its git and common directories and every object store it borrows from (alternates) must lie
-inside the allowed place; no link in them may lead out (git follows links in its
-directory); and no work tree may be able to write into them (`check_out_of_reach`).
+inside the allowed place; no link in them may lead out or into a work tree (git follows
+links in its directory); and no work tree may be able to write into them
+(`check_out_of_reach`).
 """
 
 import os
@@ -69,20 +70,25 @@ def read_small_file(path: str) -> str | None:
         return os.fsdecode(file.read(MAX_ALTERNATES_BYTES))
 
 
-def link_outside(git_dir: str, place: str) -> str | None:
-    """Return a symbolic link in `git_dir` that leads outside `place`, or None.
+def stray_link(git_dir: str, place: str) -> str | None:
+    """Return what is wrong with a symbolic link in `git_dir`, or None if nothing is.
 
-    Git follows links in its directory (`objects`, `refs`, `logs/HEAD`, ...): one that leads
-    elsewhere would let the model read and write another repository, or append to any file.
-    Links within the place are followed and looked into too. Loose objects are not looked
-    at one by one: git checks that each is the object its name says.
+    Git follows links in its directory (`objects`, `refs`, `logs`, `config`, ...), so each
+    must lead into a git directory in the place (one with a `.git` in its path, as
+    `check_out_of_reach` has it). Leading outside, it would let the model read and write
+    another repository, or append to any file. Leading into a work tree, a branch's files
+    would take its place: a link among them had git append its reflog to any file, and a
+    `config` a stash rewrote armed a filter for git's next command. Links in `hooks` may
+    lead into a work tree: git writes nothing there, and runs it only if the operator
+    allows hooks. Links within the place are followed and looked into too. Loose objects
+    are not looked at one by one: git checks that each is the object its name says.
 
     Raises:
         GitError: the directory holds more than MAX_CHECKED_ENTRIES entries.
     """
-    pending, seen, count = [git_dir], {git_dir}, 0
+    pending, seen, count = [(git_dir, False)], {git_dir}, 0
     while pending:
-        directory = pending.pop()
+        directory, in_hooks = pending.pop()
         try:
             entries = list(os.scandir(directory))
         except OSError:
@@ -94,17 +100,23 @@ def link_outside(git_dir: str, place: str) -> str | None:
                 " mcp-git checks every one for links that lead outside, and refuses it"
             )
         for entry in entries:
+            hooks = in_hooks or (directory == git_dir and entry.name == "hooks")
             if entry.is_symlink():
                 real = os.path.realpath(entry.path)
                 if not is_below(real, place):
-                    return entry.path
+                    return f"{entry.path} is a link to {real}, outside {place}"
+                if not (hooks or dot_git_in(real, place)):
+                    return (
+                        f"{entry.path} is a link to {real}, not in a .git directory (a work"
+                        " tree's files could take its place)"
+                    )
                 if os.path.isdir(real) and real not in seen:
                     seen.add(real)
-                    pending.append(real)
+                    pending.append((real, hooks))
             elif entry.is_dir(follow_symlinks=False) and not (
                 LOOSE_OBJECTS.match(entry.name) and os.path.basename(directory) == "objects"
             ):
-                pending.append(entry.path)
+                pending.append((entry.path, hooks))
     return None
 
 
@@ -128,11 +140,11 @@ def check_stores(name: str, git_dir: str, common: str, place: str) -> None:
     if problem is not None:
         raise GitError(f"{name} {problem}")
     for directory in dict.fromkeys((git_dir, common)):
-        link = link_outside(directory, place)
-        if link is not None:
+        problem = stray_link(directory, place)
+        if problem is not None:
             raise GitError(
-                f"{name}: {link} is a link to {os.path.realpath(link)}, outside {place};"
-                " mcp-git refuses repositories that reach outside their place."
+                f"{name}: {problem}; mcp-git refuses repositories whose git directory links"
+                " outside their place or into a work tree."
             )
 
 
