@@ -7,6 +7,7 @@ sandbox raises `FsError` and the canary outside the root is never returned nor w
 import contextlib
 import os
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -378,6 +379,24 @@ def test_a_nested_read_only_directory_holds_whatever_the_way_in(tree: Tree) -> N
     assert (tree.root / "sub" / "inner.txt").read_text() == "inner\n"
     writing.write(sandbox, "here/hello.txt", "still writable\n")  # ROOT's own rules in ROOT
     assert read(sandbox, "hello.txt") == "still writable\n"
+
+
+def test_a_nested_read_only_directory_holds_once_replaced(tree: Tree) -> None:
+    # Known by the identity it had when the sandbox was made: replaced since (a checkout,
+    # a package manager), it was writable, and could be moved away itself.
+    sandbox = tree.sandbox_with(str(tree.root), f"{tree.root}/sub:ro")
+    assert read(sandbox, "sub/inner.txt") == "inner\n"
+    (tree.root / "sub.new").mkdir()
+    (tree.root / "sub.new" / "inner.txt").write_text("replaced\n")
+    shutil.rmtree(tree.root / "sub")
+    (tree.root / "sub.new").rename(tree.root / "sub")
+    (tree.root / "here").symlink_to(".")
+    for way_in in ("sub", "here/sub"):
+        with pytest.raises(AccessDenied, match="read-only"):
+            writing.write(sandbox, f"{way_in}/inner.txt", "pwned")
+        with pytest.raises(AccessDenied, match="allowed directory"):
+            transfer.move(sandbox, way_in, "gone")
+    assert (tree.root / "sub" / "inner.txt").read_text() == "replaced\n"
 
 
 _BIND_MOUNTED_WRITE = """

@@ -66,9 +66,8 @@ class Place:
 class Scope(Protocol):
     """What a walk asks of the sandbox it walks in (`Sandbox`, in `sandbox.py`)."""
 
-    @property
     def nested(self) -> Mapping[tuple[int, int], AllowedDir]:
-        """The allowed directories inside others, by (device, inode)."""
+        """Return the allowed directories inside others, by (device, inode), as they are now."""
         ...
 
     def enter(self, at: str, parts: Iterable[str], asked: str) -> tuple[AllowedDir, list[str]]:
@@ -95,6 +94,7 @@ class Lookup:
         self.names: list[str] = []  # their names below the root
         self.hops = 0
         self.made: list[tuple[int, str]] = []  # directories made: (their parent, name)
+        self.nested = sandbox.nested()
 
     def close(self) -> None:
         """Close every directory the walk holds open."""
@@ -228,7 +228,7 @@ class Lookup:
         except OSError as exc:
             raise explain(exc, self.shown(part)) from None
         self.names.append(part)
-        nested = self._nested(os.fstat(self.fds[-1])) if self.sandbox.nested else None
+        nested = self._nested(os.fstat(self.fds[-1])) if self.nested else None
         if nested is not None:  # its own rules (read-only) hold inside, whatever the way in
             self._restart(nested, self.fds.pop())
 
@@ -254,7 +254,7 @@ class Lookup:
 
     def _nested(self, status: os.stat_result) -> AllowedDir | None:
         """Return the nested allowed directory whose status is `status`, if it is one."""
-        return self.sandbox.nested.get((status.st_dev, status.st_ino))
+        return self.nested.get((status.st_dev, status.st_ino))
 
     def link_target(self, part: str) -> list[str]:
         """Return the components to walk instead of the link `part`.

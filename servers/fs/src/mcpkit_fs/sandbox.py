@@ -38,15 +38,27 @@ class Sandbox:
         self.directories = tuple(directories)
         # The longest first: a path in nested directories belongs to the inner one.
         self._by_length = sorted(directories, key=lambda d: -len(d.path))
-        # Allowed directories inside others, by identity (device, inode), not by name: a walk
-        # that enters one, by any name (a link, a bind mount, other letter case), takes it
-        # as its root.
-        self.nested = _identities(
+        self._nested = [
             d
             for d in self._by_length
             if any(o.path != d.path and o.contains(d.path) for o in directories)
-        )
+        ]
         self.deny = deny
+
+    def nested(self) -> dict[tuple[int, int], AllowedDir]:
+        """Return the allowed directories inside others, by identity (device, inode).
+
+        By identity, not by name: a walk that enters one, by any name (a link, a bind
+        mount, other letter case), takes it as its root. Taken afresh for each walk: a
+        directory replaced since (a checkout, a package manager) has a new identity, and
+        its old one may be another entry's by now.
+        """
+        found: dict[tuple[int, int], AllowedDir] = {}
+        for directory in self._nested:
+            with suppress(OSError):  # gone: nothing can enter it
+                status = os.stat(directory.path)
+                found.setdefault((status.st_dev, status.st_ino), directory)
+        return found
 
     @contextmanager
     def place(
@@ -163,13 +175,3 @@ class Sandbox:
             if place.lstat() is None:
                 raise FsError(f"{place.shown} does not exist.")
             return place.real
-
-
-def _identities(directories: Iterable[AllowedDir]) -> dict[tuple[int, int], AllowedDir]:
-    """Return the directories by (device, inode); one that is gone is left out."""
-    found: dict[tuple[int, int], AllowedDir] = {}
-    for directory in directories:
-        with suppress(OSError):
-            status = os.stat(directory.path)
-            found.setdefault((status.st_dev, status.st_ino), directory)
-    return found

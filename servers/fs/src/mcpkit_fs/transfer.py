@@ -200,7 +200,7 @@ def _removable(sandbox: Sandbox, place: Place, what: str) -> os.stat_result:
         FsError: it is missing, read-only, an allowed directory or holds one, or holds
             denied entries.
     """
-    if place.name is None or any(_inside(d.path, place.real) for d in sandbox.directories):
+    if place.name is None or any(is_below(d.path, place.real) for d in sandbox.directories):
         raise AccessDenied(f"{place.shown} is or holds an allowed directory: it cannot be {what}.")
     require_writable(place)
     status = place.lstat()
