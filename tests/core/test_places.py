@@ -10,6 +10,7 @@ import pytest
 
 from checked import connect
 from mcpkit import Context, Server
+from mcpkit.errors import ProtocolError
 from mcpkit.places import Places, RootsMode, real_place
 
 
@@ -86,14 +87,28 @@ async def test_each_mode_narrows_as_documented(
     assert await where(tmp, mode, roots) == allowed
 
 
-async def test_a_client_that_fails_to_give_roots_counts_as_one_without(tmp: Path) -> None:
-    async def broken(params: dict[str, Any]) -> dict[str, Any]:
-        return {"roots": "not a list"}
+async def test_a_client_that_fails_to_give_roots_is_allowed_nothing(tmp: Path) -> None:
+    # It counted as a client without roots: given every place, when it meant to narrow them.
+    answers: list[Any] = [
+        {"roots": "not a list"},
+        {"roots": [{"uri": 5}]},
+        {},
+        ProtocolError("Method not found", code=-32601),
+    ]
 
-    app = make_server(tmp, "narrow")
-    async with connect(app, handlers={"roots/list": broken}) as client:
-        result = await client.call_tool("where")
-    assert result["content"][0]["text"] == "a b:ro"
+    async def broken(params: dict[str, Any]) -> dict[str, Any]:
+        answer = answers[0]
+        if isinstance(answer, ProtocolError):
+            raise answer
+        return answer
+
+    for mode in ("narrow", "replace"):
+        for answer in list(answers):
+            answers[0] = answer
+            async with connect(make_server(tmp, mode), handlers={"roots/list": broken}) as client:
+                result = await client.call_tool("where")
+            assert result.get("isError") is True, (mode, answer)
+            assert "its answer to roots/list failed" in result["content"][0]["text"]
 
 
 def test_dot_dot_after_a_link_is_where_the_kernel_goes(tmp_path: Path) -> None:

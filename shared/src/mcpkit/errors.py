@@ -14,8 +14,10 @@ MCPError
 │   └── UnsupportedVersion  -32022  the request's protocol version is not one we speak
 ├── ToolError(message)                  -> a tool result with isError: true
 └── ClientRequestError(message)         -> raised by ctx.sample/elicit/roots when the
-                                           client lacks the capability, answers with an
-                                           error, or does not answer in time
+    │                                      client lacks the capability, answers with an
+    │                                      error, or does not answer in time
+    ├── CannotAsk                          no open stream would carry the question (HTTP)
+    └── NoQuestionsHere                    (2026-07-28) the method may ask nothing
 
 InputRequired (a BaseException)         -> (2026-07-28) an InputRequiredResult: the client
                                            answers ctx.elicit/sample/roots and retries
@@ -159,6 +161,10 @@ class ClientRequestError(MCPError):
 
 class CannotAsk(ClientRequestError):
     """The client cannot be sent a request now: over HTTP, no open stream would carry it."""
+
+
+class NoQuestionsHere(ClientRequestError):
+    """(2026-07-28) The request's method may not ask the client anything: a completion, say."""
 
 
 class MissingClientCapability(ProtocolError, ClientRequestError):

@@ -21,11 +21,11 @@ import anyio
 from . import answers, jsonrpc
 from .context import INPUT_KEY, Context, ListKind
 from .errors import (
-    ClientRequestError,
     InputRequired,
     InvalidParams,
     MCPError,
     MissingClientCapability,
+    NoQuestionsHere,
     ProtocolError,
     ResourceNotFound,
     UnsupportedVersion,
@@ -124,10 +124,10 @@ class Inputs:
 
         Raises:
             InputRequired: it has not been answered yet: the client must answer and retry.
-            ClientRequestError: the request's method cannot ask the client anything.
+            NoQuestionsHere: the request's method cannot ask the client anything.
         """
         if self.method not in ASKING_METHODS:
-            raise ClientRequestError(f"{self.method} cannot ask the client for input")
+            raise NoQuestionsHere(f"{self.method} cannot ask the client for input")
         self._asked += 1
         key = INPUT_KEY.get() or f"input-{self._asked}-{_digest(method, params)}"
         answer = self.answers.get(key)

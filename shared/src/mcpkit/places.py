@@ -13,8 +13,9 @@ is the operator's choice, a `RootsMode`:
 - ignore: the operator's places only.
 
 Only `replace` lets a client reach past the operator's places. A client that declared
-roots but cannot be asked for them now (over HTTP, no stream to carry the question) gets
-nothing: "no roots" would open every place to a client that meant to narrow them.
+roots but cannot be asked for them now (over HTTP, no stream to carry the question), or
+failed to answer (an error, a malformed answer, none in time), gets nothing: "no roots"
+would open every place to a client that meant to narrow them.
 """
 
 import logging
@@ -24,7 +25,7 @@ from typing import Literal, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from .context import Context
-from .errors import CannotAsk, ClientRequestError, ToolError
+from .errors import CannotAsk, ClientRequestError, NoQuestionsHere, ToolError
 from .work import run
 
 logger = logging.getLogger("mcpkit.places")
@@ -48,7 +49,11 @@ class Place(NamedTuple):
 
 
 class RootsUnavailable(ToolError):
-    """The client declared roots but cannot be asked for them: nothing is allowed."""
+    """The client declared roots but cannot be asked for them, or failed to answer.
+
+    Nothing is then allowed: "no roots" would open every place to a client that meant to
+    narrow them.
+    """
 
 
 def is_below(path: str, directory: str) -> bool:
@@ -142,7 +147,8 @@ class Places:
         """Return the places the request of `ctx` may use.
 
         Raises:
-            RootsUnavailable: the client declared roots but cannot be asked for them.
+            RootsUnavailable: the client declared roots but cannot be asked for them, or
+                failed to answer.
         """
         uris = await self._root_uris(ctx)
         places = self._cached.get(uris)
@@ -160,7 +166,8 @@ class Places:
         """Return the client's root URIs, sorted, or None if roots do not count for it.
 
         Raises:
-            RootsUnavailable: the client declared roots but cannot be asked for them.
+            RootsUnavailable: the client declared roots but cannot be asked for them, or
+                failed to answer (an error, a malformed answer, or none in time).
         """
         if self.mode == "ignore" or not ctx.client_supports("roots"):
             return None
@@ -171,9 +178,15 @@ class Places:
                 f"The client declared roots but cannot be asked for them ({exc}), so nothing"
                 " is allowed: keep its GET stream open, or take answers as SSE."
             ) from None
-        except ClientRequestError as exc:  # a client that fails to answer has no roots
-            logger.debug("No client roots: %s", exc)
+        except NoQuestionsHere:  # roots cannot count here: as for a client without them
             return None
+        except ClientRequestError as exc:  # kept for the session: see KnownRoots
+            # Not "no roots": the client meant to narrow the places, and would be given all.
+            raise RootsUnavailable(
+                f"The client declared roots but its answer to roots/list failed ({exc}), so"
+                " nothing is allowed until it tells the server its roots changed"
+                " (notifications/roots/list_changed) or reconnects."
+            ) from None
         return tuple(sorted(root.uri for root in roots))
 
     def _resolve(self, uris: tuple[str, ...]) -> list[Place]:

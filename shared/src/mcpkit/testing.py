@@ -2,8 +2,9 @@
 
 The client talks to the server over an in-memory transport, through the same encoder and
 connection code as stdio. It records every message the server sends, answers the server's
-requests (roots, sampling, elicitation) with the handlers it is given, and declares the
-client capabilities that those handlers imply.
+requests (roots, sampling, elicitation) with the handlers it is given (a `ProtocolError`
+one raises is its error response), and declares the client capabilities that those
+handlers imply.
 """
 
 import itertools
@@ -16,6 +17,7 @@ import anyio.abc
 
 from . import jsonrpc
 from .connection import Connection
+from .errors import ProtocolError
 from .jsonrpc import JSON, RequestId
 from .runtime import Runtime
 from .server import Server
@@ -155,7 +157,12 @@ class Client:
             return
 
         async def answer() -> None:
-            self.send(jsonrpc.result(request["id"], await handler(request.get("params") or {})))
+            try:
+                result = await handler(request.get("params") or {})
+            except ProtocolError as exc:  # the handler answers with an error
+                self.send(jsonrpc.error(request["id"], exc.to_wire()))
+                return
+            self.send(jsonrpc.result(request["id"], result))
 
         self._task_group.start_soon(answer)
 
