@@ -263,6 +263,32 @@ def test_a_regex_slow_on_every_line_gives_up_after_its_time_in_all(
     assert time.monotonic() - started < 3
 
 
+@pytest.mark.parametrize("large", [True, False])
+def test_a_regex_slow_on_whole_files_gives_up_after_its_time_in_all(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, large: bool
+) -> None:
+    # Each file, or each block of a large one, took LINE_SECONDS to test as a whole, then
+    # "may match": its lines were fast, and the test's time was charged to no budget (30
+    # files took 30 s of a 15 s budget).
+    monkeypatch.setattr(finders, "LINE_SECONDS", 0.1)
+    monkeypatch.setattr(finders, "SEARCH_SECONDS", 0.5)
+    monkeypatch.setattr(content_search, "WHOLE_FILE_BYTES", 1000 if large else 1 << 20)
+    monkeypatch.setattr(large_file_search, "BLOCK_BYTES", 4000)
+    (tree.root / "files").mkdir()
+    for number in range(1 if large else 30):
+        (tree.root / "files" / f"{number:02}.txt").write_text("a\n" * (20_000 if large else 2000))
+    started = time.monotonic()
+    with pytest.raises(FsError, match=r"took over 0.5 s in all"):
+        content_search.search_content(
+            tree.sandbox,
+            "files/00.txt" if large else "files",
+            r"(?:[a\n]|a|\n)*[^a\n]",
+            is_regex=True,
+            exclude=[],
+        )
+    assert time.monotonic() - started < 2
+
+
 def test_an_expression_nested_too_deeply_to_compile_is_a_clear_error(tree: Tree) -> None:
     (tree.root / "a.txt").write_text("a\n")
     nested = "(" * 5000 + "a" + ")" * 5000  # the regex module's parser recurses
@@ -324,7 +350,7 @@ def test_a_regex_search_rules_text_out_whole_and_finds_what_lines_do(
 
     at_once = search()
 
-    def no_block_test(query: str, *, case_sensitive: bool) -> None:
+    def no_block_test(query: str, *, case_sensitive: bool, budget: finders.Budget) -> None:
         return None
 
     monkeypatch.setattr(finders, "block_test", no_block_test)
@@ -343,8 +369,8 @@ def test_a_large_file_regex_search_passes_over_blocks_without_a_match(
     searched: list[str] = []
     real = finders.expression
 
-    def counting(query: str, *, case_sensitive: bool) -> finders.Find:
-        find = real(query, case_sensitive=case_sensitive)
+    def counting(query: str, *, case_sensitive: bool, budget: finders.Budget) -> finders.Find:
+        find = real(query, case_sensitive=case_sensitive, budget=budget)
 
         def counted(line: str) -> finders.Hit | None:
             searched.append(line)

@@ -20,7 +20,7 @@ from typing import Literal
 import pytest
 
 from mcpkit import ToolError
-from mcpkit_fs import content_search, listing, reading, transfer, walk, writing
+from mcpkit_fs import content_search, listing, lookup, reading, transfer, walk, writing
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.globs import GlobSet
 from mcpkit_fs.policy import AllowedDir, Policy, parse_directory, resolve_directory, root_path
@@ -474,6 +474,22 @@ def test_a_name_in_another_unicode_form_leads_to_its_file_never_to_a_twin(tree: 
         (tree.root / os.fsdecode(raw)).write_text("")
     with pytest.raises(FsError, match="matches 2 entries that look the same here"):
         read(tree.sandbox, "x\ufffd")
+
+
+def test_a_missing_name_is_looked_for_among_so_many_entries_at_most(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every entry's name was composed and compared: 0.2 s a lookup in a directory of
+    # 200,000, on the event loop, for any name not there that is not ASCII.
+    monkeypatch.setattr(lookup, "MAX_LOOKED_AT", 3)
+    (tree.root / os.fsdecode(b"x\xfe")).write_text("shown as x\ufffd\n")
+    (tree.root / unicodedata.normalize("NFD", "café")).write_text("menu\n")
+    assert len(os.listdir(tree.root)) > 3
+    with pytest.raises(FsError, match="does not exist"):
+        read(tree.sandbox, "x\ufffd")
+    assert read(tree.sandbox, unicodedata.normalize("NFC", "café")) == "menu\n"  # by name
+    monkeypatch.setattr(lookup, "MAX_LOOKED_AT", 100)
+    assert read(tree.sandbox, "x\ufffd") == "shown as x\ufffd\n"
 
 
 @pytest.mark.parametrize(("on_disk", "other"), [("NFD", "NFC"), ("NFC", "NFD")])

@@ -66,8 +66,10 @@ def search_content(
         FsError: the expression is invalid, or the path is not a readable directory or
             text file.
     """
+    budget = finders.Budget()  # a regular expression's, for its lines and blocks together
     if is_regex:
-        whole_text, find = None, finders.expression(query, case_sensitive=case_sensitive)
+        whole_text = None
+        find = finders.expression(query, case_sensitive=case_sensitive, budget=budget)
     else:
         whole_text = finders.literal(query, case_sensitive=case_sensitive)
         find = whole_text.search
@@ -76,7 +78,9 @@ def search_content(
         whole_text,
         # Literal ASCII text can rule files out on their bytes, before any decoding.
         finders.byte_prefilter(query, case_sensitive=case_sensitive) if not is_regex else None,
-        finders.block_test(query, case_sensitive=case_sensitive) if is_regex else None,
+        finders.block_test(query, case_sensitive=case_sensitive, budget=budget)
+        if is_regex
+        else None,
         Glob(include) if include else None,
         context_lines,
     )

@@ -9,8 +9,10 @@ directory, the sandbox says where it leads (`Scope.enter`). A walk that enters a
 directory nested in its root, by whatever name, goes on from that one, under its rules.
 """
 
+import itertools
 import os
 import stat
+import unicodedata
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
@@ -25,6 +27,9 @@ from .policy import AllowedDir
 from .text import composed
 
 MAX_SYMLINKS = 40  # hops in one walk, as Linux allows
+MAX_LOOKED_AT = 10_000
+"""Entries a directory may hold for a missing name to be looked for among them in another
+form (`Lookup.entry_named`): one of 200,000 took 0.2 s a lookup, on the event loop."""
 # The directories a walk goes through are only passed through: on Linux, O_PATH opens them
 # with search permission alone, as the kernel walks a path (a 711 home directory, say).
 _THROUGH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -159,7 +164,9 @@ class Lookup:
         That is `part` itself, unless it is missing and one entry looks the same: its name
         goes out as `part`, with U+FFFD for bytes that are not UTF-8 (`mcpkit.well_formed`),
         or it is `part` in another Unicode form (NFD, as macOS writes names, where a model
-        types NFC). The name a client was shown, or typed, leads to its file.
+        types NFC). The name a client was shown, or typed, leads to its file. Its NFD form
+        is looked for by name; other look-alikes among the entries of a directory of
+        `MAX_LOOKED_AT` entries at most.
 
         Raises:
             FsError: several entries look the same as `part`.
@@ -169,10 +176,13 @@ class Lookup:
         try:
             os.stat(part, dir_fd=self.fds[-1], follow_symlinks=False)
         except FileNotFoundError:
+            decomposed = unicodedata.normalize("NFD", part)
+            if decomposed != part and _exists(decomposed, self.fds[-1]):
+                return decomposed  # as macOS writes names, in a directory of any size
             key = composed(part)
             names = [
                 name
-                for name in _names_in(self.fds[-1])
+                for name in _names_in(self.fds[-1], MAX_LOOKED_AT)
                 if composed(well_formed(name)) == key
                 and not self.sandbox.is_denied(self.root, "/".join([*self.names, name]))
             ]
@@ -291,16 +301,32 @@ class Lookup:
         self.names = []
 
 
-def _names_in(dir_fd: int) -> list[str]:
-    """Return the names in the directory the walk holds at `dir_fd` (none if unreadable)."""
+def _exists(name: str, dir_fd: int) -> bool:
+    """Return whether the directory the walk holds at `dir_fd` has an entry `name`."""
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+def _names_in(dir_fd: int, most: int) -> list[str]:
+    """Return the names in the directory the walk holds at `dir_fd`, if it has `most` at most.
+
+    None if it has more, or cannot be read.
+    """
     try:
         fd = os.open(".", DIR_FLAGS, dir_fd=dir_fd)  # an O_PATH descriptor cannot list
     except OSError:
         return []
     try:
-        return os.listdir(fd)
+        with os.scandir(fd) as entries:
+            names = [entry.name for entry in itertools.islice(entries, most + 1)]
+    except OSError:
+        return []
     finally:
         os.close(fd)
+    return names if len(names) <= most else []
 
 
 def open_root(root: AllowedDir) -> int:
