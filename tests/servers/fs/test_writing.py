@@ -227,6 +227,24 @@ def test_write_keeps_permissions_and_leaves_no_temporary_file(tree: Tree) -> Non
     assert sorted(p.name for p in tree.root.iterdir()) == ["hello.txt", "run.sh", "sub"]
 
 
+def test_a_write_or_an_edit_keeps_the_file_s_owner_and_attributes(tree: Tree) -> None:
+    # The new file was the server's: run as root, it made a user's file root's at every
+    # edit (its owner could no longer write it), and every write dropped its attributes.
+    notes = tree.root / "notes.txt"
+    notes.write_text("old\n")
+    os.chown(notes, 1234, 4321)  # the tests run as root, as the project's machines do
+    notes.chmod(0o640)
+    os.setxattr(notes, "user.note", b"kept")
+    os.setxattr(notes, "trusted.note", b"not a user's")  # root's own namespace: not kept
+    writing.write(tree.sandbox, "notes.txt", "new\n")
+    writing.edit(tree.sandbox, "notes.txt", [Edit("new", "newer")])
+    status = notes.stat()
+    assert (status.st_uid, status.st_gid, status.st_mode & 0o7777) == (1234, 4321, 0o640)
+    assert os.listxattr(notes) == ["user.note"]
+    assert os.getxattr(notes, "user.note") == b"kept"
+    assert notes.read_text() == "newer\n"
+
+
 def overwrite(tree: Tree) -> object:
     return writing.write(tree.sandbox, "ro.txt", "new\n")
 

@@ -20,6 +20,8 @@ from .lookup import DIR_FLAGS, Place
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 PERMISSIONS = 0o1777  # what writes and copies keep of a mode: not setuid, not setgid
+KEPT_ATTRIBUTES = ("user.", "system.posix_acl_access")
+"""The extended attributes a write keeps: the user's own, and the file's access list."""
 
 
 def require_writable(place: Place) -> None:
@@ -128,6 +130,7 @@ def write_atomic(
     replaced, not followed. `data` is bytes or a binary file to copy. `create_only` fails
     if the name exists. The file gets the permissions `mode`, else those of the file it
     replaces, else the default; never setuid or setgid, which the kernel drops on a write.
+    It keeps the owner and attributes of the file it replaces, where it may (`keep_owner`).
 
     Raises:
         FsError: the place is a directory or a link, or the write fails.
@@ -160,6 +163,8 @@ def write_atomic(
                 file.write(data)
             else:
                 copy_stored(data, file)
+            if current is not None:
+                keep_owner(file.fileno(), place.dir_fd, place.name, current)
             if mode is not None:
                 os.fchmod(file.fileno(), mode & PERMISSIONS)
             file.flush()
@@ -174,6 +179,39 @@ def write_atomic(
         with suppress(FileNotFoundError):
             os.unlink(temporary, dir_fd=place.dir_fd)
         raise explain(exc, place.shown) from None
+
+
+def keep_owner(fd: int, dir_fd: int, name: str, current: os.stat_result) -> None:
+    """Give the new file `fd` the owner, group and kept attributes of the file `name`.
+
+    The new file is the server's own: a server running as root made a user's file root's
+    at every edit, and every write dropped the file's ACLs and user attributes. What the
+    server may not set (another user's ownership) stays as the new file has it.
+    `KEPT_ATTRIBUTES` only: a file capability (`security.capability`), say, would give the
+    new content what the kernel takes away from a file written in place.
+    """
+    if hasattr(os, "fchown"):  # POSIX
+        for owner, group in ((current.st_uid, current.st_gid), (-1, current.st_gid)):
+            try:
+                os.fchown(fd, owner, group)
+                break
+            except OSError:  # not root: then the group alone, if it is one of the server's
+                continue
+    if not hasattr(os, "listxattr"):  # Linux only
+        return
+    try:
+        old = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
+    except OSError:  # not readable: its attributes cannot be read either
+        return
+    try:
+        for attribute in os.listxattr(old):
+            if attribute.startswith(KEPT_ATTRIBUTES):
+                with suppress(OSError):
+                    os.setxattr(fd, attribute, os.getxattr(old, attribute))
+    except OSError:  # a filesystem without attributes
+        pass
+    finally:
+        os.close(old)
 
 
 COPY_BLOCK = 1024 * 1024
