@@ -112,3 +112,17 @@ def test_deny_rules_written_relative_match_at_any_depth(
             reading.read_text(sandbox, secret)
     found = content_search.search_content(sandbox, ".", "CANARY", exclude=[])
     assert found["matches"] == []
+
+
+def test_deny_rules_match_whatever_the_letter_case(tree: Tree) -> None:
+    # On a filesystem where case does not count (macOS, Windows, a FAT drive), .ENV opens
+    # .env, which a case-blind rule would not deny; here, denying .ENV too is the safe error.
+    for secret in (".ENV", ".SSH/id_rsa", "Key.PEM"):
+        path = tree.root / secret
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(CANARY)
+    sandbox = Sandbox(tree.sandbox.directories, deny_rules(["**/.env", ".ssh/**", "*.pem"]))
+    for secret in (".ENV", ".SSH/id_rsa", "Key.PEM"):
+        with pytest.raises(AccessDenied, match="deny rule"):
+            reading.read_text(sandbox, secret)
+    assert not Glob("*.pem").match("Key.PEM")  # other globs (search, exclude) keep case

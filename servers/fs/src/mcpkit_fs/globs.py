@@ -88,13 +88,14 @@ def _set_end(component: str, start: int) -> int:
 class Glob:
     """One glob pattern (see the module docstring for the syntax)."""
 
-    def __init__(self, pattern: str, *, anchored: bool | None = None) -> None:
+    def __init__(
+        self, pattern: str, *, anchored: bool | None = None, ignore_case: bool = False
+    ) -> None:
         self.pattern = pattern
         self.anchored = "/" in pattern.rstrip("/") if anchored is None else anchored
+        flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
         try:
-            regex = re.compile(
-                _translate(composed(pattern.rstrip("/") or pattern)) + r"\Z", re.DOTALL
-            )
+            regex = re.compile(_translate(composed(pattern.rstrip("/") or pattern)) + r"\Z", flags)
         except re.error as exc:
             raise BadGlob(f"Invalid glob pattern {pattern!r}: {exc}. Fix it and retry.") from None
         self._regex = regex
@@ -112,8 +113,8 @@ class Glob:
 class GlobSet:
     """Several globs: a path matches if any of them does."""
 
-    def __init__(self, patterns: Iterable[str]) -> None:
-        self.globs = tuple(Glob(p) for p in patterns if p)
+    def __init__(self, patterns: Iterable[str], *, ignore_case: bool = False) -> None:
+        self.globs = tuple(Glob(p, ignore_case=ignore_case) for p in patterns if p)
 
     def __bool__(self) -> bool:
         return bool(self.globs)
@@ -128,7 +129,9 @@ def deny_rules(patterns: Iterable[str]) -> GlobSet:
 
     `~` is the home directory, and a pattern with a `/` that starts with neither `/` nor
     `**/` matches at any depth (`.ssh/**` as `**/.ssh/**`): matched against the whole
-    absolute path as written, it could never match, and would deny nothing.
+    absolute path as written, it could never match, and would deny nothing. Letter case
+    does not count: on a filesystem where it does not (macOS, Windows, a FAT drive),
+    `.ENV` opens `.env`; where it does, denying `.ENV` too is the safe error.
 
     Raises:
         BadGlob: a pattern cannot be read.
@@ -138,7 +141,7 @@ def deny_rules(patterns: Iterable[str]) -> GlobSet:
         pattern = os.path.expanduser(pattern)
         floating = "/" in pattern.rstrip("/") and not pattern.startswith(("/", "**/"))
         rules.append(f"**/{pattern}" if floating else pattern)
-    return GlobSet(rules)
+    return GlobSet(rules, ignore_case=True)
 
 
 class IgnoreRule(NamedTuple):
