@@ -311,3 +311,17 @@ def test_a_directory_removed_as_soon_as_made_is_a_clear_error(
     with pytest.raises(FsError, match="x does not exist"):
         writing.create_directory(tree.sandbox, "x/y")
     assert not (tree.root / "x").exists()
+
+
+def test_no_directory_is_made_deeper_than_a_tree_can_be_removed(tree: Tree) -> None:
+    # 2,040 levels fit in a path: made, such a tree could not be deleted, moved or copied.
+    deepest = "/".join(["x"] * lookup.MAX_MADE_DEPTH)
+    with pytest.raises(FsError, match="would be 101 levels down"):
+        writing.create_directory(tree.sandbox, f"{deepest}/x")
+    with pytest.raises(FsError, match="would be 102 levels down"):
+        writing.write(tree.sandbox, f"{deepest}/x/file.txt", "x", create_parents=True)
+    assert not (tree.root / "x").exists()  # the walk takes back what it made
+    writing.create_directory(tree.sandbox, deepest)
+    writing.write(tree.sandbox, f"{deepest}/file.txt", "x")
+    transfer.delete(tree.sandbox, "x", recursive=True)
+    assert not (tree.root / "x").exists()

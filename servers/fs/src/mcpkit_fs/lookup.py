@@ -27,6 +27,10 @@ from .policy import AllowedDir
 from .text import composed
 
 MAX_SYMLINKS = 40  # hops in one walk, as Linux allows
+MAX_MADE_DEPTH = 100
+"""Levels below an allowed directory down to which directories (and what they are made
+for) are made: a tree made deeper (2,040 levels fit in a path) could not be deleted,
+moved or copied whole, as the functions that do so recurse."""
 MAX_LOOKED_AT = 10_000
 """Entries a directory may hold for a missing name to be looked for among them in another
 form (`Lookup.entry_named`): one of 200,000 took 0.2 s a lookup, on the event loop."""
@@ -216,8 +220,11 @@ class Lookup:
         if self.root.read_only:
             raise AccessDenied(f"{self.shown(part)} is in a read-only directory: not created.")
         rest = [name for name in then if name not in ("", ".")]
-        if ".." not in rest:  # all below is made now, with no link: this is where it ends
+        if ".." in rest:
+            check_made_depth(len(self.names) + 1, self.shown(part))
+        else:  # all below is made now, with no link: this is where it ends
             self.sandbox.check_denied(self.root, [*self.names, part, *rest])
+            check_made_depth(len(self.names) + 1 + len(rest), self.shown(part, *rest))
         if _mkdir(self.fds[-1], part, self.shown(part)):
             self.made.append((os.dup(self.fds[-1]), part))
         try:
@@ -327,6 +334,19 @@ def _names_in(dir_fd: int, most: int) -> list[str]:
     finally:
         os.close(fd)
     return names if len(names) <= most else []
+
+
+def check_made_depth(depth: int, shown: str) -> None:
+    """Raise FsError if a directory `depth` levels below its allowed directory is too deep.
+
+    Raises:
+        FsError: it is over `MAX_MADE_DEPTH` levels down.
+    """
+    if depth > MAX_MADE_DEPTH:
+        raise FsError(
+            f"{shown} would be {depth} levels down: mcp-fs makes no directories that deep"
+            f" (over {MAX_MADE_DEPTH} levels below an allowed directory)."
+        )
 
 
 def open_root(root: AllowedDir) -> int:

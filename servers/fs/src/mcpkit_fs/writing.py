@@ -24,7 +24,7 @@ from .files import (
 )
 from .hashing import sha256_of
 from .locks import changing
-from .lookup import Place
+from .lookup import Place, check_made_depth
 from .models import Created, Edited, Written
 from .reading import WHOLE_FILE_BYTES, MiB, decode_text
 from .sandbox import Sandbox
@@ -294,6 +294,7 @@ def create_directory(sandbox: Sandbox, path: str) -> Created:
             return Created(path=place.shown, created=False)
         require_writable(place)
         assert place.name is not None
+        check_made_depth(place.relative.count("/") + 1, place.shown)
         try:
             os.mkdir(place.name, dir_fd=place.dir_fd)
         except FileExistsError:
