@@ -98,13 +98,9 @@ def driver_overrides(keys: Sequence[str], *, hooks: bool) -> tuple[tuple[str, st
     Unless `hooks` may run, each hook configured by name is left with no event to run on.
 
     Raises:
-        GitError: the configuration includes another file (it cannot be switched off
-            per command, and could arm git from outside the repository), sets a merge
-            strategy (`STRATEGY_KEY`), makes a partial
-            clone (git would fetch a missing object on its own, through the remote's
-            configuration, even to show a file), or names a driver, submodule, alias,
-            hook or URL with `=` in its name, which `-c` cannot spell (`-c filter.a=b.clean=` sets
-            `filter.a`).
+        GitError: the configuration sets a key of `REFUSED_KEYS` (no `-c` setting can
+            make it safe), or names a driver, submodule, alias, hook or URL with `=` in its
+            name, which `-c` cannot spell (`-c filter.a=b.clean=` sets `filter.a`).
     """
     overrides: list[tuple[str, str]] = []
     for key in keys:
