@@ -45,6 +45,12 @@ Disallow: /
         ("https://s.test/doc.pdf", False, "Disallow: /*.pdf$"),
         ("https://s.test/doc.pdf?x=1", True, "no rule matches"),
         ("https://s.test/robots.txt", True, "robots.txt itself is always allowed"),
+        # Dot segments, which the client resolves before it asks: it asked for /private.
+        ("https://s.test/open/../private/x", False, "Disallow: /private"),
+        ("https://s.test/./private/x", False, "Disallow: /private"),
+        ("https://s.test/a/%2E%2e/private/x", False, "Disallow: /private"),
+        ("https://s.test/../../private/x", False, "Disallow: /private"),
+        ("https://s.test/private/..", True, "no rule matches"),
     ],
 )
 def test_longest_match_for_our_group(url: str, allowed: bool, reason: str) -> None:

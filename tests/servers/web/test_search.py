@@ -61,6 +61,22 @@ async def test_searxng_and_brave_json(site: Site) -> None:
     assert site.seen[-1][1]["x-subscription-token"] == "KEY"
 
 
+async def test_a_search_key_never_follows_a_redirect_to_another_site(site: Site) -> None:
+    # The key went along: a service (or whoever answers in its name) that redirected the
+    # search elsewhere handed the operator's key to that site.
+    site.routes["/brave"] = Route(
+        status=302, headers={"location": site.url("/elsewhere", host="localhost")}
+    )
+    site.routes["/elsewhere"] = Route(
+        json.dumps({"web": {"results": []}}).encode(),
+        headers={"content-type": "application/json"},
+    )
+    await search(site, Search("brave", site.url("/brave"), api_key="KEY"))
+    sent = {path.split("?")[0]: headers for path, headers in site.seen}
+    assert sent["/brave"]["x-subscription-token"] == "KEY"
+    assert "x-subscription-token" not in sent["/elsewhere"]
+
+
 async def test_unconfigured_backends_say_what_is_missing(site: Site) -> None:
     no_url = await search(site, Search("searxng"))
     no_key = await search(site, Search("brave"))

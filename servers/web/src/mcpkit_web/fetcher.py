@@ -206,7 +206,8 @@ async def fetch(
     """GET `url` safely (see the module): follow redirects by hand, cap the body, one deadline.
 
     With `cut`, a body over the download cap is cut there instead of refused: for a file
-    whose head is all that is read (robots.txt). `before_hop` is awaited with each
+    whose head is all that is read (robots.txt). `headers` go to `url`'s origin alone: a
+    search service's key went along a redirect to another site. `before_hop` is awaited with each
     redirect's target before it is asked for, and may refuse it (robots.txt).
 
     Raises:
@@ -225,11 +226,9 @@ async def fetch(
                 host, port = check_url(current, policy)
                 if settings.proxy is not None:
                     await policy.resolve(host, port)
-                sent = {
-                    "user-agent": settings.user_agent,
-                    "accept-encoding": "gzip, deflate",
-                    **(headers or {}),
-                }
+                sent = {"user-agent": settings.user_agent, "accept-encoding": "gzip, deflate"}
+                if headers and _origin(current) == _origin(url):  # a key for this origin only
+                    sent.update(headers)
                 async with client.stream("GET", current, headers=sent) as response:
                     location = response.headers.get("location")
                     if response.status_code in REDIRECTS and location:
@@ -259,6 +258,12 @@ async def fetch(
         raise Refused(str(exc)) from exc
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise WebError(f"could not fetch {current}: {type(exc).__name__}: {exc}") from exc
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    """Return the scheme, host and port of the checked `url`: what a browser calls its origin."""
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.hostname, parts.port
 
 
 def _redirect(current: str, location: str) -> str:

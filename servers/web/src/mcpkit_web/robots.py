@@ -122,7 +122,8 @@ class Robots:
         if self.everything is not None:
             return Verdict(self.everything, self.source)
         parts = urlsplit(url)
-        path = normalised((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+        path = without_dot_segments(parts.path or "/")
+        path = normalised(path + (f"?{parts.query}" if parts.query else ""))
         if len(path) > MAX_URL_CHARS:
             raise WebError(
                 f"the URL's path is over {MAX_URL_CHARS:,} characters once percent-encoded"
@@ -183,6 +184,27 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _TO_NORMALISE = re.compile(r"%([0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]")
 """A percent-encoded octet, or a character a URL may not hold as it is (RFC 3986): one
 that is neither unreserved nor reserved, non-ASCII, or a `%` that begins no octet."""
+
+
+def without_dot_segments(path: str) -> str:
+    """Return `path` with its `.` and `..` segments resolved, as a client sends it.
+
+    RFC 3986 (5.2.4), as httpx applies it: `/public/../secret` asks for `/secret`, which
+    a rule for `/secret` must see. Dots written `%2e` count too, as servers may read them.
+    """
+    segments = path.split("/")
+    kept: list[str] = []
+    for index, segment in enumerate(segments):
+        dots = segment.lower().replace("%2e", ".")
+        if dots == "..":
+            if len(kept) > 1:
+                kept.pop()
+        elif dots != ".":
+            kept.append(segment)
+            continue
+        if index == len(segments) - 1:  # `/a/..` is the directory `/`, its slash kept
+            kept.append("")
+    return "/".join(kept)
 
 
 def normalised(path: str) -> str:
