@@ -109,3 +109,17 @@ async def test_a_name_resolving_to_a_denied_address_is_denied() -> None:
     with pytest.raises(BlockedAddress, match="denied by the operator"):
         await Policy(deny_hosts=("8.8.8.8",), resolver=to_denied).resolve("dns.example", 53)
     assert await Policy(deny_hosts=("8.8.4.4",), resolver=to_denied).resolve("x", 53)
+
+
+async def test_a_denied_range_denies_every_address_in_it_however_reached() -> None:
+    # A range was taken for a host name: --deny-host 127.0.0.0/8 denied nothing.
+    async def to_loopback(host: str, port: int) -> list[str]:
+        return ["127.0.0.2"]
+
+    policy = Policy(deny_hosts=("127.0.0.0/8", "[fd00::/8]"), allow_private=True)
+    for host in ("127.0.0.1", "2130706433", "[::ffff:127.0.0.3]", "[fd00::1]"):
+        with pytest.raises(BlockedAddress, match="denied by the operator"):
+            await policy.resolve(host, 80)
+    with pytest.raises(BlockedAddress, match="denied by the operator"):
+        await Policy(deny_hosts=("127.0.0.0/8",), resolver=to_loopback).resolve("x.test", 80)
+    assert await policy.resolve("10.0.0.1", 80) == ["10.0.0.1"]

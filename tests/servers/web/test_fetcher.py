@@ -287,3 +287,18 @@ def test_a_user_agent_with_control_characters_is_refused_at_start() -> None:
     args = make_parser().parse_args(["--user-agent", "mcp-web\r\nX-Injected: 1"])
     with pytest.raises(ValueError, match="no control characters"):
         configured_server(args)
+
+
+@pytest.mark.parametrize(
+    ("flag", "rule", "message"),
+    [
+        ("--deny-host", "10.0.0.0/33", "neither a host nor a range"),
+        ("--deny-host", "name/8", "neither a host nor a range"),
+        ("--allow-host", "10.0.0.0/8", "not ranges"),
+    ],
+)
+def test_a_host_rule_that_would_do_nothing_is_refused_at_start(
+    flag: str, rule: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        configured_server(make_parser().parse_args([flag, rule]))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from mcpkit import Server, cli, envargs, oplog
 
 from . import __version__
-from .addresses import Policy, host_rules, literal_address
+from .addresses import Policy, address_range, host_rules, literal_address
 from .fetcher import Settings, proxy_url
 from .search import BACKENDS, Search
 from .server import build_server
@@ -123,7 +123,7 @@ def configured_server(args: argparse.Namespace) -> Server:
     """Return the server the parsed arguments describe.
 
     Raises:
-        ValueError: a bad timeout, download cap or test address.
+        ValueError: a bad timeout, download cap, host rule or test address.
     """
     if not args.timeout > 0:
         raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
@@ -134,9 +134,20 @@ def configured_server(args: argparse.Namespace) -> Server:
     test_public = os.environ.get(TEST_PUBLIC, "").strip()
     if test_public and literal_address(test_public) is None:
         raise ValueError(f"{TEST_PUBLIC} must be one IP address, not {test_public!r}")
+    deny_hosts = host_rules(args.deny_host)
+    for rule in deny_hosts:
+        try:
+            address_range(rule)
+        except ValueError:
+            raise ValueError(
+                f"--deny-host {rule!r} is neither a host nor a range of addresses (10.0.0.0/8)"
+            ) from None
+    allow_hosts = host_rules(args.allow_host)
+    if any("/" in rule for rule in allow_hosts):
+        raise ValueError("--allow-host takes host names and addresses, not ranges")
     policy = Policy(
-        allow_hosts=host_rules(args.allow_host),
-        deny_hosts=host_rules(args.deny_host),
+        allow_hosts=allow_hosts,
+        deny_hosts=deny_hosts,
         allow_private=args.allow_private_network,
         test_public=(str(literal_address(test_public)),) if test_public else (),
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from .own import is_own
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 """Resolve a host name and port to addresses (the tests inject one that lies)."""
 
@@ -138,13 +139,13 @@ class Policy:
             raise BlockedAddress(f"host {name!r} is not in the operator's --allow-host list")
 
     def _denied(self, address: IPAddress) -> bool:
-        """Whether `address`, or one it embeds, is one that a --deny-host rule spells.
+        """Whether `address`, or one it embeds, is one a --deny-host rule spells or ranges over.
 
         The rule `8.8.8.8` matched that text only: `134744072`, `[::ffff:808:808]`, or a
-        name resolving to it, reached it.
+        name resolving to it, reached it; `127.0.0.0/8` matched nothing.
         """
-        spelled = {literal_address(rule.rstrip(".")) for rule in self.deny_hosts}
-        return any(each in spelled for each in embedded(address))
+        networks = [network for rule in self.deny_hosts if (network := address_range(rule))]
+        return any(each in network for network in networks for each in embedded(address))
 
     def allowed(self, address: IPAddress) -> bool:
         """Say whether a connection to `address` is allowed.
@@ -187,6 +188,18 @@ def _matches(name: str, rule: str) -> bool:
     if rule.startswith("."):
         return name == rule[1:] or name.endswith(rule)
     return name == rule
+
+
+def address_range(rule: str) -> IPNetwork | None:
+    """Return the addresses a host rule names: a range (`10.0.0.0/8`), one address, or None.
+
+    Raises:
+        ValueError: the rule has a `/` but is no range of addresses.
+    """
+    if "/" in rule:
+        return ipaddress.ip_network(rule.strip("[]"), strict=False)
+    address = literal_address(rule.rstrip("."))
+    return None if address is None else ipaddress.ip_network(address)
 
 
 def host_rules(values: Sequence[str]) -> tuple[str, ...]:
