@@ -8,6 +8,7 @@ import pytest
 
 from e2e.sqlite.helpers import Era, error_text, structured, watching
 from e2e.web.helpers import WebServers
+from mcpkit_web.pages import framed
 from servers.web.stub import Route, Site
 
 HOME = (
@@ -74,4 +75,4 @@ async def test_a_subscribed_page_that_changes_is_told(
         told = await watch.next_event(timeout=10)
     assert told == uri
     assert isinstance(read.contents[0], types.TextResourceContents)
-    assert read.contents[0].text == "version one"
+    assert read.contents[0].text == framed("version one", site.url("/live"))

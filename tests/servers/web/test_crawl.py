@@ -3,6 +3,7 @@
 import time
 from typing import Any
 
+from mcpkit_web.pages import framed
 from servers.web.conftest import serve, text_of, web_for
 from servers.web.stub import Route, Site
 
@@ -54,10 +55,8 @@ async def test_crawl_follows_links_within_scope_and_returns_resource_links(site:
     assert site.hits("/private/x") == 0
     assert site.hits("/a/deeper") == 0  # beyond max_depth
     assert site.hits("/") == 1  # the resource read came from the cache
-    assert (
-        read["contents"][0]["text"]
-        == "[A](" + site.url("/a") + ") [B](" + site.url("/b") + ") [X](https://elsewhere.test/)"
-    )
+    home = f"[A]({site.url('/a')}) [B]({site.url('/b')}) [X](https://elsewhere.test/)"
+    assert read["contents"][0]["text"] == framed(home, site.url("/"))
     assert len(progress) == 5
 
 

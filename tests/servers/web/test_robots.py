@@ -12,6 +12,7 @@ import pytest
 
 from mcpkit_web import web
 from mcpkit_web.errors import WebError
+from mcpkit_web.pages import framed
 from mcpkit_web.robots import (
     MAX_ROBOTS_BYTES,
     RULE_BYTES,
@@ -208,7 +209,7 @@ async def test_a_file_over_500_kib_is_read_to_its_last_full_line(site: Site) -> 
         "/cut": True,
         "/late": True,
     }
-    assert text["contents"][0]["text"] == (head + filler).decode()
+    assert text["contents"][0]["text"] == framed((head + filler).decode(), site.url("/robots.txt"))
     assert site.hits("/robots.txt") == 1
 
 
@@ -230,7 +231,8 @@ async def test_a_file_over_the_download_cap_is_cut_not_refused(site: Site, max_b
         text = await client.request("resources/read", {"uri": f"web://robots/{site.url('')}"})
     assert answers == {"/early": False, "/elsewhere": True, "/late": True}
     whole_lines = (MAX_ROBOTS_BYTES - len(head)) // 1000  # the line the limit cuts is dropped
-    assert text["contents"][0]["text"] == (head + filler[: whole_lines * 1000]).decode()
+    kept = (head + filler[: whole_lines * 1000]).decode()
+    assert text["contents"][0]["text"] == framed(kept, site.url("/robots.txt"))
 
 
 def test_the_parse_limit_is_500_kib() -> None:

@@ -16,6 +16,7 @@ from mcpkit.errors import ResourceNotFound
 from .content import page_text
 from .errors import WebError
 from .fetcher import check_url
+from .pages import framed
 from .parsing import parsed
 from .web import PagePoller, Web
 
@@ -38,13 +39,16 @@ def register_resources(app: Server) -> None:
         await ctx.log("info", report.as_log(), logger="mcp-web")
         if page.status >= 400:
             raise WebError(f"{url} answered status code {page.status}")
-        return await parsed(page_text, page)
+        return framed(await parsed(page_text, page), page.url)  # as tools give page text
 
     @app.resource(ROBOTS, mime_type="text/plain", title="A site's robots.txt")
     async def read_robots(web: Web, origin: str) -> str:
         """The robots.txt of a site (`https://host[:port]`), as mcp-web obeys it."""
-        rules = await web.robots_for(origin.rstrip("/") + "/")
-        return rules.text if rules.everything is None else f"# {rules.source}\n"
+        where = origin.rstrip("/") + "/"
+        rules = await web.robots_for(where)
+        if rules.everything is not None:  # none read: the server says why
+            return f"# {rules.source}\n"
+        return framed(rules.text, where + "robots.txt")
 
     @app.list_resources
     async def cached_pages(web: Web) -> list[Resource]:
