@@ -3,7 +3,8 @@
 HTML becomes markdown, plain text or cleaned HTML (`markdown`); JSON and XML are
 pretty-printed; other text stays as it is; an image stays bytes for an image block; a
 PDF becomes its text through pypdf (the `pdf` extra) or a clear error; other binary types
-are refused rather than shown as mojibake.
+are refused rather than shown as mojibake. Every kind of text loses what a reader would not
+see (`tree.UNSEEN`): tag characters, controls, bidirectional overrides.
 """
 
 import codecs
@@ -16,6 +17,7 @@ from typing import Literal
 from .errors import WebError
 from .fetcher import Fetched
 from .markdown import Renderer, main_content
+from .tree import UNSEEN
 
 Format = Literal["markdown", "text", "html"]
 Kind = Literal["html", "json", "xml", "text", "pdf", "image"]
@@ -119,18 +121,17 @@ def extract(
         )
     if kind == "image":
         return Extracted("", "image", image=body, mime=media_type)
+    if kind == "html" and not raw:  # its text is cleaned as the page is read
+        return html_to(decode(body, content_type), url, format=format, selector=selector)
     if kind == "pdf":
-        return Extracted(pdf_text(body), "pdf")
-    text = decode(body, content_type)
-    if raw:
-        return Extracted(text, kind)
-    if kind == "json":
-        return Extracted(_pretty_json(text), kind)
-    if kind == "xml":
-        return Extracted(_pretty_xml(text), kind)
-    if kind == "text":
-        return Extracted(text, kind)
-    return html_to(text, url, format=format, selector=selector)
+        text = pdf_text(body)
+    else:
+        text = decode(body, content_type)
+        if kind == "json" and not raw:  # pretty-printed, escapes (\\udb40...) are characters
+            text = _pretty_json(text)
+        elif kind == "xml" and not raw:
+            text = _pretty_xml(text)
+    return Extracted(UNSEEN.sub("", text), kind)
 
 
 def html_to(html: str, url: str, *, format: Format, selector: str | None) -> Extracted:

@@ -16,30 +16,40 @@ URL_CHARACTERS = "!#$%&'()*+,-./:;=?@[]_~"
 """What a URL may hold as it is, besides letters and digits: no quote, bracket or space."""
 _INVISIBLE = (
     "[\\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]*"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]*"
 )
 """Space, and characters that show nothing (Unicode's default-ignorable ones)."""
 _LOOK_ALIKES = {
-    "<": "\u2039\u27e8\u3008\ufe64",
-    "/": "\u2044\u2215\u29f8",
+    "<": "\u02c2\u1438\u2039\u276e\u27e8\u3008\ufe64",
+    "/": "\u1735\u2044\u2215\u2571\u29f8",
     "-": "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63",
-    "c": "\u03f2\u0441",
-    "d": "\u0501",
-    "e": "\u0435",
-    "o": "\u03bf\u043e",
+    "b": "\u0184\u042c",
+    "c": "\u03f2\u0441\u217d",
+    "d": "\u0501\u217e",
+    "e": "\u0435\u04bd",
+    "n": "\u0578\u057c",
+    "o": "\u03bf\u043e\u0585",
+    "r": "\u0433\u1d26",
     "s": "\u0455",
-    "w": "\u051d",
+    "t": "\u03c4",
+    "u": "\u028b\u03c5\u057d\u1d1c",
+    "w": "\u0461\u051d",
 }
 """Characters that read as the ASCII one, besides its full-width form."""
 
 
 def _written_any_way(marker: str) -> re.Pattern[str]:
-    """Return a pattern of `marker` in any case, its characters also full-width or look-alikes.
+    """Return a pattern of `marker` in any case, its characters also written otherwise.
 
-    Space or invisible characters may come between any two of them.
+    Full-width, as tag characters (invisible ASCII) or look-alikes; space or invisible
+    characters may come between any two of them.
     """
     classes = [
-        "[" + re.escape(c + chr(ord(c) + 0xFEE0) + _LOOK_ALIKES.get(c, "")) + "]" for c in marker
+        "["
+        + re.escape(c + chr(ord(c) + 0xFEE0) + chr(ord(c) + 0xE0000) + _LOOK_ALIKES.get(c, ""))
+        + "]"
+        for c in marker
     ]
     return re.compile(_INVISIBLE.join(classes), re.IGNORECASE)
 

@@ -61,7 +61,8 @@ UNSEEN = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f"  # control characters, but tab and line breaks
     "\x7f-\x9f"  # DEL and the C1 controls (ESC sequences, as terminals read them)
     "\u202a-\u202e\u2066-\u2069"  # bidirectional embeddings, overrides and isolates
-    "\U000e0000-\U000e007f]"  # tag characters: invisible text that models read
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"  # format controls of scripts
+    "\U000e0000-\U000e0fff]"  # tags and variation selectors: invisible, yet models read them
 )
 """Characters taken out of a page's text: they show nothing, or something other than what
 they are, to a reader, while a model reads them. (A pattern: `str.translate` took 0.6 s
