@@ -266,6 +266,31 @@ async def test_ask_together_asks_everything_in_one_result_under_its_keys(
     assert done["content"][0]["text"] == "{'name': 'Ada'} ['file:///work']"
 
 
+async def test_questions_asked_from_a_task_group_fail_that_request_alone(server: Server) -> None:
+    # InputRequired in a task group came out as a BaseExceptionGroup, which nothing caught:
+    # it ended the connection, and on stdio the server.
+    @server.tool()
+    async def asks_from_tasks(ctx: Context) -> str:
+        """Ask twice at once the wrong way: from tasks of a task group."""
+        form: JSON = {"type": "object", "properties": {}}
+
+        async def ask(question: str) -> None:
+            await ctx.elicit(question, form)
+
+        async with anyio.create_task_group() as tasks:
+            for question in ("Name?", "Age?"):
+                tasks.start_soon(ask, question)
+        return "asked"
+
+    call: JSON = {"name": "asks_from_tasks", "arguments": {}}
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        failed = await modern(client, "tools/call", call, capabilities={"elicitation": {}})
+        after = await modern(client, "tools/call", {"name": "echo", "arguments": {"text": "on"}})
+    assert failed["error"]["code"] == -32603
+    assert "ctx.ask_together" in failed["error"]["message"]
+    assert after["result"]["content"][0]["text"] == "on"
+
+
 async def test_a_handler_may_do_without_an_undeclared_capability(server: Server) -> None:
     call: JSON = {"name": "roots_if_any", "arguments": {}}
     async with connect(server, initialize=False, wire_version=MODERN) as client:

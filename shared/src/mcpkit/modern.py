@@ -22,6 +22,7 @@ from . import answers, jsonrpc
 from .context import INPUT_KEY, Context, ListKind
 from .errors import (
     InputRequired,
+    InternalError,
     InvalidParams,
     MCPError,
     MissingClientCapability,
@@ -278,6 +279,8 @@ async def answer(
 
     Raises:
         InvalidParams: the resource is not found (the era's code for it).
+        InternalError: the handler asked from tasks of a task group (`ctx.ask_together`
+            asks several things at once).
     """
     try:
         result = await handle()
@@ -291,6 +294,14 @@ async def answer(
         }
     except ResourceNotFound as missing:
         raise InvalidParams(missing.message, missing.data) from None
+    except BaseExceptionGroup as group:
+        if group.subgroup(InputRequired) is None:
+            raise
+        # Not an Exception: uncaught, it ended the connection (on stdio, the server).
+        raise InternalError(
+            f"{method}: its handler asked the client from tasks of a task group, which one"
+            " retry cannot answer in order; it must ask with ctx.ask_together."
+        ) from None
     return complete(server, method, result)
 
 
