@@ -15,6 +15,7 @@ from mcpkit.errors import InvalidRequest, ParseError
     ("message", "kind"),
     [
         ({"jsonrpc": "2.0", "id": 1, "method": "ping"}, "request"),
+        ({"jsonrpc": "2.0", "id": 2**53 - 1, "method": "ping"}, "request"),
         ({"jsonrpc": "2.0", "id": "a", "method": "ping", "params": {}}, "request"),
         ({"jsonrpc": "2.0", "method": "notifications/initialized"}, "notification"),
         ({"jsonrpc": "2.0", "id": 7, "result": {}}, "response"),
@@ -40,6 +41,8 @@ def test_classify(message: object, kind: str) -> None:
         {"jsonrpc": "2.0", "id": None, "method": "ping"},
         {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
         {"jsonrpc": "2.0", "id": True, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 2**53, "method": "ping"},  # beyond what JavaScript keeps
+        {"jsonrpc": "2.0", "id": -(10**4000), "method": "ping"},
         {"jsonrpc": "2.0", "id": 1, "method": 5},
         {"jsonrpc": "2.0", "id": 1},
     ],

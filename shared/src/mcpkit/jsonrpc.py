@@ -84,15 +84,21 @@ def as_list(value: object) -> list[Any] | None:
     return cast(list[Any], value) if isinstance(value, list) else None
 
 
+MAX_SAFE_ID = 2**53 - 1
+"""The largest integer a JSON number keeps exactly in every client (JavaScript's)."""
+
+
 def is_request_id(value: object) -> TypeGuard[RequestId]:
     """Return whether `value` is a valid request id: a string or an integer, not a bool.
 
     A string holding a lone surrogate (JSON can escape one) is not: it could not be sent
-    back as it came, and a changed id answers no request of the client's.
+    back as it came, and a changed id answers no request of the client's. Nor is an
+    integer past 2**53 - 1 either way, which a JavaScript client reads as another number
+    (a 4,000-digit one was copied into every message about its request).
     """
     if isinstance(value, str):
         return value.isascii() or _is_unicode(value)
-    return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_SAFE_ID
 
 
 def _is_unicode(text: str) -> bool:
