@@ -17,7 +17,7 @@ from typing import Literal
 from .errors import WebError
 from .fetcher import Fetched
 from .markdown import Renderer, main_content
-from .tree import UNSEEN
+from .tree import UNSEEN, page_field
 
 Format = Literal["markdown", "text", "html"]
 Kind = Literal["html", "json", "xml", "text", "pdf", "image"]
@@ -156,7 +156,7 @@ def _html_to(html: str, url: str, *, format: Format, selector: str | None) -> Ex
     text = renderer.render(elements)  # in html format, for the links it collects
     if format == "html":
         text = "\n".join(element.html() for element in elements)
-    return Extracted(text, "html", title=title, links=tuple(renderer.links))
+    return Extracted(text, "html", title=page_field(title), links=tuple(renderer.links))
 
 
 def pdf_text(body: bytes) -> str:

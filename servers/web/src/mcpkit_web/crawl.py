@@ -24,6 +24,7 @@ from .errors import WebError
 from .fetcher import MAX_URL_CHARS, Fetched
 from .inspect import links, same_site
 from .parsing import parsed
+from .tree import page_field
 from .web import Web
 
 LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.IGNORECASE)
@@ -186,4 +187,4 @@ def _title(html: str) -> str:
     start = lowered.find("<title")
     opened = lowered.find(">", start) if start >= 0 else -1
     end = lowered.find("</title>", opened) if opened >= 0 else -1
-    return " ".join(html[opened + 1 : end].split()) if end >= 0 else ""
+    return page_field(html[opened + 1 : end]) if end >= 0 else ""

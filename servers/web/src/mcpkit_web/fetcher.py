@@ -275,7 +275,8 @@ def _redirect(current: str, location: str) -> str:
     try:
         return urljoin(current, location)
     except ValueError as exc:
-        raise WebError(f"{current} redirects to {location!r}, which is no URL: {exc}") from None
+        shown = location[:200]  # the site's text, in an error outside any frame
+        raise WebError(f"{current} redirects to {shown!r}, which is no URL: {exc}") from None
 
 
 async def read_capped(response: "httpx.Response", cap: int, *, cut: bool = False) -> bytes:

@@ -20,9 +20,14 @@ from typing_extensions import TypedDict
 
 from . import wildcard
 from .errors import WebError
+from .fetcher import MAX_URL_CHARS
 from .markdown import MAX_LABEL_CHARS, Resolver, parse
-from .tree import UNSEEN
+from .tree import page_field
 
+MAX_OPEN_GRAPH = 50
+"""OpenGraph properties shown at most (a page gave 20,000)."""
+MAX_NAME_CHARS = 100
+"""Characters of a language tag or an OpenGraph property name."""
 MAX_FIELD_VALUES = 200
 MAX_VALUE_CHARS = 10_000
 """Characters of one field value at most: a longer one is cut, and ends with "…"."""
@@ -71,11 +76,14 @@ def metadata(html: str, url: str) -> Metadata:
     language = str(html_tag.get("lang") or "") if html_tag is not None else ""
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     return Metadata(
-        title=UNSEEN.sub("", title),
-        description=UNSEEN.sub("", description),
-        language=language,
-        canonical=canonical,
-        open_graph=open_graph,
+        title=page_field(title),
+        description=page_field(description),
+        language=page_field(language, MAX_NAME_CHARS),
+        canonical=canonical if len(canonical) <= MAX_URL_CHARS else "",
+        open_graph={
+            page_field(key, MAX_NAME_CHARS): page_field(value)
+            for key, value in list(open_graph.items())[:MAX_OPEN_GRAPH]
+        },
     )
 
 
@@ -146,7 +154,7 @@ def fields(
             if not attribute:
                 value = texts.of(match, cap)
             elif (raw := match.get(attribute)) is not None:
-                value = _cut(str(raw), cap)
+                value = page_field(str(raw), cap)  # an attribute: the page's text too
             else:
                 continue
             values.append(value)
@@ -189,8 +197,4 @@ class Texts:
                 room = limit + 1 - size
                 pieces.append(node if len(node) <= room else node[:room])  # bs4 slices slowly
                 size += len(pieces[-1])
-        return _cut(" ".join(UNSEEN.sub("", " ".join(pieces)).split()), limit)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+        return page_field(" ".join(pieces), limit)

@@ -14,9 +14,12 @@ from urllib.parse import urlsplit
 from . import wildcard
 from .errors import WebError
 from .fetcher import MAX_URL_CHARS
+from .tree import page_field
 
 MAX_ROBOTS_BYTES = 500 * 1024
 """The part of a robots.txt that is parsed (RFC 9309 2.5: at least 500 KiB)."""
+MAX_RULE_SHOWN = 200
+"""Characters of the rule a verdict quotes: a 400,000-character rule was quoted whole."""
 RULE_BYTES = 150
 """What one parsed rule holds in memory, about: for the cache's budget (`Robots.size`)."""
 
@@ -135,7 +138,7 @@ class Robots:
         if not matching:
             return Verdict(True, "no rule matches")
         best = max(matching, key=lambda rule: (len(rule.pattern), rule.allow))
-        return Verdict(best.allow, str(best))
+        return Verdict(best.allow, page_field(str(best), MAX_RULE_SHOWN))  # the site's text
 
     def _rules_for(self, token: str) -> list[Rule]:
         mine = [rules for agents, rules in self.groups if token in agents]

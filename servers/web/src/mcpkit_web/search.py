@@ -15,6 +15,7 @@ from typing_extensions import TypedDict
 from .content import decode
 from .errors import WebError
 from .markdown import parse
+from .tree import page_field
 from .web import Web
 
 Backend = Literal["duckduckgo", "searxng", "brave"]
@@ -103,9 +104,9 @@ def duckduckgo_hits(html: str) -> list[Hit]:
         snippet = result.select_one(".result__snippet")
         hits.append(
             Hit(
-                title=anchor.get_text(" ", strip=True),
+                title=page_field(anchor.get_text(" ", strip=True)),
                 url=href,
-                snippet=snippet.get_text(" ", strip=True) if snippet else "",
+                snippet=page_field(snippet.get_text(" ", strip=True)) if snippet else "",
             )
         )
     return hits
@@ -113,7 +114,7 @@ def duckduckgo_hits(html: str) -> list[Hit]:
 
 def _hit(item: dict[str, Any], snippet_key: str) -> Hit:
     return Hit(
-        title=str(item.get("title") or ""),
+        title=page_field(str(item.get("title") or "")),
         url=str(item.get("url") or ""),
-        snippet=str(item.get(snippet_key) or ""),
+        snippet=page_field(str(item.get(snippet_key) or "")),
     )

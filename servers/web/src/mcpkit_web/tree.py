@@ -67,6 +67,20 @@ UNSEEN = re.compile(
 """Characters taken out of a page's text: they show nothing, or something other than what
 they are, to a reader, while a model reads them. (A pattern: `str.translate` took 0.6 s
 for 10 MB of text that is not ASCII, this 0.06 s.)"""
+FIELD_CHARS = 1_000
+"""Characters a field made by a page keeps (a title, a description, a search snippet): a
+3 MB title reached the model in fetch_many's results, outside any frame."""
+
+
+def page_field(text: str, limit: int = FIELD_CHARS) -> str:
+    """Return page-made `text` as a field shows it: cleaned as page text is, on one line.
+
+    Spaces are collapsed, and it is cut at `limit` characters ("…" ends a cut one).
+    """
+    text = " ".join(UNSEEN.sub("", text[: 8 * limit]).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 IMPLIED_SCAN = 64
 """Open elements looked through for the item a new one ends (`<li>` ends an open `<li>`):
 deeper than that it is taken as closed. Unbounded, a page of ten thousand open `<div>`s
