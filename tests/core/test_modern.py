@@ -403,8 +403,11 @@ async def test_a_request_past_the_servers_bound_is_refused_and_never_run(
     assert "the server runs 0 requests already" in refused["error"]["message"]
 
 
-async def test_a_retry_is_sent_once(server: Server) -> None:
-    # A retry sent again ran again: the same approved retry dropped a second stash.
+async def test_a_retry_is_sent_once_and_answers_what_its_state_asked(
+    server: Server,
+) -> None:
+    # A retry sent again ran again: the same approved retry dropped a second stash. And a
+    # sealed answer was replaced by one sent again with the state.
     elicitation: JSON = {"elicitation": {}}
     call: JSON = {"name": "two_questions", "arguments": {}}
     name = {"action": "accept", "content": {"name": "Ada"}}
@@ -414,6 +417,15 @@ async def test_a_retry_is_sent_once(server: Server) -> None:
         retry = {**call, "inputResponses": {key: name}, "requestState": first["requestState"]}
         second = (await modern(client, "tools/call", retry, capabilities=elicitation))["result"]
         again = (await modern(client, "tools/call", retry, capabilities=elicitation))["error"]
+        [key2] = second["inputRequests"]
+        eve = {"action": "accept", "content": {"name": "Eve"}}
+        replaced = {
+            **call,
+            "inputResponses": {key: eve, key2: {"action": "accept", "content": {"age": 3}}},
+            "requestState": second["requestState"],
+        }
+        overridden = await modern(client, "tools/call", replaced, capabilities=elicitation)
     assert second["resultType"] == "input_required"
     assert again["code"] == -32602
     assert "it was used already" in again["message"]
+    assert overridden["result"]["content"][0]["text"] == "{'name': 'Ada'} {'age': 3}"

@@ -103,7 +103,7 @@ async def test_content_length_framing(server: RawServer) -> None:
 
 async def test_ids_come_back_with_their_type(server: RawServer) -> None:
     await server.initialize()
-    ids: list[RequestId] = ["abc", "7", "", 0, 7, -3, 2**53 + 1, "é ✓"]
+    ids: list[RequestId] = ["abc", "7", "", 0, 7, -3, 2**53 - 1, -(2**53 - 1), "é ✓"]
     for request_id in ids:
         await server.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
         response = await server.receive()
@@ -118,7 +118,8 @@ async def test_ids_come_back_with_their_type(server: RawServer) -> None:
 
 async def test_invalid_requests_are_refused(server: RawServer) -> None:
     await server.initialize()
-    for request_id in [None, 1.5, True, [1], {"a": 1}, "\udc00x"]:  # a lone surrogate, escaped
+    # A lone surrogate, escaped; integers a JavaScript client would read as other numbers.
+    for request_id in [None, 1.5, True, [1], {"a": 1}, "\udc00x", 2**53, -(2**53) - 7]:
         await server.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
         response = await server.receive()
         assert error_code(response) == -32600, request_id

@@ -14,7 +14,7 @@ nothing from earlier requests. What else the era changes lives here too:
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, NamedTuple, NoReturn, get_args
+from typing import Any, NamedTuple, NoReturn, cast, get_args
 
 import anyio
 
@@ -148,20 +148,27 @@ def _digest(method: str, params: dict[str, Any]) -> str:
 def gather_answers(states: RequestStates, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """Return the answers a retried request carries: its requestState's, then its new ones.
 
+    With a requestState, new answers count for the questions it asked and for no other:
+    an answer sealed in it was replaced by one sent again. Others are ignored, as SEP-2322
+    has unexpected input: a question still without its answer is asked again. Without a
+    requestState the answers count as they come (SEP-2322 lets a client retry so): the
+    once-only promise is the state's.
+
     Raises:
         InvalidParams: a malformed, forged or spent requestState, or malformed inputResponses.
     """
-    gathered: dict[str, Any] = {}
-    state = params.get("requestState")
-    if state is not None:
-        if not isinstance(state, str):
-            raise InvalidParams("requestState must be a string")
-        gathered.update(states.open(state, binding(method, params)))
-    responses = params.get("inputResponses", {})
-    if not isinstance(responses, dict):
+    given: object = params.get("inputResponses", {})
+    if not isinstance(given, dict):
         raise InvalidParams("inputResponses must be an object")
-    gathered.update(responses)  # pyright: ignore[reportUnknownArgumentType]
-    return gathered
+    responses = cast(dict[str, Any], given)  # keys are strings: it came as JSON
+    state = params.get("requestState")
+    if state is None:
+        return responses
+    if not isinstance(state, str):
+        raise InvalidParams("requestState must be a string")
+    opened = states.open(state, binding(method, params))
+    asked = {key: responses[key] for key in opened.asked if key in responses}
+    return {**opened.answers, **asked}
 
 
 class ModernPeer:
@@ -285,7 +292,7 @@ async def answer(
     try:
         result = await handle()
     except InputRequired as needed:
-        sealed = states.seal(binding(method, params), needed.answers)
+        sealed = states.seal(binding(method, params), needed.answers, list(needed.requests))
         return {
             "resultType": "input_required",
             "inputRequests": needed.requests,

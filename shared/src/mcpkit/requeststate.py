@@ -8,7 +8,8 @@ it is bound to the method and the request's own parameters, so it cannot be repl
 against another tool, other arguments or after its time. And it opens once: the retry
 that brought the answer to "delete it?" ran the deletion, and the same retry sent again
 deleted the next one (each process remembers the states it opened; workers sharing a key
-do not share that memory).
+do not share that memory). It also names the questions it asked: a retry answers those
+and no others (`Opened.asked`).
 """
 
 import base64
@@ -18,7 +19,7 @@ import json
 import os
 import secrets
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import InvalidParams
 
@@ -48,6 +49,13 @@ def binding(method: str, params: dict[str, Any]) -> str:
     return hashlib.sha256(_canonical([method, own])).hexdigest()
 
 
+class Opened(NamedTuple):
+    """What a sealed state holds: the answers so far, and the keys of the questions asked."""
+
+    answers: dict[str, Any]
+    asked: list[str]
+
+
 class RequestStates:
     """Seals and opens requestState values with one key."""
 
@@ -56,14 +64,19 @@ class RequestStates:
         self._key = key or (configured.encode() if configured else secrets.token_bytes(32))
         self._opened: dict[str, float] = {}  # the MAC of each state opened: when it expires
 
-    def seal(self, bound_to: str, answers: dict[str, Any]) -> str:
-        """Return a sealed state holding `answers`, valid for `bound_to` until it expires."""
-        payload = {"bound": bound_to, "answers": answers, "expires": time.time() + LIFETIME}
+    def seal(self, bound_to: str, answers: dict[str, Any], asked: list[str]) -> str:
+        """Return a sealed state of `answers` and the keys `asked`, for `bound_to`, for a while."""
+        payload = {
+            "bound": bound_to,
+            "answers": answers,
+            "asked": asked,
+            "expires": time.time() + LIFETIME,
+        }
         body = _b64(_canonical(payload))
         return f"{body}.{self._mac(body)}"
 
-    def open(self, state: str, bound_to: str) -> dict[str, Any]:
-        """Return the answers a sealed state holds.
+    def open(self, state: str, bound_to: str) -> Opened:
+        """Return the answers and the questions a sealed state holds.
 
         Raises:
             InvalidParams: the state was altered, has expired, belongs to another request,
@@ -79,8 +92,7 @@ class RequestStates:
         if payload["expires"] < time.time():
             raise InvalidParams("Invalid requestState: it has expired; send the request anew")
         self._open_once(mac, payload["expires"])
-        answers: dict[str, Any] = payload["answers"]
-        return answers
+        return Opened(payload["answers"], payload["asked"])
 
     def _open_once(self, mac: str, expires: float) -> None:
         """Remember the state whose MAC is `mac` as opened, until it `expires`.
