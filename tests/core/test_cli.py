@@ -5,6 +5,9 @@ named), and accepted in any case.
 """
 
 import argparse
+import json
+import subprocess
+import sys
 
 import pytest
 
@@ -112,3 +115,54 @@ def request(host: str) -> Request:
         "headers": [(b"host", host.encode())],
     }
     return Request(scope, receive)
+
+
+NOISY_SERVER = """
+import subprocess
+import sys
+from mcpkit import Server, cli
+
+app = Server("noisy", "1")
+
+@app.tool()
+async def noisy() -> str:
+    '''Write to stdout, and run a child that reads its stdin and writes to its stdout.'''
+    print("a stray print")
+    subprocess.run([sys.executable, "-c", "import sys; print('child:', repr(sys.stdin.read()))"])
+    return "done"
+
+cli.main(app, argv=[])
+"""
+
+
+def test_stray_output_of_a_handler_or_its_children_never_reaches_the_protocol() -> None:
+    # A print in a handler, or a child process, wrote lines that are not JSON on the
+    # protocol's stream; a child reading its stdin took the client's messages.
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "noisy"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", NOISY_SERVER],
+        input="".join(json.dumps(message) + "\n" for message in messages),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]  # every line is JSON
+    by_id = {answer["id"]: answer for answer in answers}
+    assert sorted(by_id) == [1, 2, 3]
+    assert by_id[2]["result"]["content"][0]["text"] == "done"
+    assert "a stray print" in done.stderr
+    assert "child: ''" in done.stderr  # its stdin held nothing of the client's

@@ -117,10 +117,27 @@ def terminal_hint(server: Server, config_hint: str) -> str:
     )
 
 
+def claim_stdio() -> tuple[int, int]:
+    """Take stdin and stdout for the protocol alone; return the descriptors that now hold them.
+
+    File descriptors 0 and 1 are left to everything else: 0 reads nothing (`/dev/null`),
+    1 writes to stderr. A `print` in a handler, or a child process that writes to its
+    stdout, put lines that are not JSON on the protocol's stream; a child that read its
+    stdin took the client's messages.
+    """
+    protocol_in, protocol_out = os.dup(0), os.dup(1)
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
+    os.close(nothing)
+    os.dup2(2, 1)
+    return protocol_in, protocol_out
+
+
 async def _serve_stdio(server: Server) -> None:
+    protocol_in, protocol_out = claim_stdio()
     async with anyio.create_task_group() as task_group:
         task_group.start_soon(_cancel_on_signal, task_group.cancel_scope)
-        async with Runtime(server) as runtime, StdioTransport() as stdio:
+        async with Runtime(server) as runtime, StdioTransport(protocol_in, protocol_out) as stdio:
             transport: Transport = stdio
             if oplog.logger.isEnabledFor(logging.INFO):  # costs nothing at the default level
                 transport = oplog.TracedTransport(stdio, oplog.Trace())
