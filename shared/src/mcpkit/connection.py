@@ -31,6 +31,7 @@ from .errors import (
     ProtocolError,
     ToolError,
 )
+from .inputs import Inputs, gather_answers
 from .jsonrpc import JSON, RequestId
 from .running import check_room, weight
 from .runtime import Runtime
@@ -326,7 +327,7 @@ class Connection:
         if method == "server/discover":
             return jsonrpc.result(request_id, modern.discover(self.server))
         states = self.runtime.states
-        inputs = modern.Inputs(method, modern.gather_answers(states, method, params))
+        inputs = Inputs(method, gather_answers(states, method, params))
         peer = modern.ModernPeer(self.runtime, self._send, self.transport.drain, meta, inputs)
         ctx = Context(peer, request_id, params["_meta"], self.runtime.provided)
         check_room(len(self._in_flight))
