@@ -21,7 +21,7 @@ def page_of(
     max_bytes: int = 1 << 30,
 ) -> Page:
     """The page `take` makes of `rows`, fed to it as sqlite3 would until it is full."""
-    page = Page(offset=offset, max_rows=max_rows, max_cell=max_cell, max_bytes=max_bytes)
+    page = Page([], offset=offset, max_rows=max_rows, max_cell=max_cell, max_bytes=max_bytes)
     try:
         for row in rows:
             page.take(None, row)
@@ -108,7 +108,7 @@ def test_sqlite3_feeds_a_page_and_stops_when_it_is_full() -> None:
     cursor = connection.execute(
         "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r"
     )  # endless: only the page stops it
-    page = Page(offset=5, max_rows=3, max_cell=10, max_bytes=1000)
+    page = Page([], offset=5, max_rows=3, max_cell=10, max_bytes=1000)
     cursor.row_factory = page.take
     with pytest.raises(Full):
         cursor.fetchmany(1_000_000)

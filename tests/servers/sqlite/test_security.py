@@ -15,6 +15,7 @@ import pytest
 
 from mcpkit_sqlite.catalog import Limits
 from mcpkit_sqlite.config import parse_databases
+from mcpkit_sqlite.page import MAX_NAME_SHOWN
 from servers.sqlite.conftest import (
     CANARY,
     Files,
@@ -177,6 +178,40 @@ async def test_a_huge_result_is_cut_and_says_so(files: Files) -> None:
     assert page["truncated"] is True
     assert 0 < page["row_count"] < 10_000  # the byte cap came first
     assert page["next_offset"] == page["row_count"]
+
+
+WIDE_ROW = f"WITH c(x) AS (SELECT printf('%.200c', 'a')) SELECT {', '.join(['x'] * 500)} FROM c"
+LONG_NAME = "n" * 100_000
+
+
+async def test_what_a_call_returns_keeps_to_the_result_cap_whatever_its_shape(
+    files: Files,
+) -> None:
+    # Each statement of a transaction had a share of the cap, and kept its first row
+    # whatever its size: 1,000 wide rows made 392 MB. Column names counted for nothing:
+    # 900,000-character names made 36 MB of one read_query, and a table's long name,
+    # repeated with each of its columns, 792 MB of one column search.
+    with sqlite3.connect(files.main) as db:
+        db.execute(f'CREATE TABLE "{LONG_NAME}" ({", ".join(f"c{n}" for n in range(200))})')
+    db.close()
+    cap = 100_000
+    named = f'WITH c AS (SELECT 1 AS "{LONG_NAME}") SELECT * FROM c, c AS d'
+    async with files.serve(write=True, limits=Limits(max_result_bytes=cap)) as client:
+        wide = await client.call_tool(
+            "execute_transaction", {"statements": [{"sql": WIDE_ROW}] * 50}
+        )
+        long_names = await client.call_tool("read_query", {"query": named})
+        found = await client.call_tool(
+            "search_objects", {"object_type": "column", "pattern": "c%", "limit": 1000}
+        )
+    returned = wide["structuredContent"]["returned"]
+    assert len(returned) == 50
+    assert len(orjson.dumps(returned)) < 2 * cap  # the cap, and one first row past it
+    assert returned[-1] == {"statement": 50, "columns": [], "rows": [], "truncated": True}
+    assert len(orjson.dumps(long_names["structuredContent"])) < 3 * MAX_NAME_SHOWN
+    assert long_names["structuredContent"]["columns"][0].startswith("nnnn")
+    assert found["structuredContent"]["truncated"] is True
+    assert len(orjson.dumps(found["structuredContent"])) < 2 * cap
 
 
 async def test_a_large_blob_is_summarised_not_sent(files: Files) -> None:

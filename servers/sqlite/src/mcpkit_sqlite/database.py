@@ -85,20 +85,20 @@ class Database:
         budget = Budget(seconds, tick)
 
         async def fetch(connection: aiosqlite.Connection) -> Rows:
+            cursor = await connection.execute(sql, bind(params))
             page = Page(
+                [column[0] for column in cursor.description or ()],
                 offset=offset,
                 max_rows=max_rows,
                 max_cell=max_cell_bytes,
                 max_bytes=max_result_bytes,
             )
-            cursor = await connection.execute(sql, bind(params))
-            columns = [column[0] for column in cursor.description or ()]
             await fill(page, cursor)
             rows = page.rows
             return Rows(
                 database=self.name,
                 format=form,
-                columns=columns,
+                columns=page.columns,
                 rows=rows,
                 row_count=len(rows),
                 truncated=page.more,
@@ -119,7 +119,7 @@ class Database:
         """Run writing statements in one transaction: all of them, or none.
 
         The rows a statement returns (RETURNING, or a statement that only reads) are
-        returned too: `RETURNED_ROWS` of each at most, all of them within `max_result_bytes`.
+        returned too: `RETURNED_ROWS` of each at most, all within `max_result_bytes`.
 
         Raises:
             SqliteError: the database is read-only, or a statement fails (nothing changes).
@@ -141,29 +141,14 @@ class Database:
             [(rowid_before,)] = await connection.execute_fetchall("SELECT last_insert_rowid()")
             last_rowid = rows_affected = 0
             returned: list[Returned] = []
+            left = max_result_bytes  # of the whole call's returned rows
             for number, (sql, values) in enumerate(bound):
                 running = number
                 changes_before = connection.total_changes
                 cursor = await connection.execute(sql, values)
-                # Closing the cursor ends the statement, its changes then counted.
-                if not cursor.description:  # None: a statement that returns no rows
-                    await cursor.close()
-                else:
-                    page = Page(
-                        offset=0,
-                        max_rows=RETURNED_ROWS,
-                        max_cell=max_cell_bytes,
-                        max_bytes=max_result_bytes // len(bound),
-                    )
-                    await fill(page, cursor)
-                    returned.append(
-                        Returned(
-                            statement=number + 1,
-                            columns=[column[0] for column in cursor.description],
-                            rows=page.rows,
-                            truncated=page.more,
-                        )
-                    )
+                shown, left = await returned_rows(cursor, number + 1, max_cell_bytes, left)
+                if shown is not None:
+                    returned.append(shown)
                 if cursor.lastrowid != rowid_before:
                     last_rowid = cursor.lastrowid or last_rowid
                 rows_affected += await rows_changed(connection, changes_before)
@@ -201,6 +186,29 @@ class Database:
             return [tuple(row) for row in await connection.execute_fetchall(sql, params)]
 
         return await self.reader.run(Budget(self.own_seconds), fetch)
+
+
+async def returned_rows(
+    cursor: aiosqlite.Cursor, statement: int, max_cell: int, left: int
+) -> tuple[Returned | None, int]:
+    """Return the rows the statement of `cursor` returns, within `left` bytes, and the rest.
+
+    None for a statement that returns none. Once the call's bytes are spent, a statement's
+    rows and columns are not shown, only `truncated`: each statement had a share of its
+    own, and 1,000 statements of 2,000 wide columns made 392 MB. The cursor is closed,
+    which ends its statement: its changes are then counted.
+    """
+    if not cursor.description:  # None: a statement that returns no rows
+        await cursor.close()
+        return None, left
+    if left <= 0:
+        await cursor.close()
+        return Returned(statement=statement, columns=[], rows=[], truncated=True), left
+    names = [column[0] for column in cursor.description]
+    page = Page(names, offset=0, max_rows=RETURNED_ROWS, max_cell=max_cell, max_bytes=left)
+    await fill(page, cursor)
+    shown = Returned(statement=statement, columns=page.columns, rows=page.rows, truncated=page.more)
+    return shown, page.bytes_left
 
 
 async def fill(page: Page, cursor: aiosqlite.Cursor) -> None:

@@ -13,6 +13,8 @@ from orjson import dumps
 
 from .cells import Row, cell
 
+MAX_NAME_SHOWN = 1024
+"""Characters of a column's name shown at most."""
 MIN_SHARE = 64
 """Characters a cell keeps at least when a row alone is over the page's bytes: a row of
 SQLite's 2,000 columns at most still makes a few hundred kilobytes."""
@@ -23,18 +25,27 @@ class Full(Exception):
 
 
 class Page:
-    """The rows of one page, and whether more follow; `take` is the row factory."""
+    """The columns and rows of one page, and whether more follow; `take` is the row factory.
+
+    The columns' names count in `max_bytes` with the rows, each cut at `MAX_NAME_SHOWN`
+    characters: a view's 900,000-character column names made 36 MB of one result.
+    `bytes_left` is what is left of `max_bytes` once the page is full (below zero: spent).
+    """
 
     # Slots, and counters that count down: `take` runs for every row of every result.
-    __slots__ = ("_bytes_left", "_max_cell", "_room", "_skip", "more", "rows")
+    __slots__ = ("_max_cell", "_room", "_skip", "bytes_left", "columns", "more", "rows")
 
-    def __init__(self, *, offset: int, max_rows: int, max_cell: int, max_bytes: int) -> None:
+    def __init__(
+        self, columns: list[str], *, offset: int, max_rows: int, max_cell: int, max_bytes: int
+    ) -> None:
+        self.columns = [str(cell(name, MAX_NAME_SHOWN)) for name in columns]
         self.rows: list[Row] = []
         self.more = False
         self._skip = offset
         self._room = max_rows
         self._max_cell = max_cell
-        self._bytes_left = max_bytes  # for the page's rows as JSON, a comma each
+        # For the names and the rows as JSON, a comma each.
+        self.bytes_left = max_bytes - len(dumps(self.columns))
 
     def take(self, cursor: object, row: tuple[Any, ...]) -> None:
         """Keep `row` as JSON cells if the page has room for it (sqlite3's row factory).
@@ -59,17 +70,17 @@ class Page:
             made = tuple(cell(value, self._max_cell) for value in row)
             size = len(dumps(made))
             share = self._max_cell
-            while size > self._bytes_left and not self.rows and share > MIN_SHARE:
+            while size > self.bytes_left and not self.rows and share > MIN_SHARE:
                 # Alone over the page (500 cells of 60,000 characters made 60 MB): its cells
                 # are cut shorter in proportion to what is over until it fits (a character
                 # may take six bytes of JSON, as a control character does).
-                share = max(MIN_SHARE, share * self._bytes_left // size)
+                share = max(MIN_SHARE, share * self.bytes_left // size)
                 made = tuple(cell(value, share) for value in row)
                 size = len(dumps(made))
             row = made
         self._room -= 1
-        self._bytes_left -= size + 1
-        if self._room < 0 or (self._bytes_left < 0 and self.rows):
+        self.bytes_left -= size + 1
+        if self._room < 0 or (self.bytes_left < 0 and self.rows):
             self.more = True
             raise Full
         self.rows.append(row)

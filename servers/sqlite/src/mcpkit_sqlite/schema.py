@@ -212,7 +212,7 @@ async def search(
     found: list[SchemaObject] = []
     size = 0
     for name, table, declared, sql in rows[:limit]:
-        size += len(name) + len(sql or "")
+        size += len(name) + len(table or "") + len(declared or "") + len(sql or "")
         if size > max_bytes:
             return SchemaObjects(database=database.name, objects=found, truncated=True)
         found.append(
