@@ -55,8 +55,14 @@ _SIBLINGS = {
     "th": (frozenset(("td", "th")), frozenset(("tr", "table"))),
 }
 _SCOPES = frozenset(("article", "main"))
-HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
-"""An inline style that hides its element: what a reader never sees, a model should not."""
+HIDDEN_STYLE = re.compile(
+    r"display:none|visibility:(?:hidden|collapse)|opacity:0*(?:\.0*)?(?![.\d])"
+    r"|font-size:0*(?:\.0*)?[a-z%]*(?![.\d])|(?:left|top|text-indent):-\d{4,}"
+)
+"""An inline style that hides its element, read as `style_of` writes it (plain, lower case,
+no space): what a reader never sees, a model should not."""
+_CSS_NOISE = re.compile(r"/\*.*?\*/|\s+", re.DOTALL)
+_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})\s?|(.))")
 UNSEEN = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f"  # control characters, but tab and line breaks
     "\x7f-\x9f"  # DEL and the C1 controls (ESC sequences, as terminals read them)
@@ -161,15 +167,31 @@ def read(html: str, *, boilerplate: bool = True) -> Page:
     return reader.page
 
 
+def style_of(style: str) -> str:
+    r"""Return an inline style as CSS reads it: escapes decoded, no comment, no space, lower case.
+
+    So `display:/**/none` and `display:n\6f ne` read as `display:none`, which they are.
+    """
+    decoded = _CSS_ESCAPE.sub(_unescaped, style)
+    return _CSS_NOISE.sub("", decoded).lower()
+
+
+def _unescaped(found: re.Match[str]) -> str:
+    code = found.group(1)
+    if code is None:
+        return found.group(2)
+    return chr(int(code, 16)) if 0 < int(code, 16) <= 0x10FFFF else "\ufffd"
+
+
 def is_boilerplate(name: str, attrs: dict[str, str]) -> bool:
     """Say whether an element with this name and these attributes is boilerplate."""
     if not attrs or name in BOILERPLATE:
         return name in BOILERPLATE
     if attrs.get("role") in BOILERPLATE_ROLES:
         return True
-    if attrs.get("aria-hidden") == "true" or "hidden" in attrs:
+    if attrs.get("aria-hidden", "").strip().lower() == "true" or "hidden" in attrs:
         return True
-    if HIDDEN_STYLE.search(attrs.get("style", "")):
+    if HIDDEN_STYLE.search(style_of(attrs.get("style", ""))):
         return True
     if name in ("body", "html", "main", "article"):
         return False
