@@ -11,13 +11,15 @@ import re
 from collections.abc import Iterable
 from urllib.parse import quote
 
+from .tree import INVISIBLE_FORMATS
+
 NO_MORE = "<error>No more content available.</error>"
 URL_CHARACTERS = "!#$%&'()*+,-./:;=?@[]_~"
 """What a URL may hold as it is, besides letters and digits: no quote, bracket or space."""
 _INVISIBLE = (
     "[\\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
     "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]*"
+    f"{INVISIBLE_FORMATS}]*"
 )
 """Space, and characters that show nothing (Unicode's default-ignorable ones)."""
 _LOOK_ALIKES = {

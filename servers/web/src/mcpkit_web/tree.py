@@ -63,12 +63,14 @@ HIDDEN_STYLE = re.compile(
 no space): what a reader never sees, a model should not."""
 _CSS_NOISE = re.compile(r"/\*.*?\*/|\s+", re.DOTALL)
 _CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})\s?|(.))")
+INVISIBLE_FORMATS = "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+"""Format controls of scripts, tag characters and variation selectors, as ranges of a
+pattern's class: they show nothing, yet models read them."""
 UNSEEN = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f"  # control characters, but tab and line breaks
     "\x7f-\x9f"  # DEL and the C1 controls (ESC sequences, as terminals read them)
     "\u202a-\u202e\u2066-\u2069"  # bidirectional embeddings, overrides and isolates
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"  # format controls of scripts
-    "\U000e0000-\U000e0fff]"  # tags and variation selectors: invisible, yet models read them
+    f"{INVISIBLE_FORMATS}]"
 )
 """Characters taken out of a page's text: they show nothing, or something other than what
 they are, to a reader, while a model reads them. (A pattern: `str.translate` took 0.6 s
