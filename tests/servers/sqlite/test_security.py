@@ -190,9 +190,12 @@ async def test_what_a_call_returns_keeps_to_the_result_cap_whatever_its_shape(
     # Each statement of a transaction had a share of the cap, and kept its first row
     # whatever its size: 1,000 wide rows made 392 MB. Column names counted for nothing:
     # 900,000-character names made 36 MB of one read_query, and a table's long name,
-    # repeated with each of its columns, 792 MB of one column search.
+    # repeated with each of its columns, 792 MB of one column search. list_tables gave
+    # every name whole, whatever their sum.
     with sqlite3.connect(files.main) as db:
         db.execute(f'CREATE TABLE "{LONG_NAME}" ({", ".join(f"c{n}" for n in range(200))})')
+        for number in range(30):
+            db.execute(f'CREATE VIEW "{LONG_NAME}{number}" AS SELECT 1')
     db.close()
     cap = 100_000
     named = f'WITH c AS (SELECT 1 AS "{LONG_NAME}") SELECT * FROM c, c AS d'
@@ -204,6 +207,7 @@ async def test_what_a_call_returns_keeps_to_the_result_cap_whatever_its_shape(
         found = await client.call_tool(
             "search_objects", {"object_type": "column", "pattern": "c%", "limit": 1000}
         )
+        listed = await client.call_tool("list_tables", {})
     returned = wide["structuredContent"]["returned"]
     assert len(returned) == 50
     assert len(orjson.dumps(returned)) < 2 * cap  # the cap, and one first row past it
@@ -212,6 +216,9 @@ async def test_what_a_call_returns_keeps_to_the_result_cap_whatever_its_shape(
     assert long_names["structuredContent"]["columns"][0].startswith("nnnn")
     assert found["structuredContent"]["truncated"] is True
     assert len(orjson.dumps(found["structuredContent"])) < 2 * cap
+    assert listed["structuredContent"]["truncated"] is True
+    assert 0 < len(listed["structuredContent"]["tables"]) < 30
+    assert len(orjson.dumps(listed["structuredContent"])) < 2 * cap
 
 
 async def test_a_large_blob_is_summarised_not_sent(files: Files) -> None:

@@ -73,12 +73,13 @@ def quoted(name: str) -> str:
 
 
 async def list_tables(
-    database: Database, *, include_views: bool, pattern: str | None, limit: int
+    database: Database, *, include_views: bool, pattern: str | None, limit: int, max_bytes: int
 ) -> Tables:
     """Return the first `limit` tables (and views) whose name matches the LIKE `pattern`.
 
     With the row counts of tables (a file of 30,000 tables gave 7 MB of text at once),
-    counted while the server's own time budget lasts: tables past it have none.
+    counted while the server's own time budget lasts: tables past it have none. No more
+    tables once their names pass `max_bytes` (a hostile file's names may be megabytes each).
     """
     kinds = "" if include_views else " AND type = 'table'"
     like = " AND name LIKE ?" if pattern else ""
@@ -88,16 +89,20 @@ async def list_tables(
         (*((pattern,) if pattern else ()), limit + 1),
     )
     deadline = monotonic() + database.own_seconds  # for all counts together
-    tables = [
-        TableSummary(
-            name=name,
-            type=cast(Literal["table", "view"], kind),
-            rows=await _count(database, name)
-            if _counted(kind, sql) and monotonic() < deadline
-            else None,
+    tables: list[TableSummary] = []
+    size = 0
+    for name, kind, sql in found[:limit]:
+        size += len(name)
+        if size > max_bytes:
+            return Tables(database=database.name, tables=tables, truncated=True)
+        counted = _counted(kind, sql) and monotonic() < deadline
+        tables.append(
+            TableSummary(
+                name=name,
+                type=cast(Literal["table", "view"], kind),
+                rows=await _count(database, name) if counted else None,
+            )
         )
-        for name, kind, sql in found[:limit]
-    ]
     return Tables(database=database.name, tables=tables, truncated=len(found) > limit)
 
 

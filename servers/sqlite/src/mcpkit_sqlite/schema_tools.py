@@ -28,6 +28,7 @@ def register_schema_tools(app: Server) -> None:
             include_views=include_views,
             pattern=pattern,
             limit=max_tables,
+            max_bytes=catalog.limits.max_result_bytes,
         )
 
     @app.tool(title="Describe a table", annotations=READ)
