@@ -298,7 +298,8 @@ async def test_robots_txt_and_the_page_share_one_deadline(site: Site) -> None:
     fetching = web_for(timeout=3)
     try:
         with pytest.raises(WebError, match=r"longer than 3 s, robots\.txt included"):
-            await fetching.get(site.url("/page"))
+            async with fetching.page(site.url("/page")):
+                pass
     finally:
         await fetching.close()
     assert site.hits("/page") == 1  # it was asked for, and cut off

@@ -94,24 +94,20 @@ async def crawl(
             if done and delay:
                 await anyio.sleep(delay)
             try:
-                page, _ = await web.get(url)
+                status, title, found = await _read_page(
+                    web, url, scope if depth < max_depth else None
+                )
             except WebError as exc:
                 done.append(Crawled(url, depth, 0, "", str(exc)))
                 await on_page(done[-1], len(done))
                 continue
-            title, found = "", []
-            if (
-                page.content_type in ("text/html", "application/xhtml+xml", "")
-                and page.status < 400
-            ):
-                title, found = await parsed(_read, page, scope if depth < max_depth else None)
             for target in found:
                 if len(queue) >= max_pages - len(done) - 1:
                     break  # the pages queued already are all the walk will visit
                 if target not in seen:
                     seen.add(target)
                     queue.append((target, depth + 1))
-            done.append(Crawled(url, depth, page.status, title))
+            done.append(Crawled(url, depth, status, title))
             await on_page(done[-1], len(done))
     return done, budget.cancelled_caught
 
@@ -133,20 +129,34 @@ async def site_map(
             if not pending:
                 break
             try:
-                page, _ = await web.get(pending.pop(0))
+                async with web.page(pending.pop(0)) as (page, _):
+                    if page.status >= 400:
+                        continue
+                    left = max_urls - len(found)
+                    sitemaps, urls = await parsed(_locations, page.body, scope, left)
             except WebError:  # robots.txt disallows it too
                 continue
-            if page.status >= 400:
-                continue
-            sitemaps, urls = await parsed(_locations, page.body, scope, max_urls - len(found))
             pending += sitemaps
             found.update(dict.fromkeys(urls))
     from_sitemap = len(found)
-    page, _ = await web.get(scope.start)
-    if page.content_type in ("text/html", "application/xhtml+xml", ""):
-        _, urls = await parsed(_read, page, scope)
-        found.update(dict.fromkeys(urls))
+    _, _, urls = await _read_page(web, scope.start, scope)
+    found.update(dict.fromkeys(urls))
     return list(found)[:max_urls], min(from_sitemap, max_urls)
+
+
+async def _read_page(web: Web, url: str, scope: Scope | None) -> tuple[int, str, list[str]]:
+    """Return `url`'s status, its title, and its links within `scope` (none without one).
+
+    A page that is not HTML, or answered an error status, has no title and no links.
+
+    Raises:
+        WebError: the page could not be fetched (robots.txt disallows it too).
+    """
+    async with web.page(url) as (page, _):
+        if not page.is_html or page.status >= 400:
+            return page.status, "", []
+        title, links = await parsed(_read, page, scope)
+        return page.status, title, links
 
 
 def _locations(sitemap: bytes, scope: Scope, room: int) -> tuple[list[str], list[str]]:

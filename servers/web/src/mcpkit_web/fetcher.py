@@ -73,6 +73,11 @@ class Fetched:
         media_type = self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         return media_type if _MEDIA_TYPE.fullmatch(media_type) else ""
 
+    @property
+    def is_html(self) -> bool:
+        """Whether the response says it is HTML, or says nothing of its type."""
+        return self.content_type in ("text/html", "application/xhtml+xml", "")
+
 
 Hop = Callable[[str], Awaitable[object]]
 """Told where a redirect leads before it is followed; raises `WebError` to refuse it."""

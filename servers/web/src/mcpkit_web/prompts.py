@@ -10,7 +10,7 @@ from typing import Annotated
 from mcpkit import Context, Param, Server
 
 from .content import page_text
-from .errors import WebError
+from .page_tools import loaded
 from .pages import framed
 from .parsing import parsed
 from .resources import complete_cached
@@ -25,11 +25,8 @@ def register_prompts(app: Server) -> None:
     @app.prompt(title="Fetch a page")
     async def fetch(ctx: Context, web: Web, url: UrlArg) -> str:
         """Fetch a URL and put its contents, as markdown, in the conversation."""
-        page, report = await web.get(url, robots=False)
-        await ctx.log("info", report.as_log(), logger="mcp-web")
-        if page.status >= 400:
-            raise WebError(f"failed to fetch {url}: status code {page.status}")
-        text = await parsed(page_text, page)
+        async with loaded(ctx, web, url, None, robots=False) as page:
+            text = await parsed(page_text, page)
         return f"Contents of {url}:\n{framed(text, page.url)}"
 
     @app.prompt(title="Summarise a page")

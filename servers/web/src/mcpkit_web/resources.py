@@ -35,11 +35,11 @@ def register_resources(app: Server) -> None:
     @app.resource(PAGE, mime_type="text/markdown", title="A web page as markdown")
     async def read_page(ctx: Context, web: Web, url: str) -> str:
         """A page's main content as markdown (cached for a while after each fetch)."""
-        page, report = await web.get(url)
-        await ctx.log("info", report.as_log(), logger="mcp-web")
-        if page.status >= 400:
-            raise WebError(f"{url} answered status code {page.status}")
-        return framed(await parsed(page_text, page), page.url)  # as tools give page text
+        async with web.page(url) as (page, report):
+            await ctx.log("info", report.as_log(), logger="mcp-web")
+            if page.status >= 400:
+                raise WebError(f"{url} answered status code {page.status}")
+            return framed(await parsed(page_text, page), page.url)  # as tools give page text
 
     @app.resource(ROBOTS, mime_type="text/plain", title="A site's robots.txt")
     async def read_robots(web: Web, origin: str) -> str:

@@ -13,7 +13,7 @@ from . import inspect
 from .content import Format, decode
 from .errors import WebError
 from .fetcher import Fetched
-from .page_tools import READ_WEB, FormatArg, Timeout, Url, load, readable
+from .page_tools import READ_WEB, FormatArg, Timeout, Url, loaded, readable
 from .pages import framed
 from .parsing import parsed
 from .robots import robots_url
@@ -86,7 +86,7 @@ def html_of(page: Fetched) -> str:
     Raises:
         WebError: the response is not HTML.
     """
-    if page.content_type not in ("text/html", "application/xhtml+xml", ""):
+    if not page.is_html:
         raise WebError(f"{page.url} is {page.content_type}, not an HTML page")
     return decode(page.body, page.headers.get("content-type", ""))
 
@@ -111,13 +111,13 @@ def register_site_tools(app: Server) -> None:
 
         Also its language, canonical URL and OpenGraph properties.
         """
-        page, report = await web.get(url, timeout=timeout)
-        await ctx.log("info", report.as_log(), logger="mcp-web")
         found: inspect.Metadata = inspect.Metadata(
             title="", description="", language="", canonical="", open_graph={}
         )
-        if page.content_type in ("text/html", "application/xhtml+xml", ""):
-            found = await parsed(on_html, inspect.metadata, page, page.url)
+        async with web.page(url, timeout=timeout) as (page, report):
+            await ctx.log("info", report.as_log(), logger="mcp-web")
+            if page.is_html:
+                found = await parsed(on_html, inspect.metadata, page, page.url)
         return PageMetadata(
             url=url,
             final_url=page.url,
@@ -142,10 +142,10 @@ def register_site_tools(app: Server) -> None:
         timeout: Timeout = None,
     ) -> Links:
         """List a page's links (absolute URLs with their text, each once, in page order)."""
-        page = await load(ctx, web, url, timeout)
-        found = await parsed(
-            on_html, inspect.links, page, page.url, same_domain=same_domain, pattern=pattern
-        )
+        async with loaded(ctx, web, url, timeout) as page:
+            found = await parsed(
+                on_html, inspect.links, page, page.url, same_domain=same_domain, pattern=pattern
+            )
         return Links(url=page.url, links=found)
 
     @app.tool(annotations=READ_WEB)
@@ -168,9 +168,9 @@ def register_site_tools(app: Server) -> None:
 
         Each field gets the texts (or `@attr` values) of the elements its selector matches.
         """
-        page = await load(ctx, web, url, timeout)
         tick = Progress(ctx, "fields read", total=len(fields))  # stops it once cancelled
-        found = await parsed(on_html, inspect.fields, page, fields, tick)
+        async with loaded(ctx, web, url, timeout) as page:
+            found = await parsed(on_html, inspect.fields, page, fields, tick)
         return Fields(url=page.url, fields=found)
 
     @app.tool(annotations=READ_WEB)
@@ -224,8 +224,8 @@ async def _one_page(
     ctx: Context, web: Web, url: str, max_length: int, format: Format, timeout: float | None
 ) -> ManyPage:
     try:
-        page = await load(ctx, web, url, timeout)
-        found = await readable(page, format=format)
+        async with loaded(ctx, web, url, timeout) as page:
+            found = await readable(page, format=format)
     except WebError as exc:
         return ManyPage(url=url, ok=False, status=0, title="", content="", error=str(exc))
     text = found.text if found.kind != "image" else f"(an image, {found.mime})"

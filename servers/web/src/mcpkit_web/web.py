@@ -10,6 +10,8 @@ which the server logs to the client.
 import hashlib
 import time
 from collections import OrderedDict
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -20,7 +22,7 @@ from .addresses import Policy
 from .content import page_text
 from .errors import Refused, WebError
 from .fetcher import Fetched, Hop, Settings, check_url, fetch
-from .parsing import parsed
+from .parsing import held, parsed
 from .robots import MAX_ROBOTS_BYTES, Robots, Verdict, robots_text, robots_url
 
 if TYPE_CHECKING:
@@ -151,10 +153,25 @@ class Web:
             before_hop=before_hop,
         )
 
-    async def get(
-        self, url: str, *, timeout: float | None = None, robots: bool = True, fresh: bool = False
+    @asynccontextmanager
+    async def page(
+        self, url: str, *, timeout: float | None = None, robots: bool = True
+    ) -> AsyncGenerator[tuple[Fetched, Report]]:
+        """Hold `url`'s response (cached or fetched) and what happened, for the block.
+
+        The page is one of the few held at once (`parsing.held`): its turn is waited for
+        first, and the deadline starts once it is given.
+
+        Raises:
+            WebError: robots.txt disallows the URL (unless ignored), or the fetch failed.
+        """
+        async with held():
+            yield await self._get(url, timeout=timeout, robots=robots)
+
+    async def _get(
+        self, url: str, *, timeout: float | None, robots: bool
     ) -> tuple[Fetched, Report]:
-        """Return `url`'s response (from the cache unless `fresh`) and what happened.
+        """Return `url`'s response (cached or fetched) and what happened.
 
         Raises:
             WebError: robots.txt disallows the URL (unless ignored), or the fetch failed.
@@ -168,7 +185,7 @@ class Web:
         try:
             with anyio.fail_after(seconds):
                 decision = await self.robots_allow(url, timeout=timeout) if obeyed else "ignored"
-                cached = None if fresh else self.cache.get(url)
+                cached = self.cache.get(url)
                 # Each redirect's target is asked about too: an open redirect leads anywhere.
                 hop = partial(self.robots_allow, timeout=timeout) if obeyed else None
                 page = cached or await self.fetch(url, timeout=timeout, before_hop=hop)
@@ -283,6 +300,11 @@ class PagePoller:
         Raises:
             WebError: robots.txt disallows the page, or the fetch failed.
         """
+        async with held():
+            return await self._fingerprint()
+
+    async def _fingerprint(self) -> str:
+        """Return the page's current fingerprint (see `__call__`), its turn to be held given."""
         if not self.last and (cached := self.web.cache.get(self.url)) is not None:
             return await self._take(cached)
         hop = None
