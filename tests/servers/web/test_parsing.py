@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpkit_web import page_tools
+from mcpkit_web import content, page_tools
 from mcpkit_web.parsing import AT_ONCE, HELD_AT_ONCE, parsed
 from servers.web.conftest import serve, text_of
 from servers.web.stub import Site
@@ -36,14 +36,14 @@ async def test_calls_past_the_pages_held_wait_before_they_download(
     for number in range(calls):
         site.page(f"/p{number}", f"<main><p>page {number}</p></main>")
     parse_on = threading.Event()
-    extract = page_tools.extract
 
     def slow_extract(*args: Any, **kwargs: Any) -> Any:
         parse_on.wait(10)  # every parse waits: downloads pile up if nothing holds them back
-        return extract(*args, **kwargs)
+        return content.extract(*args, **kwargs)
 
     monkeypatch.setattr(page_tools, "extract", slow_extract)
     texts: list[str] = []
+    held = 0
 
     async def scrape(client: Any, number: int) -> None:
         result = await client.call_tool("web_scrape", {"url": site.url(f"/p{number}")})

@@ -1,10 +1,14 @@
 """web_search against stub backends on loopback: DuckDuckGo's HTML, SearXNG's and Brave's JSON."""
 
 import json
+import threading
 from typing import Any
 from urllib.parse import quote
 
+import pytest
+
 from checked import connect
+from mcpkit_web import search as search_module
 from mcpkit_web.search import Search
 from mcpkit_web.server import build_server
 from servers.web.conftest import text_of, web_for
@@ -82,3 +86,22 @@ async def test_unconfigured_backends_say_what_is_missing(site: Site) -> None:
     no_key = await search(site, Search("brave"))
     assert "needs --search-url" in text_of(no_url)
     assert "needs MCP_WEB_BRAVE_API_KEY" in text_of(no_key)
+
+
+async def test_results_are_read_off_the_event_loop(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Read on the event loop, a results page of 10 MB held every other call up for 2.8 s.
+    readers: list[threading.Thread] = []
+    read = search_module.duckduckgo_hits
+
+    def noting_the_reader(html: str) -> list[search_module.Hit]:
+        readers.append(threading.current_thread())
+        return read(html)
+
+    monkeypatch.setattr(search_module, "duckduckgo_hits", noting_the_reader)
+    site.page("/html/", DDG.format(target=quote("https://one.test/", safe="")))
+    result = await search(site, Search("duckduckgo", site.url("/html/")))
+    assert len(result["structuredContent"]["results"]) == 2
+    assert readers
+    assert threading.main_thread() not in readers
