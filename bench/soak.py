@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import random
 import sys
 import tempfile
 import time
-from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -32,7 +30,7 @@ from http_bench import Client, ServerProcess, free_port
 from report import Json
 from soak_calls import Case, Place
 from soak_mixes import CASES, fixtures
-from stdio_bench import SERVER_ENV, BenchError, Server
+from stdio_bench import BenchError, Server
 
 BIN = Path(sys.executable).parent
 TIMEOUT = 30.0
@@ -97,18 +95,6 @@ def argv_of(case: Case, place: Place, transport: str, port: int) -> list[str]:
     if transport == "http":
         argv += ["--transport", "http", "--port", str(port)]
     return argv
-
-
-@contextlib.contextmanager
-def server_env(case: Case) -> Generator[None]:
-    """Give the servers started in the block the case's environment too."""
-    saved = dict(SERVER_ENV)
-    SERVER_ENV.update(case.env)
-    try:
-        yield
-    finally:
-        SERVER_ENV.clear()
-        SERVER_ENV.update(saved)
 
 
 def soak_stdio(case: Case, place: Place, opts: argparse.Namespace) -> Run:
@@ -214,11 +200,10 @@ def main(argv: list[str] | None = None) -> int:
                 for case in cases:
                     for transport in opts.transport or ["stdio", "http"]:
                         print(f"{case.name} over {transport}, {opts.duration:g} s ...", flush=True)
-                        with server_env(case):
-                            if transport == "stdio":
-                                runs.append(soak_stdio(case, place, opts))
-                            else:
-                                runs.append(asyncio.run(soak_http(case, place, opts)))
+                        if transport == "stdio":
+                            runs.append(soak_stdio(case, place, opts))
+                        else:
+                            runs.append(asyncio.run(soak_http(case, place, opts)))
                         print(trajectory(runs[-1], opts.warmup), flush=True)
     except BenchError as e:
         print(f"soak: {e}", file=sys.stderr)

@@ -2,14 +2,14 @@
 
 A mix is a function of a random generator and the `Place` that returns the next request
 (method, params). A `Case` is one server and one mix, with what the server needs: its
-arguments, its environment, and the fixtures made before it starts.
+arguments and the fixtures made before it starts.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from report import Json
@@ -47,7 +47,6 @@ class Case:
     script: str
     mix: Mix
     arguments: Callable[[Place], list[str]] = no_arguments
-    env: Mapping[str, str] = field(default_factory=dict[str, str])
     make: Callable[[Place], None] = nothing_to_make
     """Makes the fixtures in the place (once per soak, whatever runs use them)."""
     site: bool = False

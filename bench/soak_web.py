@@ -1,9 +1,9 @@
 """mcp-web's soak mixes, and the loopback site they fetch from (stdlib only).
 
 The site runs in a thread of the soak on 127.0.0.1; mcp-web starts with
-`MCP_WEB_TEST_PUBLIC_ADDRESS=127.0.0.1`, which lets that one address through its address
-guard as if public (as mcp-web's tests do; never in production), and `--min-poll-interval 1`
-so that subscriptions poll while the soak runs. The site serves:
+`--allow-private-address 127.0.0.1`, which lets that one address through its address guard
+(as mcp-web's tests do), and `--min-poll-interval 1` so that subscriptions poll while the
+soak runs. The site serves:
 
   /page/N   N in 0..299: an article of 1 to 120 sections (0.4 to 45 KiB), with links and an
             ETag; mcp-web keeps 64 bodies, so fetching 300 pages keeps its cache turning over
@@ -110,8 +110,8 @@ def running_site(place: Place) -> Generator[None]:
 
 
 def served(place: Place) -> list[str]:
-    """mcp-web's arguments: subscriptions poll every second."""
-    return ["--min-poll-interval", "1"]
+    """mcp-web's arguments: the site's address allowed, subscriptions polling every second."""
+    return ["--allow-private-address", "127.0.0.1", "--min-poll-interval", "1"]
 
 
 def page_url(rng: random.Random, place: Place) -> str:
@@ -160,7 +160,6 @@ def web_case(name: str, mix: Mix) -> Case:
         "mcp-web",
         mix,
         arguments=served,
-        env={"MCP_WEB_TEST_PUBLIC_ADDRESS": "127.0.0.1"},
         site=True,
     )
 

@@ -3,8 +3,8 @@
     python bench/web_bench.py [--reference CMD] [--mcp-web PATH] [--cold N] [--rounds R] [--json]
 
 A 30 KiB article is served from a thread of this process on 127.0.0.1. mcp-web starts as
-`mcp-web` with `MCP_WEB_TEST_PUBLIC_ADDRESS=127.0.0.1` (so its address guard lets the
-loopback page through as public) and `--ignore-robots-txt`; the reference (`mcp-server-fetch`
+`mcp-web --allow-private-address 127.0.0.1` (so its address guard lets the loopback page
+through) and `--ignore-robots-txt`; the reference (`mcp-server-fetch`
 from PyPI, in a venv of its own: `--reference "/path/to/venv/bin/mcp-server-fetch"`) as
 `CMD --ignore-robots-txt` (plus `--allow-private-ips` where the release has that guard,
 added in 2026). The floor is the same GET made with urllib from this process.
@@ -181,10 +181,8 @@ def main() -> None:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Page)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{httpd.server_address[1]}"
-    env = {**os.environ, "MCP_WEB_TEST_PUBLIC_ADDRESS": "127.0.0.1"}
-    rows = [
-        measure("mcp-web", [args.mcp_web, "--ignore-robots-txt"], env, base, args.cold, args.rounds)
-    ]
+    ours = [args.mcp_web, "--allow-private-address", "127.0.0.1", "--ignore-robots-txt"]
+    rows = [measure("mcp-web", ours, dict(os.environ), base, args.cold, args.rounds)]
     if args.reference:
         command = [*args.reference.split(), "--ignore-robots-txt"]
         helped = subprocess.run(

@@ -2,9 +2,9 @@
 
 `WebServers` is mcp-sqlite's `SqliteServers` (the SDK client over stdio or Streamable
 HTTP, both eras, every message checked against the schema) pointed at `mcp-web`. With
-`public=True` the server runs with `MCP_WEB_TEST_PUBLIC_ADDRESS=127.0.0.1`, the testing
-aid that lets it reach the stub site on loopback through every guard; without it, every
-loopback address is refused, as in production.
+`public=True` the server runs with `--allow-private-address 127.0.0.1`, as an operator
+allows one private address: it reaches the stub site on loopback through every other guard;
+without it, every loopback address is refused, as by default.
 """
 
 import sys
@@ -19,9 +19,8 @@ from e2e.sqlite.helpers import SqliteServers
 MCP_WEB = str(Path(sys.executable).parent / "mcp-web")
 """The console script of the venv running the tests."""
 
-PUBLIC = ("env", "MCP_WEB_TEST_PUBLIC_ADDRESS=127.0.0.1")
-"""The prefix that runs mcp-web with the stub site's address treated as public (the SDK's
-stdio client passes only a few environment variables, so the command sets it)."""
+STUB_ADDRESS = ("--allow-private-address", "127.0.0.1")
+"""The arguments that let mcp-web reach the stub site's address, and no other private one."""
 
 
 class WebServers(SqliteServers):
@@ -31,7 +30,7 @@ class WebServers(SqliteServers):
 
     def program(self, arguments: Sequence[str]) -> list[str]:
         """The command line of mcp-web with `arguments`."""
-        return [*(PUBLIC if self.public else ()), MCP_WEB, *arguments]
+        return [MCP_WEB, *(STUB_ADDRESS if self.public else ()), *arguments]
 
     def _start_http(self, directory: Path, arguments: Sequence[str]) -> HttpServer:
         directory.mkdir(parents=True)

@@ -3,6 +3,7 @@
 They run on asyncio and on trio, as the core does.
 """
 
+import ipaddress
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -17,6 +18,9 @@ from mcpkit_web.server import build_server
 from mcpkit_web.web import Web
 from servers.web.stub import Site, serving
 
+STUB_ADDRESS = (ipaddress.ip_network("127.0.0.1/32"),)
+"""The stub site's address, allowed as the operator allows one private address."""
+
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
@@ -30,8 +34,8 @@ def site() -> Iterator[Site]:
 
 
 def web_for(**options: Any) -> Web:
-    """A `Web` that treats 127.0.0.1 as public (the stub site), with `options` as settings."""
-    return Web(Policy(test_public=("127.0.0.1",)), Settings(**options))
+    """A `Web` that may reach 127.0.0.1 (the stub site), with `options` as settings."""
+    return Web(Policy(private_allowed=STUB_ADDRESS), Settings(**options))
 
 
 @asynccontextmanager

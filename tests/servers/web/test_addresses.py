@@ -4,7 +4,9 @@ import ipaddress
 
 import pytest
 
+from mcpkit_web.__main__ import private_addresses
 from mcpkit_web.addresses import BlockedAddress, Policy, host_rules, is_public, literal_address
+from servers.web.conftest import STUB_ADDRESS
 
 NOT_PUBLIC = [
     "127.0.0.1",
@@ -76,9 +78,23 @@ async def test_one_private_answer_refuses_the_name() -> None:
 
 async def test_private_network_allowed_only_by_the_operator() -> None:
     assert await Policy(allow_private=True).resolve("127.0.0.1", 80) == ["127.0.0.1"]
-    assert await Policy(test_public=("127.0.0.1",)).resolve("127.0.0.1", 80) == ["127.0.0.1"]
+    assert await Policy(private_allowed=STUB_ADDRESS).resolve("127.0.0.1", 80) == ["127.0.0.1"]
     with pytest.raises(BlockedAddress):
-        await Policy(test_public=("127.0.0.1",)).resolve("127.0.0.2", 80)
+        await Policy(private_allowed=STUB_ADDRESS).resolve("127.0.0.2", 80)
+
+
+async def test_private_addresses_the_operator_names_are_reached_and_no_others() -> None:
+    # --allow-private-address: an intranet's range, without the whole private network.
+    policy = Policy(
+        private_allowed=private_addresses(["10.1.0.0/16", "[fd00::5]"]), deny_hosts=("10.1.9.9",)
+    )
+    assert await policy.resolve("10.1.2.3", 80) == ["10.1.2.3"]
+    assert await policy.resolve("[fd00::5]", 80) == ["fd00::5"]
+    for refused in ("10.2.0.1", "127.0.0.1", "[fd00::6]", "169.254.169.254"):
+        with pytest.raises(BlockedAddress, match="non-public"):
+            await policy.resolve(refused, 80)
+    with pytest.raises(BlockedAddress, match="denied by the operator"):
+        await policy.resolve("10.1.9.9", 80)
 
 
 def test_host_lists() -> None:

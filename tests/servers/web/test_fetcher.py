@@ -20,12 +20,13 @@ from mcpkit_web.fetcher import (
     make_client,
     read_capped,
 )
+from servers.web.conftest import STUB_ADDRESS
 from servers.web.stub import Route, Site
 
 if TYPE_CHECKING:
     import httpx
 
-PUBLIC = Policy(test_public=("127.0.0.1",))
+PUBLIC = Policy(private_allowed=STUB_ADDRESS)
 DEFAULTS = Settings()
 
 
@@ -45,7 +46,7 @@ async def test_a_page_is_fetched_through_a_name_pinned_to_the_checked_address(si
         return ["127.0.0.1"] if len(lookups) == 1 else ["10.0.0.1"]
 
     site.page("/", "<p>hello</p>")
-    policy = Policy(test_public=("127.0.0.1",), resolver=rebinding)
+    policy = Policy(private_allowed=STUB_ADDRESS, resolver=rebinding)
     settings = Settings()
     async with make_client(policy, settings) as client:
         page = await fetch(client, policy, settings, site.url("/", "rebind.test"))
@@ -59,7 +60,7 @@ async def test_a_rebinding_name_answering_private_first_is_refused(site: Site) -
     async def private(host: str, port: int) -> list[str]:
         return ["127.0.0.2"]
 
-    policy = Policy(test_public=("127.0.0.1",), resolver=private)
+    policy = Policy(private_allowed=STUB_ADDRESS, resolver=private)
     with pytest.raises(WebError, match="non-public"):
         await fetch_with(site.url("/", "rebind.test"), policy)
     assert site.seen == []
@@ -295,6 +296,8 @@ def test_a_user_agent_with_control_characters_is_refused_at_start() -> None:
         ("--deny-host", "10.0.0.0/33", "neither a host nor a range"),
         ("--deny-host", "name/8", "neither a host nor a range"),
         ("--allow-host", "10.0.0.0/8", "not ranges"),
+        ("--allow-private-address", "intranet.local", "neither an address nor a range"),
+        ("--allow-private-address", "10.0.0.0/33", "neither an address nor a range"),
     ],
 )
 def test_a_host_rule_that_would_do_nothing_is_refused_at_start(

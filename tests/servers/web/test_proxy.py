@@ -12,6 +12,7 @@ import pytest
 from mcpkit_web.addresses import Policy
 from mcpkit_web.errors import Refused, WebError
 from mcpkit_web.fetcher import Fetched, Settings, fetch, make_client, proxy_url
+from servers.web.conftest import STUB_ADDRESS
 from servers.web.proxy import Proxy, proxying
 from servers.web.stub import Route, Site
 
@@ -21,7 +22,7 @@ async def internal_name(host: str, port: int) -> list[str]:
     return ["10.0.0.7"]
 
 
-PUBLIC = Policy(test_public=("127.0.0.1",))
+PUBLIC = Policy(private_allowed=STUB_ADDRESS)
 
 
 @pytest.fixture
@@ -100,7 +101,7 @@ async def test_through_a_proxy_a_denied_host_is_refused_however_spelled(
     proxy: Proxy, spelling: str
 ) -> None:
     # The rules saw the name as written, the proxy as httpx spells it: blocked.test.
-    policy = Policy(deny_hosts=("blocked.test",), test_public=("127.0.0.1",))
+    policy = Policy(deny_hosts=("blocked.test",), private_allowed=STUB_ADDRESS)
     with pytest.raises(Refused, match=r"blocked\.test"):
         await get(f"http://{spelling}/", proxy.url, policy)
     assert proxy.seen == []

@@ -7,13 +7,12 @@ from collections.abc import Sequence
 from mcpkit import Server, cli, envargs, oplog
 
 from . import __version__
-from .addresses import Policy, address_range, host_rules, literal_address
+from .addresses import IPNetwork, Policy, address_range, host_rules
 from .fetcher import Settings, proxy_url
 from .search import BACKENDS, Search
 from .server import build_server
 from .web import Web
 
-TEST_PUBLIC = "MCP_WEB_TEST_PUBLIC_ADDRESS"
 BRAVE_KEY = "MCP_WEB_BRAVE_API_KEY"
 DEFAULT_AGENT = f"mcp-web/{__version__} (+https://github.com/mcpkit/mcpkit)"
 
@@ -63,6 +62,14 @@ def make_parser() -> argparse.ArgumentParser:
         ),
         help="also reach loopback, private, link-local and other non-public addresses"
         " (trusted setups only); env MCP_WEB_ALLOW_PRIVATE_NETWORK=1",
+    )
+    parser.add_argument(
+        "--allow-private-address",
+        action="append",
+        default=list(host_rules([env("MCP_WEB_ALLOW_PRIVATE_ADDRESS", "")])),
+        metavar="ADDRESS",
+        help="also reach this non-public address or range (10.1.2.3, 10.1.0.0/16), the rest"
+        " of the private network still refused; repeatable; env MCP_WEB_ALLOW_PRIVATE_ADDRESS",
     )
     parser.add_argument(
         "--ignore-robots-txt",
@@ -123,7 +130,7 @@ def configured_server(args: argparse.Namespace) -> Server:
     """Return the server the parsed arguments describe.
 
     Raises:
-        ValueError: a bad timeout, download cap, host rule or test address.
+        ValueError: a bad timeout, download cap, host rule or private address.
     """
     if not args.timeout > 0:
         raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
@@ -131,9 +138,6 @@ def configured_server(args: argparse.Namespace) -> Server:
         raise ValueError(f"--max-download-bytes must be positive, not {args.max_download_bytes}")
     if not args.min_poll_interval > 0:
         raise ValueError(f"--min-poll-interval must be positive, not {args.min_poll_interval}")
-    test_public = os.environ.get(TEST_PUBLIC, "").strip()
-    if test_public and literal_address(test_public) is None:
-        raise ValueError(f"{TEST_PUBLIC} must be one IP address, not {test_public!r}")
     deny_hosts = host_rules(args.deny_host)
     for rule in deny_hosts:
         try:
@@ -149,7 +153,7 @@ def configured_server(args: argparse.Namespace) -> Server:
         allow_hosts=allow_hosts,
         deny_hosts=deny_hosts,
         allow_private=args.allow_private_network,
-        test_public=(str(literal_address(test_public)),) if test_public else (),
+        private_allowed=private_addresses(host_rules(args.allow_private_address)),
     )
     if any(ord(c) < 32 or ord(c) == 127 for c in args.user_agent):
         raise ValueError(f"--user-agent must hold no control characters: {args.user_agent!r}")
@@ -167,9 +171,31 @@ def configured_server(args: argparse.Namespace) -> Server:
     )
     reach = "public and private networks" if policy.allow_private else "public addresses only"
     places = [reach, *(f"only {host}" for host in policy.allow_hosts)]
+    places += [f"also {allowed}" for allowed in policy.private_allowed]
     places += [f"never {host}" for host in policy.deny_hosts]
     search = Search(args.search_backend, args.search_url, os.environ.get(BRAVE_KEY, ""))
     return oplog.describe(build_server(web, search), places)
+
+
+def private_addresses(rules: Sequence[str]) -> tuple[IPNetwork, ...]:
+    """Return the addresses and ranges of --allow-private-address rules.
+
+    Raises:
+        ValueError: a rule is neither an address nor a range (a host name would be
+            resolved at each fetch, and could come to name any address).
+    """
+    networks: list[IPNetwork] = []
+    for rule in rules:
+        try:
+            network = address_range(rule)
+        except ValueError:
+            network = None
+        if network is None:
+            raise ValueError(
+                f"--allow-private-address {rule!r} is neither an address nor a range (10.1.0.0/16)"
+            )
+        networks.append(network)
+    return tuple(networks)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

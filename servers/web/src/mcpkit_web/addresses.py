@@ -115,15 +115,15 @@ class Policy:
 
     `allow_hosts`: when not empty, the only host names (or `.suffix` domains) allowed.
     `deny_hosts`: names or domains always refused. `allow_private`: private, loopback and
-    link-local addresses, and this machine's own, may be reached. `test_public`: addresses
-    treated as public (a testing aid that lets tests reach a stub server on loopback
-    through every check).
+    link-local addresses, and this machine's own, may be reached. `private_allowed`: those
+    of them that may be reached without `allow_private` (an intranet's wiki), each address
+    or range as the operator named it.
     """
 
     allow_hosts: tuple[str, ...] = ()
     deny_hosts: tuple[str, ...] = ()
     allow_private: bool = False
-    test_public: tuple[str, ...] = ()
+    private_allowed: tuple[IPNetwork, ...] = ()
     resolver: Resolver = field(default=system_resolver, compare=False)
 
     def check_host(self, host: str) -> None:
@@ -153,7 +153,7 @@ class Policy:
         An address of this machine's own counts as private however public it looks: it
         reaches the services of the machine mcp-web runs on.
         """
-        if str(address) in self.test_public or self.allow_private:
+        if self.allow_private or any(address in allowed for allowed in self.private_allowed):
             return True
         return is_public(address) and not any(is_own(each) for each in embedded(address))
 
