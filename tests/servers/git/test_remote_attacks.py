@@ -6,12 +6,13 @@ it must neither run anything, nor reach another repository, nor force or delete 
 
 import http.server
 import os
+import pwd
 import ssl
 import stat
 import subprocess
 import threading
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -20,6 +21,17 @@ from mcpkit_git.runner import Settings
 from servers.git.conftest import Repos, git, make_repo, make_secret_repo, text_of
 
 REMOTE = Tiers(remote=True)
+
+
+async def fetch_and_push(repos: Repos, remotes: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Fetch from each of `remotes`, then push main to each (remote tier); return the results."""
+    path = str(repos.repo)
+    async with repos.serve(tiers=REMOTE) as client:
+        return [
+            await client.call_tool(tool, {"repo_path": path, "remote": remote, **branch})
+            for tool, branch in (("git_fetch", {}), ("git_push", {"branch": "main"}))
+            for remote in remotes
+        ]
 
 
 def hook(bare: Path, name: str, marker: Path) -> None:
@@ -71,13 +83,7 @@ async def test_a_remote_that_leads_outside_is_neither_read_nor_changed(repos: Re
     (borrowing / "objects" / "info" / "alternates").write_text(f"{victim / '.git' / 'objects'}\n")
     git(repos.repo, "remote", "add", "linked", str(linked))
     git(repos.repo, "remote", "add", "borrowing", str(borrowing))
-    path = str(repos.repo)
-    async with repos.serve(tiers=REMOTE) as client:
-        results = [
-            await client.call_tool(tool, {"repo_path": path, "remote": name, **branch})
-            for tool, branch in (("git_fetch", {}), ("git_push", {"branch": "main"}))
-            for name in ("linked", "borrowing")
-        ]
+    results = await fetch_and_push(repos, ("linked", "borrowing"))
     for result in results:
         assert result["isError"] is True
         assert "outside" in text_of(result)
@@ -96,18 +102,42 @@ async def test_a_remote_url_is_checked_as_git_reads_it(repos: Repos) -> None:
     for name, url in ((".\n", ".\n"), (not_utf8, f"./{not_utf8}")):
         (repos.repo / name).symlink_to(victim)
         git(repos.repo, "remote", "add", f"r{len(name)}", url)
-    path = str(repos.repo)
-    async with repos.serve(tiers=REMOTE) as client:
-        results = [
-            await client.call_tool(tool, {"repo_path": path, "remote": remote, **branch})
-            for tool, branch in (("git_fetch", {}), ("git_push", {"branch": "main"}))
-            for remote in ("r2", "r1")
-        ]
+    results = await fetch_and_push(repos, ("r2", "r1"))
     assert [result["isError"] for result in results] == [True] * 4
     assert "line break" in text_of(results[0])
     assert "outside" in text_of(results[1])
     assert "secret" not in git(repos.repo, "log", "--all", "--format=%s")
     assert git(victim, "rev-parse", "main") == before
+
+
+def behind_a_decoy(repo: Path, victim: Path) -> str:
+    """Return a URL of `victim` through the user's home, with a decoy where `repo` reads it."""
+    account = pwd.getpwuid(os.getuid())
+    home = f"~{account.pw_name}/{os.path.relpath(victim, account.pw_dir)}"
+    make_repo(Path(os.path.normpath(repo / home)))  # where `~user` is a folder of `repo`
+    return home
+
+
+async def test_a_remote_is_the_repository_git_opens_for_its_path(repos: Repos) -> None:
+    # The path was checked as found from it, while the pack programs open the first of
+    # PATH/.git, PATH, PATH.git/.git and PATH.git that is a repository, and read `~user/`
+    # as that user's home: `sub` (a plain folder) opened the link `sub.git` to a repository
+    # outside, and `~user/..` a repository outside behind a decoy inside. Both were read by
+    # a fetch and written by a push.
+    victim = make_secret_repo(repos.outside / "victim", "TOP-SECRET\n")
+    before = git(victim, "rev-parse", "main")
+    (repos.repo / "sub").mkdir()
+    (repos.repo / "sub.git").symlink_to(victim / ".git")
+    home = behind_a_decoy(repos.repo, victim)
+    git(repos.repo, "remote", "add", "suffixed", "sub")
+    git(repos.repo, "remote", "add", "home", home)
+    results = await fetch_and_push(repos, ("suffixed", "home"))
+    assert [result["isError"] for result in results] == [True] * 4
+    assert "outside" in text_of(results[0])
+    assert "a user's home" in text_of(results[1])
+    assert "secret" not in git(repos.repo, "log", "--all", "--format=%s")
+    assert git(victim, "rev-parse", "main") == before
+    assert git(victim, "branch", "--format=%(refname:short)").split() == ["main"]
 
 
 async def test_a_push_to_a_repository_on_this_machine_runs_none_of_its_hooks(

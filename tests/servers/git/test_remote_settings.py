@@ -94,3 +94,26 @@ async def test_a_push_sends_the_branch_and_no_tag(repos: Repos) -> None:
         pushed = await client.call_tool("git_push", {"repo_path": str(repos.repo)})
     assert not pushed.get("isError"), text_of(pushed)
     assert git(remote, "for-each-ref", "--format=%(refname)").split() == ["refs/heads/main"]
+
+
+async def test_a_push_that_would_negotiate_runs_no_pack_program_of_the_repository(
+    repos: Repos,
+) -> None:
+    # push.negotiate made git fetch from the remote's URL first, with the upload-pack that
+    # `remote.<url>.uploadpack` names: git ran it through a shell, on the default tier.
+    remote = repos.folder / "up.git"
+    git(repos.folder, "init", "-q", "--bare", str(remote))
+    url = "../up.git"
+    git(repos.repo, "remote", "add", "origin", url)
+    git(repos.repo, "config", "push.negotiate", "true")
+    git(repos.repo, "config", f"remote.{url}.uploadpack", f"touch {repos.marker}; git-upload-pack")
+    path = str(repos.repo)
+    async with repos.serve(tiers=REMOTE) as client:
+        pushed = await client.call_tool("git_push", {"repo_path": path, "branch": "main"})
+        git(repos.repo, "config", "--unset", f"remote.{url}.uploadpack")
+        negotiated = await client.call_tool("git_push", {"repo_path": path, "branch": "main"})
+    assert pushed["isError"] is True
+    assert f"remote.{url}.uploadpack" in text_of(pushed)
+    assert not repos.marker.exists()
+    assert not negotiated.get("isError"), text_of(negotiated)
+    assert git(remote, "rev-parse", "main") == git(repos.repo, "rev-parse", "main")

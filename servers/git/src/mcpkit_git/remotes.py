@@ -5,7 +5,10 @@ A remote is named, never given as a URL. Its URLs are checked before any use:
   `git remote-<scheme>`, a program the repository does not choose but could alias;
 - a repository on this machine (a path, or a `file://` URL) must pass the jail as the
   repository itself does (`check_local_remote`): a `.git` file, alternates or a link
-  in it would bring another repository's content in, or let a push change it.
+  in it would bring another repository's content in, or let a push change it. It is
+  the repository git's pack programs open for the path (`entered_repository`), which
+  need not be the one found from it: they try `PATH/.git`, `PATH`, `PATH.git/.git` and
+  `PATH.git`, and read `~user/` as that user's home (refused).
 There, git runs the pack programs under the same inert settings as here (its hooks, its
 fsmonitor and the like stay off), and a push never checks files out (a checkout would run
 that repository's filters). A branch is a name, never a refspec: `+main` would force and
@@ -37,6 +40,13 @@ NETWORK_KEY = re.compile(
 """Settings that send a fetch or push through another machine, or make git read files it
 names wherever they are (certificates, keys, skip lists): the operator's to make, not a
 repository's."""
+PACK_PROGRAM_KEY = re.compile(r"remote\.(.+)\.(?:uploadpack|receivepack)", re.IGNORECASE)
+"""The programs git runs at a remote's end. mcp-git names them on each command line
+(`pack_program`), which beats the remote's own setting; but a fetch git makes by URL for
+its own ends (a push that negotiates) reads the setting of the section the URL names."""
+ENTERED_SUFFIXES = ("/.git", "", ".git/.git", ".git")
+"""What a pack program tries after a remote's path, in this order (git's `enter_repo`): the
+first that is a file (a `.git` file) or a git directory is the repository it serves."""
 SHOW_STORES = ("rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir")
 LOCAL_RECEIVE = ("-c", "receive.denyCurrentBranch=refuse", "receive-pack")
 """What a push runs in a repository on this machine, after the inert settings."""
@@ -50,7 +60,6 @@ async def checked_remote(git: Git, remote: str) -> bool:
             group of remotes, or it is a repository on this machine that the jail refuses.
     """
     plain(remote, "remote")
-    await check_network_settings(git)
     old_file = described_in_old_files(git.repo.common_dir, remote)
     if old_file is not None:
         raise GitError(
@@ -71,6 +80,7 @@ async def checked_remote(git: Git, remote: str) -> bool:
             f"{remote!r} is also a group of remotes (remotes.{remote} = {group.text.strip()!r}),"
             " which git would fetch instead of the remote: refused"
         )
+    await check_network_settings(git, remote)
     paths: list[str] = []
     for url in await _urls(git, remote):
         if "::" in url:
@@ -78,12 +88,28 @@ async def checked_remote(git: Git, remote: str) -> bool:
         path = local_path(url, git.repo.path)
         if path is not None:
             paths.append(path)
-    for path in paths:  # all of them, before git is asked about any
-        if not is_below(path, git.repo.place):
-            raise GitError(f"Remote {path} is a path outside {git.repo.place}: refused")
-    for path in dict.fromkeys(paths):
-        await check_local_remote(git.runner, path, git.repo.place, git.log)
+    await _check_local_remotes(git, paths)
     return bool(paths)
+
+
+async def _check_local_remotes(git: Git, paths: list[str]) -> None:
+    """Raise GitError unless each repository the remote `paths` open lies wholly in the place."""
+    place = git.repo.place
+    for path in paths:  # all of them, before git is asked about any
+        if not is_below(_real(path), place):
+            raise GitError(f"Remote {path} is a path outside {place}: refused")
+    for path in dict.fromkeys(paths):
+        entered = await entered_repository(git.runner, path, git.log)
+        if entered is None:
+            raise GitError(f"Remote {path} is not a git repository usable here")
+        if not is_below(entered, place):
+            raise GitError(f"Remote {path} opens {entered}, outside {place}: refused")
+        await check_local_remote(git.runner, entered, place, git.log)
+
+
+def _real(path: str) -> str:
+    """Return `path` with its links resolved."""
+    return os.path.realpath(path)
 
 
 async def _urls(git: Git, remote: str) -> list[str]:
@@ -118,8 +144,11 @@ def described_in_old_files(common_dir: str, remote: str) -> str | None:
     return None
 
 
-async def check_network_settings(git: Git) -> None:
-    """Refuse a repository whose own configuration sets a proxy or files (`NETWORK_KEY`).
+async def check_network_settings(git: Git, remote: str) -> None:
+    """Refuse a repository whose own configuration sets a proxy, files or pack programs.
+
+    See `NETWORK_KEY`, and `PACK_PROGRAM_KEY`: a pack program set for any section but
+    `remote`'s (for another remote, or for a URL) is refused.
 
     Raises:
         GitError: it does (the operator's configuration may, with --inherit-git-config).
@@ -128,7 +157,15 @@ async def check_network_settings(git: Git) -> None:
     fields = listed.stdout.split(b"\0")
     for scope, key in zip(fields[0::2], fields[1::2], strict=False):
         name = os.fsdecode(key)
-        if scope in (b"local", b"worktree") and NETWORK_KEY.fullmatch(name.lower()):
+        if scope not in (b"local", b"worktree"):
+            continue
+        program = PACK_PROGRAM_KEY.fullmatch(name)
+        if program is not None and program.group(1) != remote:
+            raise GitError(
+                f"This repository's configuration sets {name}, a program git would run at a"
+                " remote's end: refused. Remove it from .git/config."
+            )
+        if NETWORK_KEY.fullmatch(name.lower()):
             raise GitError(
                 f"This repository's configuration sets {name}, which would send a fetch or"
                 " push through another machine or read files outside it: refused. Remove it"
@@ -137,10 +174,14 @@ async def check_network_settings(git: Git) -> None:
 
 
 def local_path(url: str, top: str) -> str | None:
-    """Return the real path of the repository a remote URL names on this machine, or None.
+    """Return the absolute path a remote URL names on this machine, or None.
 
     As git in the work tree `top` reads URLs: `file://PATH`, or a path (no `:` before
-    the first `/`); `host:path` and `scheme://...` name another machine.
+    the first `/`); `host:path` and `scheme://...` name another machine. Trailing
+    slashes go, as the pack programs drop them.
+
+    Raises:
+        GitError: the path starts with `~`, which the pack programs read as a home.
     """
     if url.startswith("file://"):
         path = unquote(url.removeprefix("file://")) or "/"
@@ -151,7 +192,43 @@ def local_path(url: str, top: str) -> str | None:
         if colon != -1 and (slash == -1 or colon < slash):
             return None
         path = url
-    return os.path.realpath(os.path.join(top, path))
+    if path.startswith("~"):
+        raise GitError(f"Remote {url!r} starts with '~', a user's home: refused")
+    return os.path.join(top, path.rstrip("/") or "/")
+
+
+async def entered_repository(runner: Runner, path: str, log: Log | None) -> str | None:
+    """Return the real path of the repository git's pack programs open for `path`, or None.
+
+    The first of `ENTERED_SUFFIXES` after `path` that is a file, or a directory git takes
+    for a git directory; a file is a `.git` file, which `check_local_remote` follows.
+    """
+    for candidate, is_file in _entry_points(path):
+        if is_file or await _is_git_directory(runner, candidate, log):
+            return candidate
+    return None
+
+
+def _entry_points(path: str) -> list[tuple[str, bool]]:
+    """Return the real paths of what exists at `path` + each of `ENTERED_SUFFIXES`, in order.
+
+    Each with whether it is a file (else a directory).
+    """
+    found: list[tuple[str, bool]] = []
+    for suffix in ENTERED_SUFFIXES:
+        candidate = path + suffix
+        if os.path.isfile(candidate) or os.path.isdir(candidate):
+            found.append((os.path.realpath(candidate), os.path.isfile(candidate)))
+    return found
+
+
+async def _is_git_directory(runner: Runner, path: str, log: Log | None) -> bool:
+    """Return whether git takes the directory `path` itself for a git directory."""
+    try:
+        await runner.run(path, ("rev-parse", "--git-dir"), env={"GIT_DIR": path}, log=log)
+    except (GitFailed, OSError):
+        return False
+    return True
 
 
 def pack_program(git: Git, action: str, local: bool) -> str:
@@ -225,14 +302,16 @@ async def checked_branch(git: Git, branch: str | None) -> list[str]:
 async def check_local_remote(runner: Runner, path: str, place: str, log: Log | None) -> None:
     """Raise GitError unless the repository at `path`, inside `place`, lies wholly in it.
 
-    A remote on this machine is a repository git reads and writes as it does this one:
-    a `.git` file, alternates or a link in it could lead to another repository.
+    `path` is its git directory or its `.git` file. A remote on this machine is a
+    repository git reads and writes as it does this one: a `.git` file, alternates or a
+    link in it could lead to another repository.
     """
-    ceiling = {"GIT_CEILING_DIRECTORIES": os.path.dirname(place) or "/"}
+    itself = {"GIT_DIR": path}  # as the pack programs open it: not found from a folder
+    folder = os.path.dirname(path)
     try:
-        shown = await runner.run(path, SHOW_STORES, env=ceiling, log=log)
+        shown = await runner.run(folder, SHOW_STORES, env=itself, log=log)
         check_remote_stores(path, shown.text, place)
-        listed = await runner.run(path, list_keys(), env=ceiling, log=log)
+        listed = await runner.run(folder, list_keys(), env=itself, log=log)
     except (GitFailed, OSError) as exc:
         raise GitError(f"Remote {path} is not a git repository usable here: {exc}") from None
     # Its configuration passes as this repository's does: a partial clone fetches what a

@@ -52,6 +52,9 @@ INERT_CONFIG: tuple[tuple[str, str], ...] = (
     ("gc.auto", "0"),
     ("fetch.recurseSubmodules", "false"),
     ("push.followTags", "false"),  # a push sends the branch it names, no more
+    # A push that negotiates first fetches from the remote's URL, whose upload-pack is the
+    # one `remote.<url>.uploadpack` names: not the program the push was given.
+    ("push.negotiate", "false"),
     ("rebase.updateRefs", "false"),  # a rebase moves its own branch, no other
     ("submodule.recurse", "false"),
     ("diff.ignoreSubmodules", "all"),  # status and diff would run git in each submodule
