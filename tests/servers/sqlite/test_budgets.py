@@ -94,6 +94,34 @@ async def test_a_write_stopped_at_its_deadline_changes_nothing_when_its_step_end
         assert other.execute("SELECT name FROM items WHERE id = 1").fetchall() == [("item 1",)]
 
 
+async def test_a_transaction_stopped_at_its_deadline_is_rolled_back_before_the_call_ends(
+    files: Files,
+) -> None:
+    # The statement stopped at the deadline failed; the rollback that followed, past the
+    # deadline, was cancelled at once and ran later, refused: the transaction stayed open,
+    # the write lock held, until the next write.
+    endless = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT max(i) FROM r"
+    db = await Database.open(DatabaseSpec("main", str(files.main), writable=True), 30.0)
+    try:
+        for _ in range(3):
+            with pytest.raises(SqliteError, match="ran out of its time budget"):
+                await db.change(
+                    [("INSERT INTO items (name) VALUES ('kept?')", None), (endless, None)],
+                    seconds=0.3,
+                    **CAPS,
+                )
+            assert db.writer is not None
+            assert not db.writer.connection.in_transaction
+            with sqlite3.connect(files.main, timeout=0) as other:
+                other.execute("UPDATE items SET price = price WHERE id = 1")  # not locked
+            other.close()
+    finally:
+        await db.close()
+    with sqlite3.connect(files.main) as other:
+        assert other.execute("SELECT count(*) FROM items WHERE name = 'kept?'").fetchall() == [(0,)]
+    other.close()
+
+
 async def test_a_commit_that_ends_past_the_deadline_is_reported_done(
     files: Files, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -146,12 +146,13 @@ class Session:
             with anyio.CancelScope(shield=True):
                 await self._settle(budget)
             raise
-        except (sqlite3.Error, sqlite3.Warning, *BAD_VALUES) as exc:
-            await self.end_transaction()
-            raise SqliteError(explain(exc, budget, writes=self.guard.writes)) from None
-        except BaseException:
+        except BaseException as exc:
+            # Shielded: a statement stopped at the deadline fails past it, and a rollback
+            # cancelled there would still run, after `own`, refused: the lock kept.
             with anyio.CancelScope(shield=True):
                 await self.end_transaction()
+            if isinstance(exc, (sqlite3.Error, sqlite3.Warning, *BAD_VALUES)):
+                raise SqliteError(explain(exc, budget, writes=self.guard.writes)) from None
             raise
 
     async def _work(self, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
