@@ -180,13 +180,13 @@ async def test_tables_that_come_or_go_change_the_resource_list(
     # The names are read again only when the schema changed: read every second, 30,000 of
     # them took most of a processor.
     reads: list[str] = []
-    table_names = schema.table_names
+    named_tables = schema.named_tables
 
     async def counted(database: Database) -> list[str]:
         reads.append(database.name)
-        return await table_names(database)
+        return await named_tables(database)
 
-    monkeypatch.setattr(schema, "table_names", counted)
+    monkeypatch.setattr(schema, "named_tables", counted)
     async with files.serve() as client:
         await anyio.sleep(LIST_INTERVAL * 2.5)  # looks with no change: nothing said
         assert not [n for n in client.notifications if n["method"].endswith("list_changed")]

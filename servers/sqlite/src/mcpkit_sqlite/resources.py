@@ -69,9 +69,12 @@ def register_resources(app: Server) -> None:
         for name, db in (await catalog.usable(ctx)).items():
             where = quote(name, safe="")  # a name may hold /, ?, # or %: each is encoded
             listed.append(Resource(uri=SCHEMA.format(database=where), name=f"{name} schema"))
-            for table in await schema.table_names(db):
-                if not table or "\ufffd" in table:  # '', or not UTF-8 (read with U+FFFD):
-                    continue  # no URI names it
+            try:
+                tables = await schema.named_tables(db)
+            except SqliteError as exc:  # busy with a long query: its tables come next time
+                logger.debug("Cannot list the tables of %s now: %s", name, exc)
+                tables = []
+            for table in tables:
                 uri = TABLE.format(database=where, table=quote(table, safe=""))
                 listed.append(Resource(uri=uri, name=table))
         return listed
@@ -155,7 +158,7 @@ def content(
         nonlocal seen
         versions = await schema.versions(db)
         if seen is None or seen[0] != versions:
-            gone = table not in await schema.table_names(db)
+            gone = not await schema.exists(db, table)
             try:
                 text = None if gone else await read(db, table, limits)
             except SqliteError as exc:  # read again once the database changes, not each poll
@@ -187,7 +190,8 @@ async def complete_table(
         db = await catalog.choose(ctx, arguments.get("database") or None)
     except SqliteError:  # several databases, and none chosen yet
         return []
-    return [name for name in await schema.table_names(db) if name.lower().startswith(value.lower())]
+    names = await schema.named_tables(db)
+    return [name for name in names if name.lower().startswith(value.lower())]
 
 
 async def follow_tables(app: Server, catalog: Catalog) -> None:
@@ -217,7 +221,7 @@ async def _tables(db: Database, known: Tables | None) -> Tables | None:
         version, _ = await schema.versions(db)
         if known is not None and known[0] == version:
             return known
-        return version, await schema.table_names(db)
+        return version, await schema.named_tables(db)
     except SqliteError as exc:
         logger.debug("Cannot list the tables of %s now: %s", db.name, exc)
         return None

@@ -10,8 +10,11 @@ import re
 from time import monotonic
 from typing import Any, Literal, cast
 
+from orjson import dumps
+
 from .database import Database
 from .errors import SqliteError
+from .page import MAX_NAME_SHOWN
 from .results import (
     Column,
     DatabaseInfo,
@@ -92,7 +95,7 @@ async def list_tables(
     tables: list[TableSummary] = []
     size = 0
     for name, kind, sql in found[:limit]:
-        size += len(name)
+        size += len(dumps(name))  # as JSON: a control character takes six bytes
         if size > max_bytes:
             return Tables(database=database.name, tables=tables, truncated=True)
         counted = _counted(kind, sql) and monotonic() < deadline
@@ -112,6 +115,29 @@ async def table_names(database: Database) -> list[str]:
     return [name for (name,) in rows]
 
 
+async def named_tables(database: Database) -> list[str]:
+    """Return the names of the tables and views a URI, a completion or a message may carry.
+
+    Sorted. Not '', nor longer than `MAX_NAME_SHOWN` characters, nor other than UTF-8 (read
+    with U+FFFD): a hostile file's sixty names of 400,000 characters made resources/list
+    216 MB, and an unknown table's error 120 MB.
+    """
+    rows = await database.values(
+        f"SELECT name FROM sqlite_schema WHERE {_LISTED} AND length(name) BETWEEN 1 AND ?"
+        " ORDER BY name",
+        (MAX_NAME_SHOWN,),
+    )
+    return [name for (name,) in rows if "\ufffd" not in name]
+
+
+async def exists(database: Database, name: str) -> bool:
+    """Return whether the database has a table or view `name`."""
+    found = await database.values(
+        f"SELECT 1 FROM sqlite_schema WHERE {_LISTED} AND name = ?", (name,)
+    )
+    return bool(found)
+
+
 async def describe(database: Database, name: str) -> Table:
     """Describe the table or view `name`.
 
@@ -122,7 +148,7 @@ async def describe(database: Database, name: str) -> Table:
         f"SELECT name, type, sql FROM sqlite_schema WHERE {_LISTED} AND name = ?", (name,)
     )
     if not found:
-        names = await table_names(database)
+        names = await named_tables(database)
         known = ", ".join(names[:MAX_NAMED]) or "none"
         more = f" and {len(names) - MAX_NAMED} more (list_tables)" if len(names) > MAX_NAMED else ""
         raise SqliteError(f"No table or view {name!r} in {database.name}. Tables: {known}{more}.")
@@ -217,7 +243,7 @@ async def search(
     found: list[SchemaObject] = []
     size = 0
     for name, table, declared, sql in rows[:limit]:
-        size += len(name) + len(table or "") + len(declared or "") + len(sql or "")
+        size += len(dumps((name, table, declared, sql)))
         if size > max_bytes:
             return SchemaObjects(database=database.name, objects=found, truncated=True)
         found.append(
@@ -242,18 +268,22 @@ async def _columns(
     own time budget runs out, each on its own, by its name as a bound value. One join of
     `sqlite_schema` with `pragma_table_xinfo(s.name)` handed every table's name to the
     authorizer, and sqlite3 denies a statement whose name is not UTF-8 there: one such
-    table (a hostile database's) failed every column search.
+    table (a hostile database's) failed every column search. A table whose columns cannot
+    be read (a view of a table dropped since) is passed over: one failed every search.
     """
     found: list[tuple[Any, ...]] = []
     deadline = monotonic() + database.own_seconds  # for all tables together
     for table in await table_names(database):
         if monotonic() >= deadline:
             return found, False
-        columns = await database.values(
-            "SELECT name, type FROM pragma_table_xinfo(?) WHERE hidden != 1 AND name LIKE ?"
-            " ORDER BY cid LIMIT ?",
-            (table, pattern, limit - len(found)),
-        )
+        try:
+            columns = await database.values(
+                "SELECT name, type FROM pragma_table_xinfo(?) WHERE hidden != 1 AND name LIKE ?"
+                " ORDER BY cid LIMIT ?",
+                (table, pattern, limit - len(found)),
+            )
+        except SqliteError:  # a view whose table is gone: it has no columns to find
+            continue
         found += [(name, table, declared, None) for name, declared in columns]
         if len(found) == limit:
             break
