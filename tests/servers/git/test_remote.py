@@ -1,7 +1,9 @@
 """The remote tier: fetch, fast-forward pull, push with a lease only, safe transports only."""
 
 from pathlib import Path
+from typing import Any
 
+from mcpkit.testing import ServerRequestHandler
 from mcpkit_git.access import Tiers
 from servers.git.conftest import Repos, git, make_secret_repo, text_of
 
@@ -66,6 +68,30 @@ async def test_a_lease_that_holds_pushes(repos: Repos) -> None:
         )
     assert not pushed.get("isError"), text_of(pushed)
     assert git(remote, "log", "-1", "--format=%s", "main").strip() == "rewritten"
+
+
+async def test_a_lease_is_what_the_question_named_not_what_a_fetch_brought_since(
+    repos: Repos,
+) -> None:
+    # Left to git, the lease was the remote's branch as last fetched when git ran: a fetch
+    # made while the user read the question let the push replace a commit never shown.
+    remote, other = with_remote(repos)
+    git(repos.repo, "commit", "-q", "--amend", "-m", "rewritten")
+
+    async def accept_after_a_fetch(params: dict[str, Any]) -> dict[str, Any]:
+        git(other, "commit", "-q", "--allow-empty", "-m", "theirs, never shown")
+        git(other, "push", "-q", "origin", "main")
+        git(repos.repo, "fetch", "-q", "origin")
+        return {"action": "accept", "content": {"confirm": True}}
+
+    handlers: dict[str, ServerRequestHandler] = {"elicitation/create": accept_after_a_fetch}
+    async with repos.serve(tiers=REMOTE, handlers=handlers) as client:
+        pushed = await client.call_tool(
+            "git_push", {"repo_path": str(repos.repo), "branch": "main", "force_with_lease": True}
+        )
+    assert pushed["isError"] is True
+    assert "stale info" in text_of(pushed)
+    assert git(remote, "log", "-1", "--format=%s", "main").strip() == "theirs, never shown"
 
 
 async def test_plain_http_and_unknown_remotes_are_refused(repos: Repos) -> None:

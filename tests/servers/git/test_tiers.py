@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from checked import stateless
-from mcpkit.testing import RPCError
+from mcpkit.testing import RPCError, ServerRequestHandler
 from mcpkit_git.access import Tiers
 from servers.git.conftest import Repos, git, text_of
 
@@ -126,7 +126,7 @@ async def test_a_declined_confirmation_changes_nothing(repos: Repos) -> None:
     assert asked == [
         f"Discard every uncommitted change in {repos.repo}, and move the branch to"
         f" HEAD~1 ({first})?",
-        f"Discard changes to a.txt in {repos.repo}, for their content at HEAD~1?",
+        f"Discard changes to a.txt in {repos.repo}, for their content at HEAD~1 ({first})?",
         f"Delete tag 'keep' (at {head}) in {repos.repo}?",
         f"Move the branch in {repos.repo} to HEAD~1 ({first}) (soft reset)?",
         f"Move the branch in {repos.repo} to HEAD~1 ({first}) (mixed reset)?",
@@ -188,3 +188,62 @@ async def test_client_roots_narrow_the_jail(repos: Repos) -> None:
     async with repos.serve(client_roots=[repos.outside]) as client:
         widened = await client.call_tool("git_status", {"repo_path": str(repos.outside)})
     assert widened["isError"] is True  # roots narrow, never widen
+
+
+async def test_a_change_made_while_the_user_answers_is_left_alone(repos: Repos) -> None:
+    # The question named one commit, stash or tag; the change acted on what the name
+    # meant once the user answered: a commit made meanwhile was amended away, a stash
+    # pushed meanwhile dropped, a tag moved meanwhile deleted.
+    meanwhile = [
+        ("commit", "-q", "--allow-empty", "-m", "made meanwhile"),
+        ("stash", "push", "-q", "-m", "stashed meanwhile"),
+        ("tag", "-f", "v1", "HEAD"),
+    ]
+
+    async def accept_while_changing(params: dict[str, Any]) -> dict[str, Any]:
+        git(repos.repo, *meanwhile.pop(0))
+        return {"action": "accept", "content": {"confirm": True}}
+
+    git(repos.repo, "tag", "v1", "HEAD~1")
+    path = str(repos.repo)
+    handlers: dict[str, ServerRequestHandler] = {"elicitation/create": accept_while_changing}
+    async with repos.serve(tiers=Tiers(history_rewrite=True), handlers=handlers) as client:
+        amended = await client.call_tool(
+            "git_commit",
+            {"repo_path": path, "message": "amended", "amend": True, "allow_empty": True},
+        )
+        (repos.repo / "a.txt").write_text("first stash\n")
+        git(repos.repo, "stash", "push", "-q", "-m", "asked about")
+        (repos.repo / "a.txt").write_text("second stash\n")
+        dropped = await client.call_tool("git_stash", {"repo_path": path, "action": "drop"})
+        deleted = await client.call_tool(
+            "git_tag", {"repo_path": path, "action": "delete", "name": "v1"}
+        )
+    for result in (amended, dropped, deleted):
+        assert result["isError"] is True
+        assert "which the question named: nothing changed" in text_of(result)
+    assert git(repos.repo, "log", "--format=%s").split("\n")[:2] == ["made meanwhile", "second"]
+    stashes = git(repos.repo, "stash", "list", "--format=%s").strip().split("\n")
+    assert stashes == ["On main: stashed meanwhile", "On main: asked about"]
+    assert git(repos.repo, "rev-parse", "v1") == git(repos.repo, "rev-parse", "HEAD")
+
+
+async def test_a_file_is_restored_from_the_commit_the_question_named(repos: Repos) -> None:
+    (repos.repo / "a.txt").write_text("third\n")
+    git(repos.repo, "commit", "-q", "-am", "third")  # HEAD~1 has alpha, beta
+    asked: list[str] = []
+
+    async def accept_after_a_commit(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params["message"])
+        git(repos.repo, "commit", "-q", "--allow-empty", "-m", "fourth")  # HEAD~1: third
+        return {"action": "accept", "content": {"confirm": True}}
+
+    before = git(repos.repo, "rev-parse", "HEAD~1").strip()
+    (repos.repo / "a.txt").write_text("scratch\n")
+    handlers: dict[str, ServerRequestHandler] = {"elicitation/create": accept_after_a_commit}
+    async with repos.serve(handlers=handlers) as client:
+        arguments = {"repo_path": str(repos.repo), "paths": ["a.txt"], "source": "HEAD~1"}
+        restored = await client.call_tool("git_restore", arguments)
+    assert not restored.get("isError"), text_of(restored)
+    assert f"HEAD~1 ({before[:12]})" in asked[0]
+    assert (repos.repo / "a.txt").read_text() == "alpha\nbeta\n"

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from mcpkit import Context, Param, Server, ToolAnnotations, ToolError
 
-from . import changing, rebasing, render
+from . import changing, rebasing, remotes, render
 from .access import Repositories, Tiers, confirm, progress
 from .read_tools import Paths, RepoPath
 from .repo import Git
@@ -56,11 +56,16 @@ def register_change_tools(app: Server, tiers: Tiers) -> None:
     ) -> changing.Done:
         """Record the staged changes as a new commit with the message."""
         git = await writable(repos, ctx, repo_path)
+        replacing = None
         if amend:
             if not tiers.history_rewrite:
                 raise ToolError("amend rewrites history: the operator did not allow it")
-            await confirm(ctx, f"Replace the last commit of {git.repo.path}?")
-        return await changing.commit(git, message, amend=amend, allow_empty=allow_empty)
+            replacing = await changing.head(git)
+            if replacing is None:
+                raise ToolError("There is no commit to amend yet")
+            # Named by commit: a commit made since is asked about again, never amended away.
+            await confirm(ctx, f"Replace the last commit ({replacing[:12]}) of {git.repo.path}?")
+        return await changing.commit(git, message, replacing=replacing, allow_empty=allow_empty)
 
     @app.tool(
         title="Stage files", annotations=annotations(destructive=False, idempotent=True), text=text
@@ -157,9 +162,13 @@ def register_more_tools(app: Server) -> None:
         """Discard changes to files in the work tree (or unstage them, `staged`)."""
         git = await writable(repos, ctx, repo_path)
         checked = git.paths(paths)  # refuse bad paths before asking anyone
+        origin = ""
+        if source is not None:  # named by commit: a retry that finds it moved asks again
+            commit_name = await git.revision(source, what="source")
+            origin = f", for their content at {source} ({commit_name[:12]})"
+            source = commit_name
         if not staged:
             files = f"{', '.join(checked[1:])} in {git.repo.path}"
-            origin = "" if source is None else f", for their content at {source}"
             await confirm(ctx, f"Discard changes to {files}{origin}?")
         return await changing.restore(git, paths, staged=staged, source=source)
 
@@ -179,10 +188,17 @@ def register_more_tools(app: Server) -> None:
     ) -> changing.Done:
         """Set changes aside (push), bring them back (pop, apply), drop, list or show them."""
         git = await writable(repos, ctx, repo_path)
+        dropping = None
         if action == "drop":  # named by commit: a stash made since is asked about again
-            await confirm(ctx, f"Drop {await changing.stash_named(git, ref)} in {git.repo.path}?")
+            named, dropping = await changing.stash_named(git, ref)
+            await confirm(ctx, f"Drop {named} in {git.repo.path}?")
         return await changing.stash(
-            git, action, message=message, include_untracked=include_untracked, ref=ref
+            git,
+            action,
+            message=message,
+            include_untracked=include_untracked,
+            ref=ref,
+            dropping=dropping,
         )
 
     @app.tool(title="Tags", annotations=annotations(destructive=True, idempotent=False), text=text)
@@ -197,10 +213,13 @@ def register_more_tools(app: Server) -> None:
     ) -> changing.Done:
         """List tags, create one at a commit, or delete one."""
         git = await writable(repos, ctx, repo_path)
+        at = None
         if action == "delete" and name is not None:  # named by what it points at
             at = await git.revision(f"refs/tags/{name}", what="tag", peel="")
             await confirm(ctx, f"Delete tag {name!r} (at {at[:12]}) in {git.repo.path}?")
-        return await changing.tag(git, action, name=name, message=message, target=target)
+        return await changing.tag(
+            git, action, name=name, message=message, target=target, deleting=at
+        )
 
 
 def register_rebase_tool(app: Server) -> None:
@@ -318,14 +337,18 @@ def register_remote_tools(app: Server) -> None:
     ) -> changing.Done:
         """Send commits to a remote; a forced push only with a lease, never a plain force."""
         git = await writable(repos, ctx, repo_path)
-        if force_with_lease:
-            await confirm(ctx, f"Force-push (with lease) {branch or 'the branch'} to {remote}?")
+        lease = None
+        if force_with_lease:  # named by commit: a fetch made since is asked about again
+            branch = await remotes.pushed_branch(git, branch)
+            lease = await remotes.last_fetched(git, remote, branch)
+            replaced = f"its {lease[:12]}" if lease else "nothing (it has no such branch)"
+            await confirm(ctx, f"Force-push {branch} to {remote}, replacing {replaced}?")
         return await changing.sync(
             git,
             "push",
             remote,
             branch,
-            force_with_lease=force_with_lease,
+            lease=lease,
             set_upstream=set_upstream,
             tick=progress(ctx),
         )

@@ -24,8 +24,7 @@ class Done(TypedDict):
 
 async def head(git: Git) -> str | None:
     """Return the commit HEAD points at, or None before the first commit."""
-    result = await git.run(["rev-parse", "--verify", "--quiet", "HEAD"], check=False)
-    return result.text.strip() or None
+    return await git.object_at("HEAD")
 
 
 async def done(git: Git, message: str) -> Done:
@@ -45,12 +44,19 @@ async def add(git: Git, files: Sequence[str], *, update: bool = False) -> Done:
     return await done(git, f"Staged {', '.join(files)}")
 
 
-async def commit(git: Git, message: str, *, amend: bool = False, allow_empty: bool = False) -> Done:
-    """Commit the index with `message` (`amend`: replace the last commit)."""
+async def commit(
+    git: Git, message: str, *, replacing: str | None = None, allow_empty: bool = False
+) -> Done:
+    """Commit the index with `message`; `replacing`: amend the last commit, still that one.
+
+    Raises:
+        GitError: the message is empty, or HEAD is no longer `replacing`.
+    """
     if not message.strip():
         raise GitError("message must not be empty")
     args = ["commit", "--no-edit", "--cleanup=verbatim", f"--message={message}"]
-    if amend:
+    if replacing is not None:
+        await still(git, "HEAD", replacing)
         args.append("--amend")
     if allow_empty:
         args.append("--allow-empty")
@@ -135,8 +141,17 @@ async def stash(
     message: str | None = None,
     include_untracked: bool = False,
     ref: str | None = None,
+    dropping: str | None = None,
 ) -> Done:
-    """Stash changes (`push`), bring them back (`pop`, `apply`), `drop`, `list` or `show`."""
+    """Stash changes (`push`), bring them back (`pop`, `apply`), `drop`, `list` or `show`.
+
+    `dropping`: the commit of the entry a drop was confirmed for, which it must still be.
+
+    Raises:
+        GitError: git failed, or the entry is no longer `dropping`.
+    """
+    if dropping is not None:
+        await still(git, stash_entry(ref), dropping)
     entry = [stash_entry(ref)] if ref is not None else []
     if action == "push":
         args = ["stash", "push"]
@@ -167,18 +182,32 @@ def stash_entry(ref: str | None) -> str:
     return f"stash@{{{int(number)}}}"
 
 
-async def stash_named(git: Git, ref: str | None) -> str:
-    """Return a stash entry as a question names it: its ref, commit and message.
+async def stash_named(git: Git, ref: str | None) -> tuple[str, str]:
+    """Return a stash entry as a question names it (its ref, commit and message), and its commit.
 
     Raises:
         GitError: there is no such entry.
     """
     entry = stash_entry(ref)
-    args = ["log", "-1", "--no-walk", "--format=%h: %s", "--end-of-options", entry]
+    args = ["log", "-1", "--no-walk", "--format=%H %h: %s", "--end-of-options", entry]
     shown = await git.run(args, check=False)
     if shown.status != 0:
         raise GitError(f"There is no stash entry {entry}")
-    return f"{entry} ({shown.text.strip()})"
+    commit_name, _, named = shown.text.strip().partition(" ")
+    return f"{entry} ({named})", commit_name
+
+
+async def still(git: Git, ref: str, expected: str) -> None:
+    """Raise GitError unless `ref` still names `expected`, the object a question named.
+
+    What the user confirmed is acted on, not what the ref names once they answered: a
+    commit made meanwhile was amended away, a stash pushed meanwhile dropped.
+    """
+    if await git.object_at(ref) != expected:
+        raise GitError(
+            f"{ref} is no longer {expected[:12]}, which the question named: nothing changed."
+            " Ask again."
+        )
 
 
 async def tag(
@@ -188,8 +217,16 @@ async def tag(
     name: str | None = None,
     message: str | None = None,
     target: str | None = None,
+    deleting: str | None = None,
 ) -> Done:
-    """List tags, create one (annotated when `message` is given) at `target`, or delete one."""
+    """List tags, create one (annotated when `message` is given) at `target`, or delete one.
+
+    `deleting`: the object the tag pointed at when its deletion was confirmed: a tag that
+    points elsewhere by then is kept.
+
+    Raises:
+        GitError: git failed, or the tag no longer points at `deleting`.
+    """
     if action == "list":
         result = await git.run(["tag", "--list"])
         return await done(git, result.text)
@@ -197,9 +234,12 @@ async def tag(
         raise GitError(f"tag {action} needs a name")
     checked = await git.ref_name(name, what="tag name")
     if action == "delete":
-        await git.revision(f"refs/tags/{checked}", what="tag", peel="")
-        await git.run(["tag", "--delete", checked])
-        return await done(git, f"Deleted tag '{checked}'")
+        tagged = await git.revision(f"refs/tags/{checked}", what="tag", peel="")
+        if deleting is not None:
+            await still(git, f"refs/tags/{checked}", deleting)
+        # Only if it points there still when git takes the lock.
+        await git.run(["update-ref", "-d", f"refs/tags/{checked}", tagged])
+        return await done(git, f"Deleted tag '{checked}' (was {tagged[:12]})")
     commit_name = await git.revision(target or "HEAD", what="target")
     args = ["tag"]
     if message is not None:
@@ -214,18 +254,22 @@ async def sync(
     remote: str = "origin",
     branch: str | None = None,
     *,
-    force_with_lease: bool = False,
+    lease: str | None = None,
     set_upstream: bool = False,
     tick: Tick | None = None,
 ) -> Done:
     """Fetch, pull (fast-forward only) or push; a push forces only with a lease.
+
+    `lease`: force the push, if the remote's branch is still this commit ("": if it has
+    none), as `remotes.last_fetched` found it.
 
     Raises:
         GitError: the remote or branch is refused (see `remotes`), or git failed.
     """
     local = await remotes.checked_remote(git, remote)
     if action == "push":
-        refs = [await remotes.push_refspec(git, branch)]
+        name = await remotes.pushed_branch(git, branch)
+        refs = [f"refs/heads/{name}:refs/heads/{name}"]
     else:
         await remotes.check_fetch_settings(git, remote)
         refs = await remotes.checked_branch(git, branch)
@@ -239,8 +283,8 @@ async def sync(
     if action == "pull":
         args.append("--ff-only")
     if action == "push":
-        if force_with_lease:
-            args.append("--force-with-lease")
+        if lease is not None:
+            args.append(f"--force-with-lease={refs[0].partition(':')[0]}:{lease}")
         if set_upstream:
             args.append("--set-upstream")
     result = await git.run([*args, "--end-of-options", remote, *refs], on_output=tick)

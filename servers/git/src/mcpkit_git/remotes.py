@@ -13,7 +13,7 @@ There, git runs the pack programs under the same inert settings as here (its hoo
 fsmonitor and the like stay off), and a push never checks files out (a checkout would run
 that repository's filters). A branch is a name, never a refspec: `+main` would force and
 `:main` delete, which the tools promise never to do; a push always names what it pushes
-where (`push_refspec`), so that no mapping of the repository's applies, and a fetch
+where (`pushed_branch`), so that no mapping of the repository's applies, and a fetch
 refuses a mapping that writes outside `refs/remotes/` (`check_fetch_settings`), as it
 refuses a remote described in the old `.git/remotes/` files. A proxy, TLS files or fsck
 skip lists the repository's own configuration sets are refused (`check_network_settings`).
@@ -243,12 +243,13 @@ def pack_program(git: Git, action: str, local: bool) -> str:
     return shlex.join(git.runner.argv(LOCAL_RECEIVE)) if local else "git-receive-pack"
 
 
-async def push_refspec(git: Git, branch: str | None) -> str:
-    """Return the refspec of a push of `branch` (default: the current one) to its namesake.
+async def pushed_branch(git: Git, branch: str | None) -> str:
+    """Return the name of the branch a push sends: `branch`, or the current one.
 
-    Always given, so that no push mapping of the repository's applies: `remote.*.push`
-    of `+main:main` forced the push, and one of `:keep` deleted a branch (and git refuses
-    a refspec with `remote.*.mirror`, which would force and delete).
+    A push sends it to its namesake, always named (`refs/heads/B:refs/heads/B`), so that
+    no push mapping of the repository's applies: `remote.*.push` of `+main:main` forced the
+    push, and one of `:keep` deleted a branch (and git refuses a refspec with
+    `remote.*.mirror`, which would force and delete).
 
     Raises:
         GitError: HEAD is detached and no branch is named, or the name is not valid.
@@ -259,7 +260,16 @@ async def push_refspec(git: Git, branch: str | None) -> str:
             raise GitError("HEAD is detached: name the branch to push")
         branch = current.text.strip()
     [name] = await checked_branch(git, branch)
-    return f"refs/heads/{name}:refs/heads/{name}"
+    return name
+
+
+async def last_fetched(git: Git, remote: str, branch: str) -> str:
+    """Return the commit `remote`'s `branch` had when last fetched ("" if it had none).
+
+    What a push with a lease may replace, named in the question and given to git: left
+    to git, the lease was whatever a fetch made meanwhile had brought.
+    """
+    return await git.object_at(f"refs/remotes/{plain(remote, 'remote')}/{branch}") or ""
 
 
 async def check_fetch_settings(git: Git, remote: str) -> None:

@@ -89,13 +89,17 @@ class Git:
             GitError: it is not a plain value or names no such object.
         """
         plain(rev, what)
-        spec = f"{rev}^{{{peel}}}" if peel else rev
-        result = await self.run(
-            ["rev-parse", "--verify", "--quiet", "--end-of-options", spec], check=False
-        )
-        if result.status != 0:
+        found = await self.object_at(f"{rev}^{{{peel}}}" if peel else rev)
+        if found is None:
             raise GitError(f"{what} {rev!r} names no {peel or 'object'} in this repository")
-        return result.text.strip()
+        return found
+
+    async def object_at(self, rev: str) -> str | None:
+        """Return the object name `rev` (checked already) resolves to, or None if none."""
+        result = await self.run(
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", rev], check=False
+        )
+        return result.text.strip() if result.status == 0 else None
 
     async def ref_name(self, name: str, *, what: str = "branch name") -> str:
         """Return `name` if it is a valid new branch or tag name.
