@@ -136,6 +136,25 @@ async def test_output_is_capped_and_says_so(tmp_path: Path) -> None:
     assert result.status == 0
 
 
+async def test_a_change_past_the_output_cap_runs_to_its_end(repos: Repos) -> None:
+    # Stopped at the cap and reported done: a stash pop applied the stash and was killed
+    # before it dropped it, and the model was told it had popped.
+    for number in range(300):
+        (repos.repo / f"f{number:03}.txt").write_text("tracked\n")
+    git(repos.repo, "add", ".")
+    git(repos.repo, "commit", "-q", "-m", "many files")
+    for number in range(300):
+        (repos.repo / f"f{number:03}.txt").write_text("changed\n")
+    git(repos.repo, "stash", "push", "-q")
+    async with repos.serve(settings=Settings(max_output=1000)) as client:
+        popped = await client.call_tool(
+            "git_stash", {"repo_path": str(repos.repo), "action": "pop"}
+        )
+    assert not popped.get("isError"), popped
+    assert git(repos.repo, "stash", "list") == ""
+    assert (repos.repo / "f299.txt").read_text() == "changed\n"
+
+
 async def test_failure_raises_with_gits_message_and_is_logged(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     heard: list[Command] = []

@@ -60,7 +60,7 @@ async def commit(
         args.append("--amend")
     if allow_empty:
         args.append("--allow-empty")
-    result = await git.run(args)
+    result = await git.run(args, finish=True)
     return await done(git, result.text.split("\n")[0] if result.text else "Committed")
 
 
@@ -166,7 +166,7 @@ async def stash(
     else:
         args = ["stash", action, *entry]
     # No literal pathspecs: stash cleans with a pathspec of its own (and takes none of ours).
-    result = await git.run(args, literal=False)
+    result = await git.run(args, literal=False, finish=True)
     return await done(git, result.text or f"stash {action}: done")
 
 
@@ -287,5 +287,5 @@ async def sync(
             args.append(f"--force-with-lease={refs[0].partition(':')[0]}:{lease}")
         if set_upstream:
             args.append("--set-upstream")
-    result = await git.run([*args, "--end-of-options", remote, *refs], on_output=tick)
+    result = await git.run([*args, "--end-of-options", remote, *refs], on_output=tick, finish=True)
     return await done(git, result.error or result.text or f"{action} {remote}: done")

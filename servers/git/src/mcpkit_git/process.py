@@ -71,11 +71,14 @@ async def communicate(
     cap: int,
     on_output: Tick | None = None,
     skip: int = 0,
+    finish: bool = False,
 ) -> Result:
     """Run `argv` and return its output, stopping it once standard output passes `cap`.
 
     The first `skip` bytes of standard output are read and dropped: the cap is on what
-    is kept, so a page far into a long output is not cut to nothing.
+    is kept, so a page far into a long output is not cut to nothing. With `finish`, a
+    process past the cap is not stopped but runs to its end, the rest of its output read
+    and dropped: a change stopped midway is half done (a stash applied, not dropped).
 
     Cancelling the call stops the process and its group (see `stop`).
 
@@ -96,7 +99,7 @@ async def communicate(
             for pipe in (process.stdout, process.stderr):
                 os.set_blocking(pipe.fileno(), False)
                 pipes.register(pipe, selectors.EVENT_READ)
-            while pipes.get_map() and not truncated:
+            while pipes.get_map() and not (truncated and not finish):
                 await anyio.wait_readable(pipes.fileno())
                 for key, _ in pipes.select(0):
                     chunk, ended = _read_some(key.fd)
@@ -106,6 +109,8 @@ async def communicate(
                         err.extend(chunk[: MAX_ERRORS - len(err)])  # the rest is dropped
                         continue
                     read += len(chunk)
+                    if truncated:
+                        continue  # past the cap, while it finishes
                     dropped = min(len(chunk), skip - (read - len(chunk)))
                     out.extend(chunk[max(dropped, 0) :])
                     if on_output is not None and chunk:
@@ -113,7 +118,7 @@ async def communicate(
                     if len(out) > cap:
                         truncated = True
                         del out[cap:]
-        status = 0 if truncated else await wait(process)
+        status = 0 if truncated and not finish else await wait(process)
     finally:
         if process.returncode is None:
             with anyio.CancelScope(shield=True):

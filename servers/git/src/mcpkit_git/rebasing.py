@@ -76,7 +76,8 @@ async def plan(git: Git, upstream: str | None, onto: str | None) -> Plan:
 
 async def start(git: Git, planned: Plan) -> Rebased:
     """Replay the branch's commits as `planned`; return where the rebase stands."""
-    result = await git.run([*START, f"--onto={planned.onto}", planned.upstream], check=False)
+    started = [*START, f"--onto={planned.onto}", planned.upstream]
+    result = await git.run(started, check=False, finish=True)
     return await outcome(git, result)
 
 
@@ -87,7 +88,7 @@ async def step(git: Git, action: str) -> Rebased:
         GitError: none is under way, or its state is not one mcp-git would have made.
     """
     check_under_way(git)
-    return await outcome(git, await git.run(["rebase", f"--{action}"], check=False))
+    return await outcome(git, await git.run(["rebase", f"--{action}"], check=False, finish=True))
 
 
 async def outcome(git: Git, result: Result) -> Rebased:

@@ -46,8 +46,12 @@ class Git:
         on_output: Tick | None = None,
         literal: bool = True,
         skip: int = 0,
+        finish: bool = False,
     ) -> Result:
         """Run `git args` in the repository (`literal`: pathspecs have no magic).
+
+        `finish`: a change, run to its end however long its output (see
+        `process.communicate`), never stopped at the cap.
 
         Raises:
             GitError: git failed (its message), or ran out of time.
@@ -69,6 +73,7 @@ class Git:
                 log=self.log,
                 on_output=on_output,
                 skip=skip,
+                finish=finish,
             )
         except (GitFailed, TimedOut) as exc:
             raise GitError(str(exc)) from None

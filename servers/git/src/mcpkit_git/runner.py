@@ -274,12 +274,13 @@ class Runner:
         log: Log | None = None,
         on_output: Tick | None = None,
         skip: int = 0,
+        finish: bool = False,
     ) -> Result:
         """Run `git args` in `cwd` and return its result.
 
         `env` adds variables (e.g. `GIT_CEILING_DIRECTORIES`); `max_bytes` caps standard
         output (default: the operator's cap; the rest is cut and `truncated` set) after its
-        first `skip` bytes, which are dropped;
+        first `skip` bytes, which are dropped; git is stopped there unless `finish`;
         `on_output(n)` hears the number of bytes read so far.
 
         Raises:
@@ -301,7 +302,7 @@ class Runner:
         try:
             with anyio.fail_after(self.settings.timeout):
                 async with here, self._turns:
-                    result = await communicate(argv, cwd, environment, cap, on_output, skip)
+                    result = await communicate(argv, cwd, environment, cap, on_output, skip, finish)
             status = result.status
         except TimeoutError:
             raise TimedOut(
