@@ -95,9 +95,9 @@ async def checked_remote(git: Git, remote: str) -> bool:
 async def _check_local_remotes(git: Git, paths: list[str]) -> None:
     """Raise GitError unless each repository the remote `paths` open lies wholly in the place."""
     place = git.repo.place
-    for path in paths:  # all of them, before git is asked about any
-        if not is_below(_real(path), place):
-            raise GitError(f"Remote {path} is a path outside {place}: refused")
+    outside = _first_outside(paths, place)  # all of them, before git is asked about any
+    if outside is not None:
+        raise GitError(f"Remote {outside} is a path outside {place}: refused")
     for path in dict.fromkeys(paths):
         entered = await entered_repository(git.runner, path, git.log)
         if entered is None:
@@ -107,9 +107,9 @@ async def _check_local_remotes(git: Git, paths: list[str]) -> None:
         await check_local_remote(git.runner, entered, place, git.log)
 
 
-def _real(path: str) -> str:
-    """Return `path` with its links resolved."""
-    return os.path.realpath(path)
+def _first_outside(paths: list[str], place: str) -> str | None:
+    """Return the first of `paths` that leads outside `place`, its links followed, if any."""
+    return next((path for path in paths if not is_below(os.path.realpath(path), place)), None)
 
 
 async def _urls(git: Git, remote: str) -> list[str]:
