@@ -187,9 +187,8 @@ async def test_past_the_most_connections_in_requests_a_new_one_is_closed_at_once
 ) -> None:
     monkeypatch.setattr(protocol, "MAX_CONNECTIONS", 2)
     async with serving(tmp_path) as served:
-        host = served.base.removeprefix("http://")
-        head = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Length: 100\r\n\r\n".encode()
-        held = [raw_connection(served) for _ in range(2)]
+        head = post_head(served, await served.initialize(), 100)
+        held = [raw_connection(served) for _ in range(2)]  # the first client's idle one goes
         for connection in held:
             connection.sendall(head)  # in a request: its body is awaited
         await anyio.sleep(0.1)
@@ -422,3 +421,21 @@ async def test_a_body_framed_both_by_length_and_by_chunks_is_refused_and_the_con
             answered = await anyio.to_thread.run_sync(cut_off_after_answer, connection)
     assert answered.startswith(b"HTTP/1.1 400")
     assert b"Content-Length and Transfer-Encoding" in answered
+
+
+@pytest.mark.parametrize(("path", "length"), [("/nope", 1000), ("/mcp", 1 << 30)])
+async def test_an_answer_given_before_the_body_is_read_closes_the_connection(
+    tmp_path: Path, path: str, length: int
+) -> None:
+    # Refused before its body was read (an unknown path, a body over the limit), the
+    # connection was kept: the rest of the body was read and dropped for as long as the
+    # client trickled it, a byte a second on every connection the server may hold.
+    async with serving(tmp_path) as served:
+        session = await served.initialize()
+        head = post_head(served, session, length).replace(b"/mcp", path.encode(), 1)
+        with raw_connection(served) as connection:
+            connection.sendall(head + b'{"jsonrpc"')
+            answered = await anyio.to_thread.run_sync(cut_off_after_answer, connection)
+        pinged = await served.post(request(1, "ping"), session)
+    assert re.match(rb"HTTP/1.1 4\d\d", answered)
+    assert pinged.status_code == 200

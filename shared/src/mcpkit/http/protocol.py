@@ -29,6 +29,8 @@ connection whose socket has taken nothing for `WRITE_STALL_SECONDS` is cut off. 
 each such connection holds a message unsent, up to megabytes (a progress token is the
 client's to choose), and all of them together at most `UNSENT_BYTES`: past that, those
 holding the most are cut off at once.
+
+A request answered before its body was whole ends its connection (`on_response_complete`).
 """
 
 import asyncio  # noqa: TID251 - uvicorn, which runs on asyncio only, takes asyncio protocols
@@ -89,9 +91,16 @@ class BufferedH11Protocol(H11Protocol, asyncio.BufferedProtocol):  # pyright: ig
         return [other for other in self.connections if isinstance(other, BufferedH11Protocol)]
 
     def on_response_complete(self) -> None:
-        """Note when the connection fell idle, then let uvicorn go on to the next request."""
+        """Note when the connection fell idle, then let uvicorn go on to the next request.
+
+        A request answered before its body was whole (refused, or out of time) ends its
+        connection: uvicorn read the rest and dropped it for as long as the client sent
+        it, and a byte a second kept such a connection open with no deadline to end it.
+        """
         self._idle_since = self.loop.time()
         super().on_response_complete()
+        if self.conn.their_state is h11.SEND_BODY:
+            self.transport.close()
 
     def in_no_request(self) -> bool:
         """Whether the connection is open, but its next request's head is not whole yet."""
