@@ -37,6 +37,8 @@ def test_environment_is_built_not_inherited() -> None:
         "GIT_EXEC_PATH": "/evil",
         "PAGER": "touch /tmp/x",
         "EDITOR": "touch /tmp/x",
+        "MCPKIT_AUTH_TOKEN": "the server's own",
+        "MCPKIT_OAUTH_CLIENT_SECRET": "the server's own",
         "SOMETHING": "kept",
     }
     env = Runner().environment(inherited)
@@ -44,6 +46,7 @@ def test_environment_is_built_not_inherited() -> None:
     assert "GIT_EXEC_PATH" not in env
     assert env["PAGER"] == "cat"
     assert "EDITOR" not in env
+    assert not [name for name in env if name.startswith("MCPKIT_")]
     assert env["GIT_CONFIG_NOSYSTEM"] == "1"
     assert env["GIT_CONFIG_GLOBAL"] == "/dev/null"
     assert env["GIT_TERMINAL_PROMPT"] == "0"

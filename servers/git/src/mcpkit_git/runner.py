@@ -95,6 +95,9 @@ AT_ONCE_IN_ONE = 4
 """Git processes running at once in one repository: a hostile one (a `.gitignore` that is
 a named pipe, on which git waits until its time is up) leaves the others turns."""
 DROPPED_VARIABLES = ("PAGER", "EDITOR", "VISUAL", "SSH_AUTH_SOCK_OVERRIDE", "LD_PRELOAD")
+SERVER_PREFIXES = ("MCPKIT_", "MCP_")
+"""The server's own settings, which stay with it: the HTTP token and the OAuth client
+secret among them, which a hook, a credential helper or ssh would read from git's."""
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,7 @@ class Runner:
         for key, value in base.items():
             if key.startswith("GIT_") and not self.settings.inherit_config:
                 continue
-            if key in DROPPED_VARIABLES:
+            if key in DROPPED_VARIABLES or key.startswith(SERVER_PREFIXES):
                 continue
             env[key] = value
         name, email = self.settings.identity
