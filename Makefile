@@ -28,9 +28,13 @@ install: $(UV)  ## Install uv if missing, then every package and the dev tools i
 
 PORT ?= 8000
 
+# A token of its own unless MCPKIT_AUTH_TOKEN gives one: without, any program on this machine
+# could read and write the checkout through the server (its .git/hooks, its .venv).
 .PHONY: run
-run: install  ## Serve this directory with mcp-fs over HTTP on 127.0.0.1:$(PORT); prints how to connect
-	$(RUN) mcp-fs "$(CURDIR)" --transport http --port $(PORT)
+run: install  ## Serve this directory with mcp-fs over HTTP on 127.0.0.1:$(PORT) behind a token; prints how to connect
+	@token="$${MCPKIT_AUTH_TOKEN:-$$($(RUN) python -c 'import secrets; print(secrets.token_hex(32))')}"; \
+	printf 'Clients send this token; set it where you start them:\n  export MCPKIT_AUTH_TOKEN=%s\n' "$$token"; \
+	MCPKIT_AUTH_TOKEN="$$token" $(RUN) mcp-fs "$(CURDIR)" --transport http --port $(PORT)
 
 .PHONY: lint
 lint: install  ## ruff (lint + format check) and pyright strict
