@@ -128,6 +128,17 @@ def test_binding_beyond_loopback_needs_a_token(
     assert args.http_config.auth is not None
 
 
+@pytest.mark.parametrize("token", ["pässwörd", "two words", " padded"])
+def test_a_token_no_header_could_carry_is_refused_at_start(
+    token: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Accepted, it failed every request: headers arrive as Latin-1, compared as UTF-8.
+    with pytest.raises(SystemExit) as exit_info:
+        cli.parse(argparse.ArgumentParser(), ["--transport", "http", "--auth-token", token])
+    assert exit_info.value.code == 2
+    assert "must be a bearer token" in capsys.readouterr().err
+
+
 def test_loopback_needs_no_token() -> None:
     args = cli.parse(argparse.ArgumentParser(), ["--transport", "http+sse"])
     config = args.http_config

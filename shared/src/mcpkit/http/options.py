@@ -2,6 +2,7 @@
 
 import argparse
 import os
+import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -12,6 +13,10 @@ from .guard import host_header, is_loopback
 
 _DEFAULTS = HttpConfig()
 N = TypeVar("N", int, float)
+
+
+BEARER_TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
+"""The characters a bearer token is made of (RFC 6750, section 2.1)."""
 
 
 def _env_list(name: str) -> list[str]:
@@ -221,6 +226,13 @@ def _authenticator(
     if args.auth_token and args.oauth_introspection_url:
         parser.error("--auth-token and OAuth (--oauth-introspection-url) exclude each other")
     if args.auth_token:
+        if not BEARER_TOKEN.fullmatch(args.auth_token):
+            # Another character could never match: headers arrive as Latin-1, and spaces
+            # around a token are not part of it.
+            parser.error(
+                "--auth-token (MCPKIT_AUTH_TOKEN) must be a bearer token: ASCII letters,"
+                " digits and -._~+/ , then any '=' (RFC 6750); `openssl rand -hex 32` makes one"
+            )
         return StaticToken(args.auth_token)
     return _oauth(parser, args)
 
