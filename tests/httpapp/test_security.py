@@ -61,7 +61,10 @@ async def test_a_foreign_origin_is_403_and_gets_no_cors(tmp_path: Path) -> None:
 async def test_an_allowed_origin_gets_cors(tmp_path: Path) -> None:
     app_origin = "https://app.example"
     async with serving(tmp_path, allowed_origins=[app_origin]) as served:
-        preflight = await served.http.options(served.url, headers={"origin": app_origin})
+        asking = "content-type, Mcp-Param-Region, mcp-param-bad name, x-other"
+        preflight = await served.http.options(
+            served.url, headers={"origin": app_origin, "access-control-request-headers": asking}
+        )
         session = await served.initialize()
         answered = await served.post(request(1, "ping"), session, origin=app_origin)
     assert preflight.status_code == 204
@@ -70,6 +73,9 @@ async def test_an_allowed_origin_gets_cors(tmp_path: Path) -> None:
     }
     # 2026-07-28 clients must send mcp-method and mcp-name: a browser asks first.
     assert {"mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name"} <= allowed
+    # And the headers of tool arguments (Mcp-Param-*) it asks for: a browser sent none.
+    assert "mcp-param-region" in allowed
+    assert not {"mcp-param-bad name", "x-other"} & allowed
     assert answered.status_code == 200
     assert answered.headers["access-control-allow-origin"] == app_origin
     assert "mcp-session-id" in answered.headers["access-control-expose-headers"]

@@ -7,13 +7,18 @@ CORS headers go only to the origins the operator allowed; by default there are n
 """
 
 import ipaddress
+import re
 from collections.abc import Iterable
 
 from .addresses import WILDCARDS, bound_addresses
 from .asgi import Request, Response, error_response
+from .headers import PARAM_HEADER_PREFIX
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _CORS_METHODS = "GET, POST, DELETE, OPTIONS"
+_PARAM_HEADER = re.compile(rf"{PARAM_HEADER_PREFIX}[!#$%&'*+.^_`|~0-9a-z-]+")
+"""An `Mcp-Param-*` header's name, as a preflight asks for it (lower case)."""
+MAX_PARAM_HEADERS = 64
 _CORS_REQUEST_HEADERS = (
     "authorization, content-type, last-event-id, mcp-method, mcp-name, mcp-protocol-version,"
     " mcp-session-id"
@@ -89,11 +94,16 @@ class OriginGuard:
         """Answer an OPTIONS preflight: allowed only for the configured origins."""
         if not self.cors_headers(request):
             return error_response(403, "Forbidden: cross-origin requests are not allowed")
+        # A tool's arguments in headers (2026-07-28) have names of its own: those asked for.
+        asked = request.headers.get("access-control-request-headers", "").lower().split(",")
+        params = [name for name in map(str.strip, asked) if _PARAM_HEADER.fullmatch(name)]
         return Response(
             204,
             headers={
                 "access-control-allow-methods": _CORS_METHODS,
-                "access-control-allow-headers": _CORS_REQUEST_HEADERS,
+                "access-control-allow-headers": ", ".join(
+                    [_CORS_REQUEST_HEADERS, *params[:MAX_PARAM_HEADERS]]
+                ),
                 "access-control-max-age": "600",
             },
         )
