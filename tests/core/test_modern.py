@@ -22,6 +22,7 @@ from mcpkit import (
     running,
     runtime,
 )
+from mcpkit import modern as modern_module
 from mcpkit.testing import Client
 
 MODERN = "2026-07-28"
@@ -379,6 +380,27 @@ async def test_listen_honours_no_subscription_past_what_the_server_may_watch(
         "toolsListChanged": True,
         "resourceSubscriptions": [],
     }
+
+
+async def test_listen_looks_at_no_more_uris_than_it_may_honour(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every URI was matched and admitted before the list was cut: 2,000,000 of them held
+    # the event loop 5.6 s.
+    looked_at: list[str] = []
+    served = modern_module._served
+
+    def counting(on: Server, uri: str) -> bool:
+        looked_at.append(uri)
+        return served(on, uri)
+
+    monkeypatch.setattr(modern_module, "_served", counting)
+    asked = ["file:///watched"] * 3 + [f"file:///nope{n}" for n in range(5000)]
+    async with connect(server, initialize=False, wire_version=MODERN) as client:
+        ack = await listen(client, {"resourceSubscriptions": asked})
+        await client.notify("notifications/cancelled", {"requestId": "listen-1"})
+    assert ack["params"]["notifications"] == {"resourceSubscriptions": ["file:///watched"]}
+    assert len(looked_at) == runtime.MAX_SUBSCRIPTIONS
 
 
 async def test_both_eras_on_one_connection(server: Server) -> None:

