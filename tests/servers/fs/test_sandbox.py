@@ -492,6 +492,33 @@ def test_a_missing_name_is_looked_for_among_so_many_entries_at_most(
     assert read(tree.sandbox, "x\ufffd") == "shown as x\ufffd\n"
 
 
+def test_a_walk_lists_so_many_entries_at_most_whatever_its_path(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each look-alike name of a path was looked for among the entries anew: 677 of them,
+    # in and out of a directory of 10,000 (`Å/../Å/../...`), held the event loop 4.7 s.
+    monkeypatch.setattr(lookup, "MAX_LOOKED_AT", 100)
+    big = tree.root / "big"
+    big.mkdir()
+    for number in range(60):
+        (big / f"f{number}").write_text("")
+    (big / "\u212b").mkdir()  # the Angstrom sign: a look-alike of Å
+    (big / "\u212b" / "x.txt").write_text("found\n")
+    listed: list[int] = []
+    names_in = lookup._names_in  # pyright: ignore[reportPrivateUsage]
+
+    def counted(dir_fd: int, most: int) -> list[str] | None:
+        names = names_in(dir_fd, most)
+        listed.append(len(names or ()))
+        return names
+
+    monkeypatch.setattr(lookup, "_names_in", counted)
+    assert read(tree.sandbox, "big/\u00c5/x.txt") == "found\n"
+    with pytest.raises(FsError, match="does not exist"):
+        read(tree.sandbox, "big/" + "\u00c5/../" * 50 + "\u00c5/x.txt")
+    assert sum(listed) <= 2 * 100  # a walk's hundred, twice
+
+
 @pytest.mark.parametrize(("on_disk", "other"), [("NFD", "NFC"), ("NFC", "NFD")])
 def test_a_deny_rule_holds_whatever_unicode_form_it_and_the_name_are_in(
     tree: Tree, on_disk: Literal["NFC", "NFD"], other: Literal["NFC", "NFD"]
