@@ -257,12 +257,17 @@ def edit(tree: Tree) -> object:
     return writing.edit(tree.sandbox, "ro.txt", [Edit("old", "new")])
 
 
-@pytest.mark.parametrize("change", [overwrite, append, edit])
+def moved_over(tree: Tree) -> object:
+    (tree.root / "new.txt").write_text("new\n")
+    return transfer.move(tree.sandbox, "new.txt", "ro.txt", overwrite=True)
+
+
+@pytest.mark.parametrize("change", [overwrite, append, edit, moved_over])
 def test_a_file_of_mode_444_is_not_changed_even_by_root(
     tree: Tree, change: Callable[[Tree], object]
 ) -> None:
     # os.access says root may write anything: a server run as root (in a container, say)
-    # wrote over files their owner made read-only.
+    # wrote over files their owner made read-only. A move replaced one, unasked.
     (tree.root / "ro.txt").write_text("old\n")
     (tree.root / "ro.txt").chmod(0o444)
     with pytest.raises(AccessDenied, match=r"ro\.txt is read-only \(mode 444\)"):

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 from .denied_trees import holds_denied, refuse_denied_landing
 from .errors import AccessDenied, FsError, explain
-from .files import open_directory, require_writable
+from .files import open_directory, require_writable, require_writable_file
 from .listing import entry_type
 from .locks import changing
 from .lookup import DIR_FLAGS, Place
@@ -275,4 +275,6 @@ def _prepare_destination(dst: Place, overwrite: bool, source: os.stat_result) ->
         raise FsError(f"{dst.shown} is a {kind}: a directory never replaces it; delete it first.")
     if not overwrite:
         raise FsError(f"{dst.shown} already exists: pass overwrite=true to replace it.")
+    if stat.S_ISREG(status.st_mode):  # as write_file and copy_file keep a read-only one
+        require_writable_file(dst, status)
     return True
