@@ -3,6 +3,7 @@
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 
 import anyio
 import anyio.from_thread
@@ -179,3 +180,22 @@ async def test_a_tick_nobody_listens_to_never_waits_for_the_event_loop() -> None
         result = await client.call_tool("busy")  # no progress token
     assert result["content"][0]["text"] == "alone"
     assert not client.notifications
+
+
+async def test_turns_bound_the_calls_of_a_kind_each_event_loop_its_own() -> None:
+    turns = work.Turns("test turns", 2)
+    assert turns.limiter() is turns.limiter()
+    assert turns.limiter().total_tokens == 2
+    running: list[int] = [0]
+    most: list[int] = [0]
+
+    def busy() -> None:
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        running[0] -= 1
+
+    async with anyio.create_task_group() as calls:
+        for _ in range(5):
+            calls.start_soon(partial(work.run, busy, limiter=turns.limiter()))
+    assert most[0] == 2

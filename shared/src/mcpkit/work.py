@@ -15,6 +15,9 @@ await work.run(writing.write, path, text, changes=True)           # a change
 - A change (`changes=True`) runs to its end even when cancelled, so it is done whole or
   not at all; its result is dropped, as a cancelled request gets no response.
 
+`Turns` bound how many calls of one kind run at once (a CPU-bound hash, a parser), so
+that they leave anyio's shared worker threads to the rest.
+
 A `Progress` is made on the event loop and ticked from any thread, including threads
 anyio did not start (the one `aiosqlite` runs its connection in, say). It reports at most
 every `REPORT_EVERY` seconds: a report waits for the event loop, and a fast walk that
@@ -38,6 +41,27 @@ T = TypeVar("T")
 
 REPORT_EVERY = 0.2
 """Seconds between two progress reports of one piece of work."""
+
+
+class Turns:
+    """At most `tokens` calls of one kind at once: `limiter()` is the `limiter` for `run`.
+
+    Each event loop has its own limiter, made on first use (a limiter belongs to the
+    loop it was made on).
+    """
+
+    def __init__(self, name: str, tokens: int) -> None:
+        self._var = anyio.lowlevel.RunVar[anyio.CapacityLimiter](name)
+        self._tokens = tokens
+
+    def limiter(self) -> anyio.CapacityLimiter:
+        """Return this event loop's limiter of these turns."""
+        try:
+            return self._var.get()
+        except LookupError:
+            limiter = anyio.CapacityLimiter(self._tokens)
+            self._var.set(limiter)
+            return limiter
 
 
 async def run(

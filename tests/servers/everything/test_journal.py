@@ -5,6 +5,7 @@ from typing import Any
 
 from checked import connect, stateless
 from mcpkit.testing import Client
+from mcpkit_everything.journal import MAX_ENTRIES, MAX_ENTRY_CHARS
 from mcpkit_everything.server import build_server
 
 ELICITATION: dict[str, Any] = {"elicitation": {"form": {}}}
@@ -58,3 +59,21 @@ async def test_the_stateless_era_retry_writes_once(tmp_path: Path) -> None:
         assert done["content"][0]["text"] == "Added entry 1 to test://journal."
         read = await stateless(client, "resources/read", {"uri": "test://journal"}, {})
     assert read["contents"][0]["text"] == "once\n"
+
+
+async def test_the_journal_keeps_its_last_entries_each_bounded(tmp_path: Path) -> None:
+    # Unbounded, six entries of 16 MiB held 229 MB for as long as the server ran.
+    async def confirm(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"confirm": True}}
+
+    app = build_server(tmp_path / "watched.txt")
+    async with connect(app, handlers={"elicitation/create": confirm}) as client:
+        long = await client.call_tool("add_journal_entry", {"entry": "x" * (MAX_ENTRY_CHARS + 1)})
+        added = [
+            await client.call_tool("add_journal_entry", {"entry": f"e{number}"})
+            for number in range(MAX_ENTRIES + 5)
+        ]
+        kept = (await journal(client)).splitlines()
+    assert long["isError"] is True
+    assert added[-1]["content"][0]["text"] == f"Added entry {MAX_ENTRIES + 5} to test://journal."
+    assert kept == [f"e{number}" for number in range(5, MAX_ENTRIES + 5)]

@@ -5,8 +5,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from checked import connect
+from mcpkit_everything import workspace
 from mcpkit_everything.server import build_server
 from mcpkit_everything.workspace import MiB
 
@@ -32,6 +34,32 @@ async def test_a_cancelled_checksum_gets_no_answer_and_the_server_goes_on(tmp_pa
             await client.request("ping")
         await anyio.sleep(0.3)
     assert all(message.get("id") != "sum" for message in client.messages)
+
+
+async def test_checksums_hash_two_at_a_time_leaving_worker_threads_to_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Forty took every one of anyio's worker threads: a watched resource's read waited.
+    running: list[int] = [0]
+    most: list[int] = [0]
+    hashed = workspace.hash_generated
+
+    def counted(megabytes: int, tick: Any) -> str:
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        try:
+            return hashed(megabytes, tick)
+        finally:
+            running[0] -= 1
+
+    monkeypatch.setattr(workspace, "hash_generated", counted)
+    async with (
+        connect(build_server(tmp_path / "watched.txt")) as client,
+        anyio.create_task_group() as calls,
+    ):
+        for _ in range(6):
+            calls.start_soon(client.call_tool, "checksum", {"megabytes": 64})
+    assert most[0] == 2
 
 
 async def places_for(tmp_path: Path, roots: list[Path] | None) -> list[str]:

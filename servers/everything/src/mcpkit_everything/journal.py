@@ -11,7 +11,10 @@ The journal is what the server's lifespan provides (see `server.build_server`); 
 as long as the server and is read as test://journal.
 """
 
-from mcpkit import Context, Server, ToolAnnotations
+from collections import deque
+from typing import Annotated
+
+from mcpkit import Context, Param, Server, ToolAnnotations
 
 from .schemas import single_field_form
 
@@ -20,23 +23,35 @@ APPEND = ToolAnnotations(
 )
 
 
+MAX_ENTRY_CHARS = 10_000
+MAX_ENTRIES = 100
+"""Entries kept, the oldest dropped first: unbounded, six entries of 16 MiB held 229 MB
+for as long as the server ran, and each read copied them all."""
+
+
 class Journal:
-    """Entries added while the server runs."""
+    """The last `MAX_ENTRIES` entries added while the server runs, and how many in all."""
 
     def __init__(self) -> None:
-        self.entries: list[str] = []
+        self.entries: deque[str] = deque(maxlen=MAX_ENTRIES)
+        self.added = 0
 
     def add(self, entry: str) -> int:
-        """Add `entry`; return how many entries there are now."""
+        """Add `entry`; return how many entries were added in all."""
         self.entries.append(entry)
-        return len(self.entries)
+        self.added += 1
+        return self.added
 
 
 def register_journal(app: Server) -> None:
     """Register `add_journal_entry` and the test://journal resource."""
 
     @app.tool(title="Add a journal entry", annotations=APPEND)
-    async def add_journal_entry(ctx: Context, journal: Journal, entry: str) -> str:
+    async def add_journal_entry(
+        ctx: Context,
+        journal: Journal,
+        entry: Annotated[str, Param(max_length=MAX_ENTRY_CHARS)],
+    ) -> str:
         """Ask the user to confirm, then add an entry to test://journal."""
         form = single_field_form("confirm", "boolean")
         answer = await ctx.elicit(f"Add {entry!r} to the journal?", form)  # first: ask
@@ -48,5 +63,5 @@ def register_journal(app: Server) -> None:
 
     @app.resource("test://journal", name="journal", mime_type="text/plain")
     async def journal_resource(journal: Journal) -> str:
-        """The journal's entries, one per line."""
+        """The journal's last entries, one per line."""
         return "".join(f"{entry}\n" for entry in journal.entries)

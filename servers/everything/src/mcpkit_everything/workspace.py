@@ -18,6 +18,9 @@ from mcpkit.work import Progress
 from .hints import READ_ONLY
 
 MiB = 1024 * 1024
+HASHING = work.Turns("mcp-everything checksum", 2)
+"""Checksums hashing at once: 40 took every one of anyio's worker threads, and every
+handler that needs one (a watched resource, the roots' paths) waited."""
 
 
 @dataclass
@@ -55,7 +58,7 @@ def register_workspace(app: Server) -> None:
     ) -> Checksum:
         """Hash generated data in a worker thread, reporting progress; cancel it at will."""
         tick = Progress(ctx, "MiB hashed", total=megabytes)
-        sha256 = await work.run(hash_generated, megabytes, tick)
+        sha256 = await work.run(hash_generated, megabytes, tick, limiter=HASHING.limiter())
         return Checksum(megabytes=megabytes, sha256=sha256)
 
     @app.tool(annotations=READ_ONLY)

@@ -15,17 +15,13 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-import anyio
-from anyio.lowlevel import RunVar
-
 from mcpkit import work
 
 T = TypeVar("T")
 AT_ONCE = 2
 HELD_AT_ONCE = 8
-# One limiter of each per event loop.
-_TURNS = RunVar[anyio.CapacityLimiter]("mcp-web parsing")
-_HOLDS = RunVar[anyio.CapacityLimiter]("mcp-web pages held")
+_TURNS = work.Turns("mcp-web parsing", AT_ONCE)
+_HOLDS = work.Turns("mcp-web pages held", HELD_AT_ONCE)
 
 
 async def parsed(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -34,22 +30,11 @@ async def parsed(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     Raises:
         Exception: what `fn` raises.
     """
-    turns = _limiter(_TURNS, AT_ONCE)
-    return await work.run(fn, *args, changes=True, limiter=turns, **kwargs)
+    return await work.run(fn, *args, changes=True, limiter=_TURNS.limiter(), **kwargs)
 
 
 @asynccontextmanager
 async def held() -> AsyncGenerator[None]:
     """Wait for one of `HELD_AT_ONCE` turns to hold a page, and keep it for the block."""
-    async with _limiter(_HOLDS, HELD_AT_ONCE):
+    async with _HOLDS.limiter():
         yield
-
-
-def _limiter(var: RunVar[anyio.CapacityLimiter], tokens: int) -> anyio.CapacityLimiter:
-    """Return this event loop's limiter kept in `var`, made with `tokens` on first use."""
-    try:
-        return var.get()
-    except LookupError:
-        limiter = anyio.CapacityLimiter(tokens)
-        var.set(limiter)
-        return limiter
