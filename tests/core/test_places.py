@@ -1,5 +1,6 @@
 """Places from roots: the operator's places, as each mode lets the client's roots narrow them."""
 
+import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -11,7 +12,7 @@ import pytest
 from checked import connect
 from mcpkit import Context, Server
 from mcpkit.errors import ProtocolError
-from mcpkit.places import Places, RootsMode, real_place
+from mcpkit.places import MAX_ROOTS, Places, RootsMode, real_place
 
 
 def make_server(tmp: Path, mode: RootsMode) -> Server:
@@ -109,6 +110,20 @@ async def test_a_client_that_fails_to_give_roots_is_allowed_nothing(tmp: Path) -
                 result = await client.call_tool("where")
             assert result.get("isError") is True, (mode, answer)
             assert "its answer to roots/list failed" in result["content"][0]["text"]
+
+
+async def test_many_roots_are_taken_so_far_and_logged_in_a_line(
+    tmp: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # 300,000 roots took 10 s to resolve, logged a line each, and were remembered whole.
+    after = [f"z-missing/{n:06}" for n in range(MAX_ROOTS + 1000)]  # by URI: after a, b
+    before = [f"0-missing/{n:06}" for n in range(MAX_ROOTS + 1000)]  # before them
+    with caplog.at_level(logging.WARNING, logger="mcpkit.places"):
+        assert await where(tmp, "narrow", ["a/sub", *after]) == "a/sub"
+        assert await where(tmp, "narrow", [*before, "b/inner"]) == ""  # not among the first
+    ignoring = [r.getMessage() for r in caplog.records if "Ignoring" in r.getMessage()]
+    assert len(ignoring) <= 4
+    assert f"past the first {MAX_ROOTS}" in ignoring[0]
 
 
 def test_dot_dot_after_a_link_is_where_the_kernel_goes(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ failed to answer (an error, a malformed answer, none in time), gets nothing: "no
 would open every place to a client that meant to narrow them.
 """
 
+import hashlib
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -33,6 +34,11 @@ logger = logging.getLogger("mcpkit.places")
 RootsMode = Literal["narrow", "intersect", "replace", "ignore"]
 Source = Literal["command line", "client roots"]
 MAX_CACHED = 64  # distinct sets of roots remembered
+MAX_ROOTS = 256
+"""A client's roots taken at most (the first, by URI), the rest left out, as roots that do
+not resolve are: 300,000 took 10 s to resolve, logged a line each, and were remembered
+whole (44 MB a set)."""
+MAX_IGNORED_SHOWN = 3  # roots named in the warning that some were left out
 
 
 class Place(NamedTuple):
@@ -141,7 +147,7 @@ class Places:
         self.operator = tuple(operator)
         self.mode: RootsMode = mode
         self._resolve_root = resolve_root
-        self._cached: dict[tuple[str, ...] | None, tuple[Place, ...]] = {}
+        self._cached: dict[bytes | None, tuple[Place, ...]] = {}  # by the roots' digest
 
     async def of(self, ctx: Context) -> tuple[Place, ...]:
         """Return the places the request of `ctx` may use.
@@ -151,7 +157,8 @@ class Places:
                 failed to answer.
         """
         uris = await self._root_uris(ctx)
-        places = self._cached.get(uris)
+        key = None if uris is None else hashlib.sha256("\n".join(uris).encode()).digest()
+        places = self._cached.get(key)
         if places is None:
             # No roots, or an empty list, is no opinion; roots of which none resolves still
             # narrow, to nothing (a deleted project must not open up everything).
@@ -159,7 +166,7 @@ class Places:
             places = allowed(self.operator, roots, self.mode)
             if len(self._cached) >= MAX_CACHED:
                 self._cached.clear()
-            self._cached[uris] = places
+            self._cached[key] = places
         return places
 
     async def _root_uris(self, ctx: Context) -> tuple[str, ...] | None:
@@ -187,18 +194,29 @@ class Places:
                 " nothing is allowed until it tells the server its roots changed"
                 " (notifications/roots/list_changed) or reconnects."
             ) from None
-        return tuple(sorted(root.uri for root in roots))
+        uris = sorted(root.uri for root in roots)
+        if len(uris) > MAX_ROOTS:
+            logger.warning("Ignoring %d client roots past the first %d", len(uris), MAX_ROOTS)
+        return tuple(uris[:MAX_ROOTS])
 
     def _resolve(self, uris: tuple[str, ...]) -> list[Place]:
-        """Return the places the client's roots name (in a worker thread)."""
+        """Return the places the client's roots name (in a worker thread).
+
+        Those left out are logged in one line: a line each let a client fill the log.
+        """
         roots: list[Place] = []
+        ignored: list[str] = []
         for uri in uris:
             path = root_path(uri)
             if path is None:
-                logger.warning("Ignoring client root %s: not a local file:// URI", uri)
+                ignored.append(f"{uri[:200]}: not a local file:// URI")
                 continue
             try:
                 roots.append(self._resolve_root(path))
             except ValueError as exc:
-                logger.warning("Ignoring client root %s: %s", uri, exc)
+                ignored.append(f"{uri[:200]}: {exc}")
+        if ignored:
+            more = len(ignored) - MAX_IGNORED_SHOWN
+            shown = "; ".join(ignored[:MAX_IGNORED_SHOWN]) + (f"; {more} more" if more > 0 else "")
+            logger.warning("Ignoring %d client roots: %s", len(ignored), shown)
         return roots
