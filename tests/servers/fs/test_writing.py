@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit_fs import locks, lookup, reading, transfer, writing
+from mcpkit_fs import files, locks, lookup, reading, transfer, writing
 from mcpkit_fs.edits import Edit
 from mcpkit_fs.sandbox import AccessDenied, FsError
 from servers.fs.conftest import Tree
@@ -330,3 +330,24 @@ def test_no_directory_is_made_deeper_than_a_tree_can_be_removed(tree: Tree) -> N
     writing.write(tree.sandbox, f"{deepest}/file.txt", "x")
     transfer.delete(tree.sandbox, "x", recursive=True)
     assert not (tree.root / "x").exists()
+
+
+def test_a_file_cut_while_it_is_copied_is_not_copied(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Copied to its first size, a file cut meanwhile (a log rotated) gave its first bytes,
+    # then zeros to that size, reported done.
+    monkeypatch.setattr(files, "COPY_BLOCK", 1024)
+    (tree.root / "log.txt").write_bytes(b"L" * 10_000)
+    pread = os.pread
+
+    def cut_after_first_block(fd: int, length: int, offset: int) -> bytes:
+        block = pread(fd, length, offset)
+        os.truncate(tree.root / "log.txt", 10)
+        return block
+
+    monkeypatch.setattr(os, "pread", cut_after_first_block)
+    before = sorted(os.listdir(tree.root))
+    with pytest.raises(FsError, match="changed size while it was copied"):
+        transfer.copy(tree.sandbox, "log.txt", "copy.txt")
+    assert sorted(os.listdir(tree.root)) == before  # no copy, no temporary file left

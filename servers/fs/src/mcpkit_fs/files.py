@@ -175,9 +175,11 @@ def write_atomic(
             os.unlink(temporary, dir_fd=place.dir_fd)
         else:
             os.replace(temporary, place.name, src_dir_fd=place.dir_fd, dst_dir_fd=place.dir_fd)
-    except OSError as exc:
+    except (OSError, FsError) as exc:
         with suppress(FileNotFoundError):
             os.unlink(temporary, dir_fd=place.dir_fd)
+        if isinstance(exc, FsError):
+            raise
         raise explain(exc, place.shown) from None
 
 
@@ -223,6 +225,9 @@ def copy_stored(source: BinaryIO, target: BinaryIO) -> None:
     Written out whole, a file of holes (`truncate -s 1T`, a few KiB on disk) would fill
     the disk. Only the parts that hold data are copied (`SEEK_DATA`, `SEEK_HOLE`; where a
     filesystem cannot tell, all of it is data), then `target` is given the full size.
+
+    Raises:
+        FsError: the source changed size meanwhile (what `target` holds is not a copy).
     """
     source.flush()
     target.flush()
@@ -246,6 +251,10 @@ def copy_stored(source: BinaryIO, target: BinaryIO) -> None:
                 written += os.pwrite(dst, block[written:], start + written)
             start += len(block)
         position = max(end, start)
+    if os.fstat(src).st_size != size:
+        # Given its first size, the copy of a file cut meanwhile (a log rotated) was its
+        # first bytes, then gigabytes of zeros, reported done.
+        raise FsError("The file changed size while it was copied: nothing was copied. Try again.")
     os.ftruncate(dst, size)
 
 
