@@ -158,17 +158,7 @@ def write_atomic(
     except OSError as exc:
         raise explain(exc, place.shown) from None
     try:
-        with os.fdopen(fd, "wb") as file:
-            if isinstance(data, bytes):
-                file.write(data)
-            else:
-                copy_stored(data, file)
-            if current is not None:
-                keep_owner(file.fileno(), place.dir_fd, place.name, current)
-            if mode is not None:
-                os.fchmod(file.fileno(), mode & PERMISSIONS)
-            file.flush()
-            os.fsync(file.fileno())
+        _fill(fd, data, place.dir_fd, place.name, current, mode)
         if create_only:
             # link() fails if the name exists: an exclusive create that is still all-at-once.
             os.link(temporary, place.name, src_dir_fd=place.dir_fd, dst_dir_fd=place.dir_fd)
@@ -181,6 +171,36 @@ def write_atomic(
         if isinstance(exc, FsError):
             raise
         raise explain(exc, place.shown) from None
+
+
+def _fill(
+    fd: int,
+    data: bytes | BinaryIO,
+    dir_fd: int,
+    name: str,
+    current: os.stat_result | None,
+    mode: int | None,
+) -> None:
+    """Write `data` to the new file `fd`, then close it, synced, with the permissions `mode`.
+
+    It takes the owner and attributes of `current`, the status of file `name` of `dir_fd`
+    that it replaces, if any.
+
+    Raises:
+        OSError: a write failed.
+        FsError: a file copied changed size meanwhile (see `copy_stored`).
+    """
+    with os.fdopen(fd, "wb") as file:
+        if isinstance(data, bytes):
+            file.write(data)
+        else:
+            copy_stored(data, file)
+        if current is not None:
+            keep_owner(file.fileno(), dir_fd, name, current)
+        if mode is not None:
+            os.fchmod(file.fileno(), mode & PERMISSIONS)
+        file.flush()
+        os.fsync(file.fileno())
 
 
 def keep_owner(fd: int, dir_fd: int, name: str, current: os.stat_result) -> None:
