@@ -267,25 +267,21 @@ async def sync(
         GitError: the remote or branch is refused (see `remotes`), or git failed.
     """
     local = await remotes.checked_remote(git, remote)
+    program = remotes.pack_program(git, action, local)
     if action == "push":
         name = await remotes.pushed_branch(git, branch)
         refs = [f"refs/heads/{name}:refs/heads/{name}"]
+        args = ["push", f"--receive-pack={program}"]
+        if lease is not None:
+            args.append(f"--force-with-lease=refs/heads/{name}:{lease}")
+        if set_upstream:
+            args.append("--set-upstream")
     else:
         await remotes.check_fetch_settings(git, remote)
         refs = await remotes.checked_branch(git, branch)
-    program = remotes.pack_program(git, action, local)
-    args = [action]
-    if action == "push":
-        args.append(f"--receive-pack={program}")
-    else:
         # Never prunes: a repository's pruneTags would delete the local tags the remote lacks.
-        args += [f"--upload-pack={program}", "--no-recurse-submodules", "--no-prune"]
-    if action == "pull":
-        args.append("--ff-only")
-    if action == "push":
-        if lease is not None:
-            args.append(f"--force-with-lease={refs[0].partition(':')[0]}:{lease}")
-        if set_upstream:
-            args.append("--set-upstream")
+        args = [action, f"--upload-pack={program}", "--no-recurse-submodules", "--no-prune"]
+        if action == "pull":
+            args.append("--ff-only")
     result = await git.run([*args, "--end-of-options", remote, *refs], on_output=tick, finish=True)
     return await done(git, result.error or result.text or f"{action} {remote}: done")
