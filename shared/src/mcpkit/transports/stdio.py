@@ -10,12 +10,17 @@ On asyncio, stdin stays registered with the event loop while input lasts: regist
 for every read (as `anyio.wait_readable` does) cost another tenth of a small tool call.
 Other backends (trio) wait with `anyio.wait_readable`.
 
+Where the system allows (Linux), stdout's pipe holds `_PIPE_BYTES` rather than 64 KiB: a
+large answer (10,000 rows, 1.5 MB) left a pipe-full at a time, each one more turn of the
+event loop, and took 2 ms longer.
+
 Each read goes into the thread's read buffer, and what came is copied out at its exact
 size (`mcpkit.readbuffer`): `os.read(fd, 64 KiB)` grew the heap without end under
 sustained load (a host writing files for hours) while live objects did not.
 """
 
 import asyncio  # noqa: TID251 - only to keep stdin registered with the loop (see above)
+import contextlib
 import os
 import stat
 import sys
@@ -31,10 +36,17 @@ from ..jsonrpc import RequestId
 from . import OneStream
 from .framing import Framer, FrameTooLarge
 
+if sys.platform == "linux":
+    import fcntl
+
 _MAX_FRAME = 64 << 20  # a message larger than this is refused, not buffered
 _HIGH_WATER = 4 << 20  # stop reading requests while this much output waits for the client
 _CLOSE_TIMEOUT = 5.0  # seconds to flush the last answers when the connection ends
 _BUFFERS_PER_WRITE = 512  # writev takes at most IOV_MAX buffers (1,024 on Linux)
+_PIPE_BYTES = 256 << 10
+"""What stdout's pipe is asked to hold. Not the 1 MiB an unprivileged process may ask for:
+pipe buffers count against a per-user allowance (64 MiB by default), past which the user's
+new pipes get two pages."""
 
 Buffer = bytes | memoryview
 
@@ -65,6 +77,15 @@ def _unwritten(buffers: list[Buffer], written: int) -> list[Buffer]:
             return [memoryview(buffer)[written:], *buffers[index + 1 :]]
         written -= len(buffer)
     return []
+
+
+def _widen_pipe(fd: int) -> None:
+    """Let the pipe `fd` hold `_PIPE_BYTES`, where pipes can be resized (Linux); else nothing."""
+    if sys.platform != "linux":
+        return
+    with contextlib.suppress(OSError):  # over the user's allowance: it stays as it is
+        if fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) < _PIPE_BYTES:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
 
 
 def _pollable(fd: int) -> bool:
@@ -104,6 +125,8 @@ class StdioTransport(OneStream):
         if self._out_pollable:
             self._out_was_blocking = os.get_blocking(self._out)
             os.set_blocking(self._out, False)
+            if stat.S_ISFIFO(os.fstat(self._out).st_mode):
+                _widen_pipe(self._out)
         if self._in_pollable:
             self._input_loop = _running_asyncio_loop()
             if self._input_loop is not None:
