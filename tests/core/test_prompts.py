@@ -7,7 +7,7 @@ import pytest
 from pydantic import Field
 
 from checked import connect
-from mcpkit import Context, Message, Param, Server, TextContent
+from mcpkit import Completion, Context, Message, Param, Server, TextContent
 from mcpkit.testing import RPCError
 
 
@@ -131,6 +131,32 @@ async def test_completion_is_capped_at_100() -> None:
     assert len(completion["values"]) == 100
     assert completion["total"] == 250
     assert completion["hasMore"] is True
+
+
+async def test_a_completer_may_say_how_many_it_found_beyond_those_it_returns() -> None:
+    app = Server("counted", "1")
+
+    @app.prompt()
+    async def pick(name: str) -> str:
+        return name
+
+    @app.complete(prompt="pick", argument="name")
+    async def complete_name(value: str) -> Completion:
+        return Completion([f"{value}{n}" for n in range(3)], 1_000_000)
+
+    async with connect(app) as client:
+        result = await client.request(
+            "completion/complete",
+            {
+                "ref": {"type": "ref/prompt", "name": "pick"},
+                "argument": {"name": "name", "value": "x"},
+            },
+        )
+    assert result["completion"] == {
+        "values": ["x0", "x1", "x2"],
+        "total": 1_000_000,
+        "hasMore": True,
+    }
 
 
 async def test_completion_of_an_argument_without_completer_is_empty() -> None:

@@ -5,6 +5,7 @@ Declare a server with `Server` and its decorators, run it with `mcpkit.cli`, tes
 """
 
 from .caching import CacheHint
+from .completions import Completion
 from .context import Context
 from .errors import (
     ClientRequestError,
@@ -46,6 +47,7 @@ __all__ = (
     "CacheHint",
     "Changed",
     "ClientRequestError",
+    "Completion",
     "Context",
     "ElicitResult",
     "EmbeddedResource",

@@ -4,12 +4,13 @@ A completer is an async function with a parameter `value: str` (what the user ha
 and, if it needs them, `arguments: Mapping[str, str]` (the arguments the user has already
 filled in), besides any injected by type: the request's `Context` (what a server may offer
 can depend on the client: its roots, say) or what the server's lifespan provides. It
-returns `list[str]`; the core sends at most 100 values, with the total and whether there
-are more.
+returns `list[str]`, or a `Completion` when it keeps fewer values than it found (a
+directory of a million names need not be held to say how many match); the core sends at
+most 100 values, with the total and whether there are more.
 """
 
 from collections.abc import Callable, Collection, Coroutine, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from .context import Context
 from .signature import Signature
@@ -19,7 +20,15 @@ MAX_VALUES = 100
 
 _GIVEN = ("value", "arguments")
 
-CompleterFunction = Callable[..., Coroutine[Any, Any, list[str]]]
+
+class Completion(NamedTuple):
+    """The first values a completer found, in order, and how many it found in all."""
+
+    values: list[str]
+    total: int
+
+
+CompleterFunction = Callable[..., Coroutine[Any, Any, list[str] | Completion]]
 
 
 class RegisteredCompleter:
@@ -41,17 +50,16 @@ class RegisteredCompleter:
                 " arguments, and what is injected by type)"
             )
 
-    async def __call__(self, ctx: Context, value: str, arguments: Mapping[str, str]) -> list[str]:
+    async def __call__(self, ctx: Context, value: str, arguments: Mapping[str, str]) -> Completion:
         """Return the completer's suggestions for `value`."""
         given = {"value": value, "arguments": arguments}
         kwargs = {name: given[name] for name in self.signature.parameters}
-        return await self.fn(**kwargs, **self.signature.inject(ctx.get))
+        found = await self.fn(**kwargs, **self.signature.inject(ctx.get))
+        return found if isinstance(found, Completion) else Completion(found, len(found))
 
 
-def completion_result(values: list[str]) -> dict[str, Any]:
-    """Return the `completion` object for `values`, capped at the spec's 100."""
-    return {
-        "values": values[:MAX_VALUES],
-        "total": len(values),
-        "hasMore": len(values) > MAX_VALUES,
-    }
+def completion_result(found: Completion) -> dict[str, Any]:
+    """Return the `completion` object for what a completer found, capped at the spec's 100."""
+    values = found.values[:MAX_VALUES]
+    total = max(found.total, len(found.values))
+    return {"values": values, "total": total, "hasMore": total > len(values)}

@@ -8,7 +8,7 @@ prompts has no `prompts/list`).
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .completions import completion_result
+from .completions import Completion, completion_result
 from .context import Context
 from .errors import InvalidParams, ResourceNotFound
 from .pagination import page
@@ -123,10 +123,10 @@ async def complete(server: "Server", ctx: Context, params: dict[str, Any]) -> di
     completer = server.completers.get((kind, str(target), name))
     arguments = params_object(params_object(params, "context"), "arguments")
     try:
-        values = [] if completer is None else await completer(ctx, value, arguments)
+        found = Completion([], 0) if completer is None else await completer(ctx, value, arguments)
     except server.errors as exc:
         raise InvalidParams(str(exc)) from None
-    return {"completion": completion_result(values)}
+    return {"completion": completion_result(found)}
 
 
 def _with_cursor(result: dict[str, Any], cursor: str | None) -> dict[str, Any]:

@@ -108,8 +108,8 @@ def test_resources_watches_and_completion_follow_the_kernel(linked: Tree) -> Non
     (root / "b" / "target").write_text("real, changed\n")
     assert state.changed()
     # Completion lists the directory the kernel reaches, in the form it was given.
-    assert resources.complete_path(sandbox, f"{root}/a/../t") == [f"{root}/a/../target"]
-    assert resources.complete_path(sandbox, "a/../") == ["a/../c/", "a/../target"]
+    assert resources.complete_path(sandbox, f"{root}/a/../t").values == [f"{root}/a/../target"]
+    assert resources.complete_path(sandbox, "a/../").values == ["a/../c/", "a/../target"]
 
 
 def _every_access(sandbox: Sandbox, path: str) -> list[Callable[[], object]]:
@@ -154,7 +154,7 @@ def test_a_lexical_answer_inside_is_refused_when_the_real_one_is_outside(
     assert (linked.out / "target").read_text() == CANARY
     assert (linked.root / "target").read_text() == LEXICAL
     assert resources.fingerprint(sandbox, path) is None
-    assert resources.complete_path(sandbox, f"{linked.root}/{link}/../t") == []
+    assert resources.complete_path(sandbox, f"{linked.root}/{link}/../t").values == []
 
 
 def test_dotdot_after_what_is_missing_or_no_directory_fails_as_the_kernel_does(

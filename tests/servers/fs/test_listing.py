@@ -173,9 +173,13 @@ def test_a_page_of_a_huge_directory_holds_the_page_not_the_directory(tree: Tree)
     try:
         page = listing.list_directory(tree.sandbox, "huge", limit=10)
         sized = listing.list_directory_with_sizes(tree.sandbox, "huge", sort_by="size", limit=10)
+        completed = resources.complete_path(tree.sandbox, "huge/000")
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert (page["total_entries"], len(page["files"])) == (60_000, 10)
     assert (sized["total_entries"], len(sized["entries"])) == (60_000, 10)
-    assert peak < 8_000_000  # each entry held: 20 MB, and with sizes, 50 MB
+    assert (len(completed.values), completed.total) == (100, 60_000)
+    assert completed.values[0] == f"huge/{0:08}-a-name-as-long-as-many-are-in-real-trees"
+    # Each entry held: 20 MB, with sizes 50 MB, and as a completion's paths 21 MB.
+    assert peak < 8_000_000

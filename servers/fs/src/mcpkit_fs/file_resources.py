@@ -16,6 +16,7 @@ import anyio
 from mcpkit import (
     BlobResourceContents,
     Changed,
+    Completion,
     Context,
     Resource,
     Server,
@@ -54,9 +55,9 @@ def register_file_resources(app: Server) -> None:
         return await read_file(ctx, access, "/" + path)
 
     @app.complete(resource=TEMPLATE, argument="path")
-    async def complete_template(ctx: Context, access: Access, value: str) -> list[str]:
-        found = await complete_path(ctx, access, "/" + value)
-        return [p.removeprefix("/") for p in found]
+    async def complete_template(ctx: Context, access: Access, value: str) -> Completion:
+        values, total = await complete_path(ctx, access, "/" + value)
+        return Completion([p.removeprefix("/") for p in values], total)
 
 
 async def read_file(ctx: Context, access: Access, path: str) -> Contents:
@@ -73,8 +74,8 @@ async def read_file(ctx: Context, access: Access, path: str) -> Contents:
     return [BlobResourceContents(uri=uri, mime_type=contents.mime_type, blob=blob)]
 
 
-async def complete_path(ctx: Context, access: Access, value: str) -> list[str]:
-    """Return the paths that complete `value` in the sandbox of the client of `ctx`."""
+async def complete_path(ctx: Context, access: Access, value: str) -> Completion:
+    """Return the first paths that complete `value` for the client of `ctx`, and their number."""
     return await work.run(resources.complete_path, await access.sandbox(ctx), value)
 
 

@@ -30,13 +30,17 @@ from .models import (
 from .policy import join_relative
 from .reading import TooLarge
 from .sandbox import Sandbox
-from .text import SNIFF_BYTES
+from .text import SNIFF_BYTES, composed
 from .ticks import Tick, no_tick
 
 LOOP_ENTRIES = 2000  # what a listing may do `on_loop` (see reading.LOOP_FILE_BYTES)
 PRUNE_AFTER = 4096  # entries beyond twice a page's end that a listing holds before it prunes
 ScanT = TypeVar("ScanT")
-Sortable = TypeVar("Sortable", str, tuple[tuple[int, str], SizedEntry])  # what a listing keeps
+Sortable = TypeVar(  # what a listing keeps
+    "Sortable", str, tuple[int, str], tuple[tuple[int, str], SizedEntry]
+)
+KINDS: tuple[EntryType, ...] = ("directory", "file", "symlink", "other")
+"""The kinds of entry in the order listings give them."""
 SortBy = Literal["name", "size"]
 
 
@@ -86,6 +90,40 @@ def named_entries(listing: Listing) -> list[tuple[EntryType, str]]:
         *(("symlink", name) for name in listing["symlinks"]),
         *(("other", name) for name in listing["other"]),
     ]
+
+
+def entries_starting(
+    sandbox: Sandbox, path: str, prefix: str, *, keep: int
+) -> tuple[list[tuple[EntryType, str]], int]:
+    """Return the first `keep` entries whose names start with `prefix`, and their number.
+
+    They come as a listing gives them: directories first, each kind by name. Names and
+    `prefix` are compared in composed form, as a path finds a name in another Unicode form.
+    Only `keep` of them are held at once, however many there are.
+
+    Raises:
+        FsError: the path is not a directory that may be read.
+    """
+    _, (kept, count) = _scan(
+        sandbox, path, partial(_ranked_starting, prefix=composed(prefix), keep=keep), on_loop=False
+    )
+    return [(KINDS[rank], name) for rank, name in kept], count
+
+
+def _ranked_starting(
+    items: Iterator[os.DirEntry[str]], prefix: str, keep: int
+) -> tuple[list[tuple[int, str]], int]:
+    """Return the first `keep` (kind's rank, name) of items named `prefix`..., and their number."""
+    kept: list[tuple[int, str]] = []
+    count = 0
+    for item in items:
+        if composed(item.name).startswith(prefix):
+            kept.append((KINDS.index(dirent_type(item)), item.name))
+            count += 1
+            if len(kept) > 2 * keep + PRUNE_AFTER:
+                _keep_first(kept, keep)
+    _keep_first(kept, keep)
+    return kept, count
 
 
 def list_directory_with_sizes(
