@@ -64,6 +64,28 @@ def test_an_oversized_length_framed_body_keeps_its_start_without_the_header() ->
     assert refused.head == body
 
 
+def test_the_message_after_an_oversized_length_framed_one_is_read_whole() -> None:
+    """The oversized body is dropped to its declared end, not to its first newline, which
+    took the next message's header with it."""
+    framer = Framer(64)
+    body = b'{"jsonrpc":"2.0","id":1,"method":"x","params":"' + b"a\n" * 200 + b'"}'
+    after = b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
+    stream = (
+        f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+        + f"Content-Length: {len(after)}\r\n\r\n".encode()
+        + after
+        + b'{"jsonrpc":"2.0","id":3,"method":"ping"}\n'
+    )
+    frames: list[bytes | FrameTooLarge] = []
+    for at in range(0, len(stream), 50):  # in pieces, as a pipe gives them
+        frames += framer.feed(stream[at : at + 50])
+    refused, *rest = frames
+    assert isinstance(refused, FrameTooLarge)
+    assert refused.head.startswith(b'{"jsonrpc":"2.0","id":1')
+    assert rest == [after, b'{"jsonrpc":"2.0","id":3,"method":"ping"}']
+
+
 def test_long_frame_in_many_chunks() -> None:
     framer = Framer(1 << 20)
     chunks = [b"a" * 1000] * 500

@@ -4,7 +4,9 @@ MCP's stdio transport is one JSON message per line. Some older clients frame mes
 LSP way (`Content-Length: N` headers, a blank line, N bytes); a frame starting with that
 header is read that way, if its header lines end as LSP's do (CR LF); a stray
 `Content-Length:` line ended by LF alone is a line like any other, so that it cannot hold
-back the messages after it. No I/O here: feed bytes in, take frames out.
+back the messages after it. An oversized frame is dropped to its end: a line to its newline,
+a length-framed message to its last byte (to its first newline, it took the next message's
+header with it). No I/O here: feed bytes in, take frames out.
 """
 
 _HEADER = b"content-length:"
@@ -34,6 +36,7 @@ class Framer:
         self._buffer = bytearray()
         self._max_frame = max_frame
         self._skipping = False  # discarding the rest of an oversized line
+        self._skip_left = 0  # bytes of an oversized length-framed message still to discard
         self._scanned = 0  # bytes of the buffer already searched for a newline
 
     def feed(self, data: bytes) -> list[bytes | FrameTooLarge]:
@@ -42,6 +45,10 @@ class Framer:
         An oversized frame is reported in place as a `FrameTooLarge` item.
         """
         self._buffer += data
+        if self._skip_left:
+            dropped = min(self._skip_left, len(self._buffer))
+            del self._buffer[:dropped]
+            self._skip_left -= dropped
         frames: list[bytes | FrameTooLarge] = []
         while True:
             frame = self._next()
@@ -52,14 +59,22 @@ class Framer:
             elif frame.strip():
                 frames.append(frame)
         if len(self._buffer) > self._max_frame and not self._skipping:
-            head = bytes(self._buffer[:_HEAD])
-            if head[: len(_HEADER)].lower() == _HEADER:
-                head = head.partition(b"\r\n\r\n")[2]
-            self._buffer.clear()
-            self._scanned = 0
-            self._skipping = True
-            frames.append(self._too_large(head))
+            frames.append(self._drop_oversized())
         return frames
+
+    def _drop_oversized(self) -> FrameTooLarge:
+        """Drop the frame the buffer starts with, which is past the limit, to its end."""
+        declared = self._declared() if self._starts_with_length() else None
+        if declared is None:
+            head = bytes(self._buffer[:_HEAD])
+            self._skipping = True  # to the end of the line
+        else:
+            start, length = declared
+            head = bytes(self._buffer[start : start + _HEAD])
+            self._skip_left = start + length - len(self._buffer)
+        self._buffer.clear()
+        self._scanned = 0
+        return self._too_large(head)
 
     def _too_large(self, head: bytes) -> FrameTooLarge:
         return FrameTooLarge(f"message larger than {self._max_frame} bytes", head)
@@ -67,7 +82,7 @@ class Framer:
     def _next(self) -> bytes | None:
         """Take one complete frame off the buffer, or return None if none is complete."""
         buffer = self._buffer
-        if bytes(buffer[: len(_HEADER)]).lower() == _HEADER and self._starts_with_headers():
+        if self._starts_with_length():
             return self._next_with_length()
         end = buffer.find(b"\n", self._scanned)
         if end < 0:
@@ -82,6 +97,12 @@ class Framer:
             self._skipping = False
             return b""
         return frame
+
+    def _starts_with_length(self) -> bool:
+        """Whether the buffer starts with a `Content-Length` header block (see the module)."""
+        return (
+            bytes(self._buffer[: len(_HEADER)]).lower() == _HEADER and self._starts_with_headers()
+        )
 
     def _starts_with_headers(self) -> bool:
         """Whether every line up to the blank one (or so far) ends with CR LF, as headers do.
@@ -98,23 +119,33 @@ class Framer:
         """Where the blank line ending the header block starts, or -1 if not (yet) there."""
         return self._buffer.find(b"\r\n\r\n", 0, _MAX_HEADERS + 4)
 
+    def _declared(self) -> tuple[int, int] | None:
+        """Return where the message after the header block starts and its declared length.
+
+        None if the block is not complete yet, or declares no length that can be read.
+        """
+        end = self._headers_end()
+        if end < 0:
+            return None
+        for line in bytes(self._buffer[:end]).split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            digits = value.strip()
+            if name.strip().lower() == b"content-length" and digits.isdigit():
+                return (end + 4, int(digits)) if len(digits) <= _MAX_DIGITS else None
+        return None
+
     def _next_with_length(self) -> bytes | None:
         """Take one `Content-Length:` framed message, or None if it is incomplete."""
         buffer = self._buffer
         end = self._headers_end()
         if end < 0:
             return None
-        length = -1
-        for line in bytes(buffer[:end]).split(b"\r\n"):
-            name, _, value = line.partition(b":")
-            digits = value.strip()
-            if name.strip().lower() == b"content-length" and digits.isdigit():
-                length = int(digits) if len(digits) <= _MAX_DIGITS else -1
-        start = end + 4
-        if length < 0:  # unreadable header: hand it on as a frame, it will not parse
+        declared = self._declared()
+        if declared is None:  # unreadable header: hand it on as a frame, it will not parse
             frame = bytes(buffer[:end])
-            del buffer[:start]
+            del buffer[: end + 4]
             return frame
+        start, length = declared
         if len(buffer) < start + length:
             return None
         frame = bytes(buffer[start : start + length])
