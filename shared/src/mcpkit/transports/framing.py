@@ -67,6 +67,8 @@ class Framer:
         declared = self._declared() if self._starts_with_length() else None
         if declared is None:
             head = bytes(self._buffer[:_HEAD])
+            if head[: len(_HEADER)].lower() == _HEADER:  # a length too long to read
+                head = head.partition(b"\r\n\r\n")[2]
             self._skipping = True  # to the end of the line
         else:
             start, length = declared
