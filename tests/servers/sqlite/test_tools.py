@@ -371,6 +371,33 @@ async def test_last_insert_rowid_is_only_of_this_calls_inserts(files: Files) -> 
     assert updated["structuredContent"]["last_insert_rowid"] == 0  # was the insert's 101
 
 
+async def test_last_insert_rowid_is_reported_when_it_equals_the_one_before(files: Files) -> None:
+    """The first row of a second table has the rowid of the first table's: it was 0."""
+    async with files.serve(write=True) as client:
+        for sql in (
+            "CREATE TABLE u (a UNIQUE)",
+            "CREATE TABLE v (a)",
+            "CREATE VIEW w AS SELECT a FROM v",
+            "CREATE TRIGGER w_in INSTEAD OF INSERT ON w BEGIN INSERT INTO v VALUES (new.a); END",
+        ):
+            await client.call_tool("write_query", {"query": sql})
+
+        async def rowid(sql: str) -> int:
+            result = await client.call_tool("write_query", {"query": sql})
+            assert not result.get("isError"), result
+            return result["structuredContent"]["last_insert_rowid"]
+
+        assert await rowid("INSERT INTO u VALUES ('x')") == 1
+        assert await rowid("INSERT INTO v VALUES ('y')") == 1  # as u's: it was 0
+        assert await rowid("INSERT INTO v VALUES ('y'), ('z') RETURNING a") == 3
+        # No row of this call's own: an upsert that updated, an insert into a view, an
+        # insert that inserted nothing.
+        assert await rowid("INSERT INTO u VALUES ('x') ON CONFLICT (a) DO UPDATE SET a = 'x'") == 0
+        assert await rowid("INSERT INTO w VALUES ('via the view')") == 0
+        assert await rowid("INSERT OR IGNORE INTO u VALUES ('x')") == 0
+        assert await rowid("INSERT INTO v SELECT a FROM u WHERE 0") == 0
+
+
 async def test_the_rows_a_writing_statement_returns_are_returned(
     files: Files, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,7 @@ the rollback journal of a writer that stopped mid-transaction (another process, 
 crashed): the writer, where there is one, does it for the reader.
 """
 
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -145,13 +146,19 @@ class Database:
             for number, (sql, values) in enumerate(bound):
                 running = number
                 changes_before = connection.total_changes
+                writer.guard.own_writes.clear()
                 cursor = await connection.execute(sql, values)
                 shown, left = await returned_rows(cursor, number + 1, max_cell_bytes, left)
                 if shown is not None:
                     returned.append(shown)
-                if cursor.lastrowid != rowid_before:
+                changed, in_tables = await rows_changed(connection, changes_before)
+                # An INSERT into a table that inserted set the rowid, even to the one it was
+                # before (the first row of a second table); an upsert that updated, or an
+                # insert into a view (its trigger's rowid is undone), did not.
+                inserted = writer.guard.own_writes == {sqlite3.SQLITE_INSERT} and in_tables
+                if inserted or cursor.lastrowid != rowid_before:
                     last_rowid = cursor.lastrowid or last_rowid
-                rows_affected += await rows_changed(connection, changes_before)
+                rows_affected += changed
             running = None
             # Past the last statement the call is done: a deadline or a cancellation that
             # falls in the COMMIT (an fsync may take long) would report it as undone.
@@ -238,20 +245,21 @@ async def undo_journal(writer: Session, seconds: float) -> None:
     await writer.run(Budget(seconds), read_schema)
 
 
-async def rows_changed(connection: aiosqlite.Connection, changes_before: int) -> int:
-    """Return the rows the statement just run inserted, updated or deleted itself.
+async def rows_changed(connection: aiosqlite.Connection, changes_before: int) -> tuple[int, int]:
+    """Return the rows the statement just run changed, and those in the tables it names.
 
-    `changes()`, not the growth of `total_changes` since `changes_before`, which also counts
-    the rows of triggers and virtual tables (an R*Tree insert writes three in its shadow
-    tables); but the growth when `changes()` says none, as for a view's INSTEAD OF trigger,
-    whose rows are all the statement changed. Neither the statement's text (a WITH before
-    an UPDATE) nor a RETURNING clause changes what is counted.
+    The second is `changes()`. The first is `changes()` too, not the growth of
+    `total_changes` since `changes_before`, which also counts the rows of triggers and
+    virtual tables (an R*Tree insert writes three in its shadow tables); but the growth
+    when `changes()` says none, as for a view's INSTEAD OF trigger, whose rows are all the
+    statement changed. Neither the statement's text (a WITH before an UPDATE) nor a
+    RETURNING clause changes what is counted.
     """
     grown = connection.total_changes - changes_before
     if grown == 0:
-        return 0
+        return 0, 0
     [(own,)] = await connection.execute_fetchall("SELECT changes()")
-    return int(own) or grown
+    return int(own) or grown, int(own)
 
 
 def threads_left() -> list[threading.Thread]:

@@ -41,6 +41,8 @@ THREAD_STACK = 256 * 1024 * 1024
 """Bytes of stack for each connection's thread: SQLite recurses on it as deep as views or
 common table expressions nest, and a chain of 20,000 views in a file overflowed the usual
 8 MiB at once and ended the process. It is address space, taken only as it is used."""
+CACHED_STATEMENTS = 128
+"""Statements a reader keeps prepared (sqlite3's default)."""
 SHADOW_TABLES = "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'"
 
 logger = logging.getLogger(__name__)
@@ -58,7 +60,14 @@ async def connect(path: str, *, writes: bool) -> tuple[aiosqlite.Connection, Gua
     threading.stack_size(THREAD_STACK)  # for the thread the connection starts, at once
     try:
         connection = await aiosqlite.connect(
-            uri, uri=True, factory=factory, isolation_level=None, timeout=LOCK_WAIT
+            uri,
+            uri=True,
+            factory=factory,
+            isolation_level=None,
+            timeout=LOCK_WAIT,
+            # A statement taken from the cache is not authorized again: a writer's guard
+            # would not see what it writes (Guard.own_writes).
+            cached_statements=0 if writes else CACHED_STATEMENTS,
         )
     finally:
         threading.stack_size(0)  # the platform's default again: nothing else sets it
