@@ -124,12 +124,12 @@ async def test_a_declined_confirmation_changes_nothing(repos: Repos) -> None:
     # Each question names what would go, by commit: the same question had asked for any
     # target, and a retry that found another stash on top dropped it unasked.
     assert asked == [
-        f"Discard every uncommitted change in {repos.repo}, and move the branch to"
-        f" HEAD~1 ({first})?",
+        f"Discard every uncommitted change in {repos.repo} (now at {head}), and move the"
+        f" branch to HEAD~1 ({first})?",
         f"Discard changes to a.txt in {repos.repo}, for their content at HEAD~1 ({first})?",
         f"Delete tag 'keep' (at {head}) in {repos.repo}?",
-        f"Move the branch in {repos.repo} to HEAD~1 ({first}) (soft reset)?",
-        f"Move the branch in {repos.repo} to HEAD~1 ({first}) (mixed reset)?",
+        f"Move the branch in {repos.repo} (now at {head}) to HEAD~1 ({first}) (soft reset)?",
+        f"Move the branch in {repos.repo} (now at {head}) to HEAD~1 ({first}) (mixed reset)?",
         f"Drop stash@{{0}} ({stashed}: On main: aside) in {repos.repo}?",
     ]
     assert (repos.repo / "a.txt").read_text() == "precious\n"
@@ -198,6 +198,7 @@ async def test_a_change_made_while_the_user_answers_is_left_alone(repos: Repos) 
         ("commit", "-q", "--allow-empty", "-m", "made meanwhile"),
         ("stash", "push", "-q", "-m", "stashed meanwhile"),
         ("tag", "-f", "v1", "HEAD"),
+        ("commit", "-q", "--allow-empty", "-m", "made while resetting"),
     ]
 
     async def accept_while_changing(params: dict[str, Any]) -> dict[str, Any]:
@@ -219,13 +220,21 @@ async def test_a_change_made_while_the_user_answers_is_left_alone(repos: Repos) 
         deleted = await client.call_tool(
             "git_tag", {"repo_path": path, "action": "delete", "name": "v1"}
         )
-    for result in (amended, dropped, deleted):
+        # A hard reset dropped the commit made while the user read the question, unasked.
+        reset = await client.call_tool(
+            "git_reset", {"repo_path": path, "mode": "hard", "target": "HEAD~1"}
+        )
+    for result in (amended, dropped, deleted, reset):
         assert result["isError"] is True
         assert "which the question named: nothing changed" in text_of(result)
-    assert git(repos.repo, "log", "--format=%s").split("\n")[:2] == ["made meanwhile", "second"]
+    assert git(repos.repo, "log", "--format=%s").split("\n")[:3] == [
+        "made while resetting",
+        "made meanwhile",
+        "second",
+    ]
     stashes = git(repos.repo, "stash", "list", "--format=%s").strip().split("\n")
     assert stashes == ["On main: stashed meanwhile", "On main: asked about"]
-    assert git(repos.repo, "rev-parse", "v1") == git(repos.repo, "rev-parse", "HEAD")
+    assert git(repos.repo, "rev-parse", "v1") == git(repos.repo, "rev-parse", "HEAD~1")
 
 
 async def test_a_file_is_restored_from_the_commit_the_question_named(repos: Repos) -> None:

@@ -82,7 +82,8 @@ def register_change_tools(app: Server, tiers: Tiers) -> None:
 
     @app.tool(
         title="Unstage or reset",
-        annotations=annotations(destructive=True, idempotent=True),
+        # Not idempotent: a target such as HEAD~1 moves the branch further at each call.
+        annotations=annotations(destructive=True, idempotent=False),
         text=text,
     )
     async def git_reset(
@@ -101,8 +102,8 @@ def register_change_tools(app: Server, tiers: Tiers) -> None:
         rewrites = mode != "mixed" or target != "HEAD"
         if rewrites and not tiers.history_rewrite:
             raise ToolError("Only unstaging is allowed; the operator did not allow history rewrite")
-        target = await confirm_reset(ctx, git, mode, target, paths)
-        return await changing.reset(git, mode=mode, target=target, paths=paths)
+        target, at = await confirm_reset(ctx, git, mode, target, paths)
+        return await changing.reset(git, mode=mode, target=target, paths=paths, confirmed_at=at)
 
     @app.tool(
         title="Create a branch",
@@ -264,11 +265,13 @@ def register_rebase_tool(app: Server) -> None:
 
 async def confirm_reset(
     ctx: Context, git: Git, mode: str, target: str, paths: Sequence[str] | None
-) -> str:
-    """Ask before a reset that discards changes or moves the branch; return what to reset to.
+) -> tuple[str, str | None]:
+    """Ask before a reset that discards changes or moves the branch.
 
-    A branch moved is moved to the commit the question names (a retry that finds the target
-    elsewhere asks again).
+    Return what to reset to, and the commit HEAD was at when the question was asked (None
+    when none was asked). The question names both: a branch is moved to the commit named,
+    and only from the commit named (a commit made while the user reads stops the reset;
+    a retry that finds either elsewhere asks again).
 
     Raises:
         ToolError: the user did not confirm.
@@ -279,12 +282,16 @@ async def confirm_reset(
     if moves:
         target = await git.revision(target, what="target")
         shown = f"{shown} ({target[:12]})"
+    if mode != "hard" and not moves:
+        return target, None
+    at = await changing.head(git)
+    now = f"now at {at[:12]}" if at else "no commit yet"
     if mode == "hard":
         moved = f", and move the branch to {shown}" if moves else ""
-        await confirm(ctx, f"Discard every uncommitted change in {git.repo.path}{moved}?")
-    elif moves:
-        await confirm(ctx, f"Move the branch in {git.repo.path} to {shown} ({mode} reset)?")
-    return target
+        await confirm(ctx, f"Discard every uncommitted change in {git.repo.path} ({now}){moved}?")
+    else:
+        await confirm(ctx, f"Move the branch in {git.repo.path} ({now}) to {shown} ({mode} reset)?")
+    return target, at
 
 
 def register_remote_tools(app: Server) -> None:

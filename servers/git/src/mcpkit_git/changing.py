@@ -70,8 +70,15 @@ async def reset(
     mode: str = "mixed",
     target: str = "HEAD",
     paths: Sequence[str] | None = None,
+    confirmed_at: str | None = None,
 ) -> Done:
-    """Reset: unstage (`mixed`, the default), move HEAD (`soft`), or discard changes (`hard`)."""
+    """Reset: unstage (`mixed`, the default), move HEAD (`soft`), or discard changes (`hard`).
+
+    `confirmed_at`: the commit HEAD was at when the user confirmed; it must still be.
+
+    Raises:
+        GitError: HEAD moved since the user confirmed, or the target names no commit.
+    """
     if paths:
         if mode != "mixed":
             raise GitError("paths can only be unstaged (mode 'mixed')")
@@ -82,6 +89,8 @@ async def reset(
         await git.run(["rm", "--cached", "-r", "--quiet", "--ignore-unmatch", "--", "."])
         return await done(git, "Unstaged everything")
     commit_name = await git.revision(target, what="target")
+    if confirmed_at is not None:
+        await still(git, "HEAD", confirmed_at)
     await git.run(["reset", "--quiet", f"--{mode}", commit_name])  # an object name
     return await done(git, f"Reset ({mode}) to {commit_name[:12]}")
 
