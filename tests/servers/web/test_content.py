@@ -129,6 +129,13 @@ def test_json_and_xml_are_pretty_printed_and_entities_never_expanded() -> None:
         b'<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]><l>&b;</l>'
     )
     assert extract(laughs, "text/xml", "", "https://s.test/").text == laughs.decode()
+    # In UTF-16 the text holds no "<!ENTITY" to find, but the parser reads the same bytes:
+    # 2.5 kB made 100,000 characters of expanded entities.
+    declared = '<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE r [<!ENTITY a "' + "A" * 1000
+    utf16 = (declared + '"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]><r>&b;</r>').encode("utf-16-le")
+    shown = extract(utf16, "application/xml", "", "https://s.test/").text
+    assert len(shown) < len(utf16)
+    assert "AAAA" * 1000 not in shown
 
 
 def test_images_stay_bytes_and_binaries_are_refused() -> None:
