@@ -101,6 +101,11 @@ class Connection:
         """The client's name and version, as it reported them."""
         return self.session.client_info
 
+    @property
+    def client_known(self) -> bool:
+        """Whether the client told its capabilities: not to a stateless server's handshake era."""
+        return self.session.client_known
+
     def client_supports(self, *path: str) -> bool:
         """Whether the client declared the capability at `path`."""
         return self.session.client_supports(*path)

@@ -41,6 +41,11 @@ class Peer(Protocol):
         """The client's self-reported name and version."""
         ...
 
+    @property
+    def client_known(self) -> bool:
+        """Whether the client declared its capabilities (see `Context.client_known`)."""
+        ...
+
     def client_supports(self, *path: str) -> bool:
         """Whether the client declared the capability at `path`."""
         ...
@@ -311,6 +316,15 @@ class Context:
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
         result = await self._peer.request("elicitation/create", params, timeout, self.request_id)
         return answers.elicit_result(result)
+
+    @property
+    def client_known(self) -> bool:
+        """Whether the client declared its capabilities, so `client_supports` can tell.
+
+        False on a stateless HTTP server for handshake-era requests: each POST arrives
+        without its client's handshake, so no capability shows, and nothing can be asked.
+        """
+        return self._peer.client_known
 
     def client_supports(self, *path: str) -> bool:
         """Whether the client declared the capability at `path`, e.g. `("sampling",)`."""

@@ -130,6 +130,11 @@ class ModernPeer:
         """The client's name and version, as this request reports them."""
         return self.meta.client_info
 
+    @property
+    def client_known(self) -> bool:
+        """Always: each request of this era declares its client's capabilities."""
+        return True
+
     def client_supports(self, *path: str) -> bool:
         """Whether this request declared the client capability at `path`."""
         return declares(self.meta.capabilities, path)

@@ -53,6 +53,7 @@ class Session:
         self.version = LATEST_HANDSHAKE_VERSION
         self.client_info: dict[str, Any] = {}
         self.client_capabilities: dict[str, Any] = {}
+        self.client_known = False  # no handshake yet, or none at all (`assume`)
         self.log_level: LogLevel = "info"
         self._request_ids = itertools.count(1)
 
@@ -84,6 +85,7 @@ class Session:
         self.version = negotiate(params.get("protocolVersion"))
         self.client_capabilities = capabilities  # pyright: ignore[reportUnknownMemberType]
         self.client_info = client_info  # pyright: ignore[reportUnknownMemberType]
+        self.client_known = True
         self.phase = Phase.INITIALIZING
         return self.version
 

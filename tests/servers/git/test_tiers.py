@@ -5,8 +5,10 @@ from typing import Any
 import pytest
 
 from checked import stateless
+from httpapp.mcphttp import call, request, serving
 from mcpkit.testing import RPCError, ServerRequestHandler
 from mcpkit_git.access import Tiers
+from mcpkit_git.server import build_server
 from servers.git.conftest import Repos, git, text_of
 
 READ_TOOLS = {
@@ -173,6 +175,37 @@ async def test_the_stateless_retry_resets_once(repos: Repos) -> None:
     assert not done.get("isError")
     assert replayed.value.code == -32602
     assert git(repos.repo, "log", "-1", "--format=%s").strip() == "second"  # once, not twice
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # uvicorn runs on asyncio only
+async def test_a_stateless_server_changes_nothing_it_would_have_asked_about(
+    repos: Repos,
+) -> None:
+    # Each handshake-era POST to a stateless server comes without its client's
+    # capabilities: taken for a client without forms, it reset unasked.
+    git(repos.repo, "commit", "-q", "--allow-empty", "-m", "third")
+    (repos.repo / "a.txt").write_text("precious\n")
+    reset = {"repo_path": str(repos.repo), "mode": "hard"}
+    tiers = Tiers(history_rewrite=True)
+    opened = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": ELICITATION,
+        "clientInfo": {"name": "t", "version": "0"},
+    }
+    async with serving(
+        repos.folder, lambda folder: build_server([str(folder)], tiers=tiers), stateless=True
+    ) as served:
+        await served.post(request(1, "initialize", opened))
+        answered = await served.post(call(2, "git_reset", reset), mcp_protocol_version="2025-11-25")
+        staged = await served.post(
+            call(3, "git_add", {"repo_path": str(repos.repo), "files": ["a.txt"]}),
+            mcp_protocol_version="2025-11-25",
+        )
+    [refused] = served.messages(answered)
+    assert refused["result"]["isError"] is True
+    assert "a stateless server cannot do" in refused["result"]["content"][0]["text"]
+    assert (repos.repo / "a.txt").read_text() == "precious\n"
+    assert not served.messages(staged)[0]["result"].get("isError")  # nothing to ask: done
 
 
 async def test_client_roots_narrow_the_jail(repos: Repos) -> None:

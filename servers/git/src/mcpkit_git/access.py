@@ -160,9 +160,18 @@ async def confirm(ctx: Context, question: str) -> None:
     Ask first, then change: in the 2026-07-28 era the question ends the attempt and the
     retry, carrying the answer, runs the handler again from the top.
 
+    A client that cannot show forms is not asked: the operator's flag is the consent.
+    A client that may or may not, unseen by a stateless server, is refused.
+
     Raises:
-        ToolError: the user declined or cancelled.
+        ToolError: the user declined or cancelled, or the client is unknown.
     """
+    if not ctx.client_known:
+        raise ToolError(
+            f"Nothing changed: this asks the user first ({question}), which a stateless"
+            " server cannot do for this protocol version: use protocol 2026-07-28, a"
+            " stateful HTTP session or stdio"
+        )
     if not ctx.client_supports("elicitation"):
         return
     form = {
