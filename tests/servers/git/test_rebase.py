@@ -35,6 +35,7 @@ async def test_a_rebase_replays_the_branch_after_upstream_once_the_user_agrees(
     repos: Repos,
 ) -> None:
     main = branch_off(repos.repo)
+    feature = git(repos.repo, "rev-parse", "--short=12", "HEAD").strip()
     asked: list[str] = []
 
     async def answer(params: dict[str, Any]) -> dict[str, Any]:
@@ -46,7 +47,10 @@ async def test_a_rebase_replays_the_branch_after_upstream_once_the_user_agrees(
             "git_rebase", {"repo_path": str(repos.repo), "upstream": "main"}
         )
     assert not result.get("isError"), text_of(result)
-    assert asked == [f"Rewrite feature in {repos.repo}: replay its 1 commits after main ({main})?"]
+    assert asked == [
+        f"Rewrite feature (now at {feature}) in {repos.repo}: replay its 1 commits after main"
+        f" ({main})?"
+    ]
     assert result["structuredContent"]["stopped"] is False
     assert result["structuredContent"]["head"] == git(repos.repo, "rev-parse", "HEAD").strip()
     assert subjects(repos.repo) == ["feature work", "second", "first"]

@@ -252,8 +252,8 @@ def register_rebase_tool(app: Server) -> None:
             where = "" if onto is None else f" onto {onto} ({planned.onto[:12]})"
             await confirm(
                 ctx,
-                f"Rewrite {planned.branch} in {git.repo.path}: replay its {planned.commits}"
-                f" commits {after}{where}?",
+                f"Rewrite {planned.branch} (now at {planned.head[:12]}) in {git.repo.path}:"
+                f" replay its {planned.commits} commits {after}{where}?",
             )
             return await rebasing.start(git, planned)
         rebasing.check_under_way(git)  # before anyone is asked

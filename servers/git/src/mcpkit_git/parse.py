@@ -36,6 +36,7 @@ class Status(TypedDict):
     unstaged: list[Change]
     untracked: list[str]
     conflicted: list[str]
+    rebasing: bool  # a rebase stopped part way: HEAD is detached until it goes on
     clean: bool
     truncated: bool  # git's output passed the cap: the lists stop short
 
@@ -67,6 +68,7 @@ def status(output: bytes, *, truncated: bool = False) -> Status:
         unstaged=[],
         untracked=[],
         conflicted=[],
+        rebasing=False,
         clean=True,
         truncated=truncated,
     )

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from typing_extensions import TypedDict
 
-from . import parse, reach
+from . import parse, reach, rebasing
 from .errors import GitError
 from .process import Result, Tick
 from .repo import Git, plain
@@ -68,7 +68,9 @@ async def status(git: Git) -> parse.Status:
     """Return the work tree's status (branch, upstream, staged, unstaged, ...)."""
     args = ["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"]
     result = await git.run([*args, "--ignore-submodules=all"])  # see pages.DIFF_OPTIONS
-    return parse.status(result.stdout, truncated=result.truncated)
+    found = parse.status(result.stdout, truncated=result.truncated)
+    found["rebasing"] = rebasing.under_way(git.repo.git_dir)
+    return found
 
 
 async def log(

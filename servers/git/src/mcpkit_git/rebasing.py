@@ -12,9 +12,10 @@ import os
 import stat
 from typing import NamedTuple
 
+import anyio
 from typing_extensions import TypedDict
 
-from .changing import head
+from .changing import head, still
 from .errors import GitError
 from .pages import DIFF_OPTIONS
 from .process import Result
@@ -51,7 +52,8 @@ class Plan(NamedTuple):
     """A rebase as the user is asked about it: branch, commits to replay, and where to."""
 
     branch: str
-    upstream: str  # object names, resolved once: the rebase replays what the question said
+    head: str  # object names, resolved once: the rebase replays what the question said
+    upstream: str
     onto: str
     commits: int
 
@@ -60,35 +62,84 @@ async def plan(git: Git, upstream: str | None, onto: str | None) -> Plan:
     """Return the rebase of the current branch onto `upstream` (or `onto`), checked.
 
     Raises:
-        GitError: no upstream, a revision that names no commit, or a rebase under way.
+        GitError: no upstream, no commit yet, a revision that names no commit, or a
+            rebase under way.
     """
     if upstream is None:
         raise GitError("upstream must name the commit to replay the branch onto, e.g. main")
     if under_way(git.repo.git_dir):
         raise GitError("A rebase is under way: continue, skip or abort it first")
+    at = await head(git)
+    if at is None:
+        raise GitError("There is nothing to rebase: the branch has no commit yet")
     base = await git.revision(upstream, what="upstream")
     target = base if onto is None else await git.revision(onto, what="onto")
+    counted = await git.run(["rev-list", "--count", f"{base}..{at}"])
+    return Plan(await branch_name(git), at, base, target, int(counted.text))
+
+
+async def branch_name(git: Git) -> str:
+    """Return the name of the branch HEAD is on, or "the detached HEAD"."""
     branch = await git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], check=False)
-    counted = await git.run(["rev-list", "--count", f"{base}..HEAD"])
-    name = branch.text.strip() or "the detached HEAD"
-    return Plan(name, base, target, int(counted.text))
+    return branch.text.strip() or "the detached HEAD"
 
 
 async def start(git: Git, planned: Plan) -> Rebased:
-    """Replay the branch's commits as `planned`; return where the rebase stands."""
-    started = [*START, f"--onto={planned.onto}", planned.upstream]
-    result = await git.run(started, check=False, finish=True)
-    return await outcome(git, result)
+    """Replay the branch's commits as `planned`; return where the rebase stands.
+
+    A rebase stopped part way, out of time or cancelled, is undone.
+
+    Raises:
+        GitError: HEAD is no longer the branch and commit the question named, or git
+            ran out of time.
+    """
+    await still(git, "HEAD", planned.head)  # a commit made while the user read: asked again
+    if await branch_name(git) != planned.branch:
+        raise GitError(
+            f"HEAD is no longer on {planned.branch}, which the question named: nothing"
+            " changed. Ask again."
+        )
+    return await _rebase(git, [*START, f"--onto={planned.onto}", planned.upstream], undo=True)
 
 
 async def step(git: Git, action: str) -> Rebased:
     """`continue`, `skip` or `abort` the rebase under way; return where it stands.
 
     Raises:
-        GitError: none is under way, or its state is not one mcp-git would have made.
+        GitError: none is under way, its state is not one mcp-git would have made, or
+            git ran out of time (the rebase stays under way).
     """
     check_under_way(git)
-    return await outcome(git, await git.run(["rebase", f"--{action}"], check=False, finish=True))
+    return await _rebase(git, ["rebase", f"--{action}"], undo=False)
+
+
+async def _rebase(git: Git, args: list[str], *, undo: bool) -> Rebased:
+    """Run `git args` and return where the rebase stands; one stopped part way is undone if `undo`.
+
+    Raises:
+        GitError: git failed and no rebase is under way, or git ran out of time.
+    """
+    try:
+        result = await git.run(args, check=False, finish=True)
+    except GitError as exc:  # out of time: git was killed part way
+        said = await _after_a_kill(git, undo=undo)
+        raise GitError(f"{exc}. {said}" if said else str(exc)) from None
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await _after_a_kill(git, undo=undo)
+        raise
+    return await outcome(git, result)
+
+
+async def _after_a_kill(git: Git, *, undo: bool) -> str | None:
+    """Undo the rebase git was killed in (if `undo`); say where it stands (None: no rebase)."""
+    if not under_way(git.repo.git_dir):
+        return None
+    if undo:
+        await git.run(["rebase", "--abort"], check=False)
+        if not under_way(git.repo.git_dir):
+            return "The rebase was undone: the branch is as it was"
+    return "The rebase is still under way: git_rebase with action 'continue' or 'abort' goes on"
 
 
 async def outcome(git: Git, result: Result) -> Rebased:

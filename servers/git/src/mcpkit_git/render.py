@@ -8,6 +8,8 @@ def status(value: Any) -> str:
     lines = ["Repository status:"]
     branch = value["branch"] or f"(detached at {(value['commit'] or '')[:12]})"
     lines.append(f"On branch {branch}")
+    if value["rebasing"]:
+        lines.append("A rebase is under way: git_rebase goes on ('continue', 'skip' or 'abort')")
     if value["upstream"]:
         lines.append(
             f"Upstream {value['upstream']}: ahead {value['ahead']}, behind {value['behind']}"
