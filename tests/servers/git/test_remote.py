@@ -24,6 +24,7 @@ def with_remote(repos: Repos) -> tuple[Path, Path]:
 
 async def test_fetch_and_pull_fast_forward(repos: Repos) -> None:
     _, other = with_remote(repos)
+    git(repos.repo, "config", "fetch.writeFetchHEAD", "false")  # the pull's fetch writes it
     git(other, "commit", "-q", "--allow-empty", "-m", "from other")
     git(other, "push", "-q", "origin", "main")
     path = str(repos.repo)
@@ -57,6 +58,49 @@ async def test_pull_never_merges_and_push_never_plainly_forces(repos: Repos) -> 
     assert forced["isError"] is True  # no such argument
     assert stale["isError"] is True  # the lease: origin/main is not what the remote has
     assert git(remote, "log", "-1", "--format=%s", "main").strip() == "theirs"
+
+
+async def test_a_pull_that_names_no_branch_needs_one_tracked(repos: Repos) -> None:
+    _, other = with_remote(repos)
+    git(other, "commit", "-q", "--allow-empty", "-m", "from other")
+    git(other, "push", "-q", "origin", "main")
+    git(repos.repo, "switch", "-q", "-c", "lonely")
+    head = git(repos.repo, "rev-parse", "HEAD")
+    async with repos.serve(tiers=REMOTE) as client:
+        pulled = await client.call_tool("git_pull", {"repo_path": str(repos.repo)})
+        named = await client.call_tool("git_pull", {"repo_path": str(repos.repo), "branch": "main"})
+    assert pulled["isError"] is True
+    assert "tracks no branch of origin: name the branch to pull" in text_of(pulled)
+    assert not named.get("isError"), text_of(named)
+    assert git(repos.repo, "rev-parse", "HEAD~1") == head
+
+
+async def test_an_ignored_file_in_the_way_stops_a_checkout_or_a_pull(repos: Repos) -> None:
+    # Ignored is not litter: a local `.env` that a branch (or the remote) tracks was
+    # overwritten by the switch, or by the pull, without a word.
+    _, other = with_remote(repos)
+    (other / ".env").write_text("theirs\n")
+    git(other, "add", ".env")
+    git(other, "commit", "-q", "-m", "tracks .env")
+    git(other, "push", "-q", "origin", "main")
+    git(other, "push", "-q", "origin", "main:tracking")
+    git(repos.repo, "fetch", "-q", "origin")
+    git(repos.repo, "branch", "-q", "tracking", "origin/tracking")
+    (repos.repo / ".git" / "info" / "exclude").write_text(".env\n")
+    (repos.repo / ".env").write_text("precious\n")
+    head = git(repos.repo, "rev-parse", "HEAD")
+    path = str(repos.repo)
+    async with repos.serve(tiers=REMOTE) as client:
+        switched = await client.call_tool(
+            "git_checkout", {"repo_path": path, "branch_name": "tracking"}
+        )
+        pulled = await client.call_tool("git_pull", {"repo_path": path})
+    for stopped in (switched, pulled):
+        assert stopped["isError"] is True
+        assert ".env" in text_of(stopped)
+    assert (repos.repo / ".env").read_text() == "precious\n"
+    assert git(repos.repo, "rev-parse", "HEAD") == head
+    assert git(repos.repo, "symbolic-ref", "--short", "HEAD").strip() == "main"
 
 
 async def test_a_lease_that_holds_pushes(repos: Repos) -> None:

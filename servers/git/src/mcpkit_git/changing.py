@@ -103,9 +103,10 @@ async def create_branch(git: Git, branch_name: str, base_branch: str | None = No
     return await done(git, f"Created branch '{name}' at {base[:12]}")
 
 
-SWITCH = ("switch", "--quiet", "--no-guess")
+SWITCH = ("switch", "--quiet", "--no-guess", "--no-overwrite-ignore")
 """Quiet: its report of local changes would run git in each submodule, which
-`submodule.<name>.ignore` can ask for whatever `diff.ignoreSubmodules` says."""
+`submodule.<name>.ignore` can ask for whatever `diff.ignoreSubmodules` says. An ignored
+file the other branch tracks stops the switch: it is a local file (`.env`), not litter."""
 
 
 async def checkout(
@@ -288,9 +289,32 @@ async def sync(
     else:
         await remotes.check_fetch_settings(git, remote)
         refs = await remotes.checked_branch(git, branch)
+        if action == "pull" and not refs:
+            await check_tracks(git, remote)
         # Never prunes: a repository's pruneTags would delete the local tags the remote lacks.
-        args = [action, f"--upload-pack={program}", "--no-recurse-submodules", "--no-prune"]
-        if action == "pull":
-            args.append("--ff-only")
+        args = ["fetch", f"--upload-pack={program}", "--no-recurse-submodules", "--no-prune"]
+        args.append("--write-fetch-head")  # what a pull merges, whatever fetch.writeFetchHEAD
     result = await git.run([*args, "--end-of-options", remote, *refs], on_output=tick, finish=True)
+    if action == "pull":
+        result = await git.run([*FAST_FORWARD, "FETCH_HEAD"], finish=True)
     return await done(git, result.error or result.text or f"{action} {remote}: done")
+
+
+FAST_FORWARD = ("merge", "--ff-only", "--no-overwrite-ignore", "--no-autostash", "--no-edit")
+"""How a pull merges what it fetched: as `git pull --ff-only` would, except that an ignored
+file in the way stops it rather than being overwritten (which `git pull` cannot ask)."""
+
+
+async def check_tracks(git: Git, remote: str) -> None:
+    """Raise GitError unless the current branch tracks a branch of `remote`.
+
+    That branch is what a pull that names none merges; with none, git merges nothing
+    and says the branch is up to date.
+    """
+    current = await git.run(["symbolic-ref", "--quiet", "HEAD"], check=False)
+    ref = current.text.strip()
+    if ref:
+        tracked = await git.run(["for-each-ref", "--format=%(upstream:remotename)", ref])
+        if tracked.text.strip() == remote:
+            return
+    raise GitError(f"The current branch tracks no branch of {remote}: name the branch to pull")
