@@ -53,6 +53,11 @@ async def test_a_rebase_replays_the_branch_after_upstream_once_the_user_agrees(
     ]
     assert result["structuredContent"]["stopped"] is False
     assert result["structuredContent"]["head"] == git(repos.repo, "rev-parse", "HEAD").strip()
+    # git's progress, overwritten on a terminal, came out as "Rebasing (1/1)\r\x1b[K...".
+    assert (
+        result["structuredContent"]["message"]
+        == "Successfully rebased and updated refs/heads/feature."
+    )
     assert subjects(repos.repo) == ["feature work", "second", "first"]
 
 

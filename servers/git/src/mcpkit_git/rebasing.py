@@ -9,6 +9,7 @@ repository may ship such a state, so only the state of a plain rebase is gone on
 """
 
 import os
+import re
 import stat
 from typing import NamedTuple
 
@@ -35,6 +36,9 @@ STATES = ("rebase-merge", "rebase-apply")
 PICKS = frozenset({b"pick", b"p"})
 MAX_TODO = 64 * 1024 * 1024
 """Bytes of to-do list read: 64 MiB is a million commits."""
+OVERWRITTEN = re.compile(r"[^\n]*\r|\x1b\[K")
+"""What a terminal would show no more: progress ("Rebasing (1/2)") ended by a carriage
+return, and the code that erases the rest of a line."""
 FORBIDDEN_STATE = ("strategy", "strategy_opts")
 """State files that name a merge strategy (a program git runs), which a plain rebase lacks."""
 
@@ -148,7 +152,8 @@ async def outcome(git: Git, result: Result) -> Rebased:
     Raises:
         GitError: it failed and no rebase is under way (git's message).
     """
-    said = "\n".join(part for part in (result.text.strip(), result.error) if part)
+    said = "\n".join(part for part in (result.text, result.error) if part)
+    said = OVERWRITTEN.sub("", said).strip()
     now = await head(git)
     if not under_way(git.repo.git_dir):
         if result.status != 0:
