@@ -338,3 +338,24 @@ async def test_a_column_search_asks_tables_while_the_server_s_own_budget_lasts(
     assert found["truncated"] is True
     assert 0 < len(found["objects"]) < 30
     assert {o["name"] for o in found["objects"]} == {"wanted"}
+
+
+async def test_a_file_put_in_the_database_s_place_is_not_opened_after_a_give_up(
+    files: Files, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The connection given up on was opened again by path: a link put there meanwhile
+    # had the server read (and with --write, write) a file the operator never named.
+    monkeypatch.setattr("mcpkit_sqlite.session.STOP_GRACE", 0.3)
+    elsewhere = files.main.parent / "elsewhere.db"
+    with sqlite3.connect(elsewhere) as other:
+        other.execute("CREATE TABLE items (id INTEGER PRIMARY KEY)")
+    db = await open_with_pause(files)
+    try:
+        files.main.rename(files.main.parent / "moved.db")
+        files.main.symlink_to(elsewhere)
+        with pytest.raises(SqliteError, match="ran out of its time budget"):
+            await query(db, "SELECT pause(1.5)", 0.2)
+        await anyio.sleep(1.5)  # the step ends: the connection there is serves on
+        assert await db.values("SELECT count(*) FROM items") == [(100,)]  # the file opened
+    finally:
+        await db.close()

@@ -9,6 +9,7 @@ the database meanwhile.
 """
 
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Awaitable, Callable
@@ -74,11 +75,23 @@ async def connect(path: str, *, writes: bool) -> tuple[aiosqlite.Connection, Gua
     return connection, guard
 
 
+def file_identity(path: str) -> tuple[int, int]:
+    """Return the device and inode of the file `path` leads to.
+
+    Raises:
+        OSError: it leads to none.
+    """
+    found = os.stat(path)
+    return found.st_dev, found.st_ino
+
+
 class Session:
     """One guarded connection and the lock that gives it to one statement at a time."""
 
     def __init__(self, path: str, connection: aiosqlite.Connection, guard: Guard) -> None:
         self.path = path
+        self.file = file_identity(path)
+        """The file opened, by device and inode: what a connection opened again must be."""
         self.connection = connection
         self.guard = guard
         self.lock = anyio.Lock()
@@ -219,8 +232,8 @@ class Session:
             await self.own(self.connection.rollback)
             return
         try:
-            connection, guard = await connect(self.path, writes=self.guard.writes)
-        except sqlite3.Error as exc:  # keep the one there is: what follows waits for it
+            connection, guard = await self._reopen()
+        except (sqlite3.Error, OSError) as exc:  # keep the one there is: what follows waits
             logger.warning(
                 "cannot reopen %s after a statement SQLite cannot stop: %s", self.path, exc
             )
@@ -231,6 +244,23 @@ class Session:
         self.given_up[self.connection] = closed.done
         self.connection, self.guard = connection, guard
         budget.given_up = True
+
+    async def _reopen(self) -> tuple[aiosqlite.Connection, Guard]:
+        """Open the database's file again, as `connect`, if its path still leads to it.
+
+        Raises:
+            OSError: the path leads to another file now, or to none.
+            sqlite3.Error: it cannot be opened.
+        """
+        # Before and after: a file renamed in its place was opened by its path, read and
+        # written as the operator's, and an open connection would have refused it.
+        if file_identity(self.path) != self.file:
+            raise OSError(f"{self.path} is another file now")
+        connection, guard = await connect(self.path, writes=self.guard.writes)
+        if file_identity(self.path) != self.file:
+            await connection.close()
+            raise OSError(f"{self.path} is another file now")
+        return connection, guard
 
     async def end_transaction(self) -> None:
         """Roll back the transaction a failed call left open, if any."""
