@@ -122,6 +122,9 @@ async def test_writes_and_a_transaction_that_fails_whole(files: Files) -> None:
             },
         )
         not_a_table = await client.call_tool("create_table", {"query": "DROP TABLE items"})
+        commented = await client.call_tool(
+            "create_table", {"query": "/* why */ -- and how\nCREATE TABLE later (a)"}
+        )
     assert made.get("isError") is not True
     assert made["structuredContent"]["statements"] == 1
     assert wrote["structuredContent"]["rows_affected"] == 1
@@ -130,6 +133,7 @@ async def test_writes_and_a_transaction_that_fails_whole(files: Files) -> None:
     assert "no such table: nowhere" in text_of(failed)
     assert "Statement 2 of 2 failed, and the transaction was rolled back" in text_of(failed)
     assert not_a_table["isError"] is True
+    assert not commented.get("isError"), text_of(commented)  # was refused, a comment first
     with sqlite3.connect(files.main) as db:
         assert db.execute("SELECT body FROM notes").fetchall() == [("a",)]  # not 'b'
         assert db.execute("SELECT count(*) FROM items").fetchone() == (100,)
@@ -172,6 +176,8 @@ async def test_schema_tools(files: Files) -> None:
         plan = await client.call_tool(
             "explain_query", {"query": "SELECT * FROM orders WHERE item = ?", "params": [1]}
         )
+        # As SQL names it, whatever the case: "No table or view 'Orders'".
+        cased = await client.call_tool("describe_table", {"table_name": "Orders"})
     assert tables == [
         {"name": "blobs", "type": "table", "rows": 2},
         {"name": "cheap", "type": "view", "rows": None},
@@ -186,6 +192,7 @@ async def test_schema_tools(files: Files) -> None:
     assert orders["indexes"] == [{"name": "orders_item", "unique": False, "columns": ["item"]}]
     assert orders["foreign_keys"] == [{"columns": ["item"], "table": "items", "references": ["id"]}]
     assert "orders_item" in text_of(plan)
+    assert cased["structuredContent"] == orders
 
 
 async def test_a_schema_of_thousands_of_tables_is_listed_a_page_at_a_time(
@@ -379,6 +386,7 @@ async def test_last_insert_rowid_is_reported_when_it_equals_the_one_before(files
             "CREATE TABLE v (a)",
             "CREATE VIEW w AS SELECT a FROM v",
             "CREATE TRIGGER w_in INSTEAD OF INSERT ON w BEGIN INSERT INTO v VALUES (new.a); END",
+            "CREATE TABLE Keyed (k TEXT PRIMARY KEY) WITHOUT ROWID",
         ):
             await client.call_tool("write_query", {"query": sql})
 
@@ -396,6 +404,9 @@ async def test_last_insert_rowid_is_reported_when_it_equals_the_one_before(files
         assert await rowid("INSERT INTO w VALUES ('via the view')") == 0
         assert await rowid("INSERT OR IGNORE INTO u VALUES ('x')") == 0
         assert await rowid("INSERT INTO v SELECT a FROM u WHERE 0") == 0
+        # A table WITHOUT ROWID has none to report: it was the connection's last, 5.
+        assert await rowid("INSERT INTO v VALUES ('last')") == 5
+        assert await rowid("INSERT INTO keyed VALUES ('k')") == 0
 
 
 async def test_the_rows_a_writing_statement_returns_are_returned(

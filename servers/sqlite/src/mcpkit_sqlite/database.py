@@ -34,6 +34,29 @@ OWN_SECONDS = 10.0
 """Seconds one of the server's own statements may take (a row count, a table's columns),
 or less if the operator's budget for a query is less."""
 Tick = Callable[[float], None]
+WITH_ROWIDS = (
+    "SELECT 1 FROM pragma_table_list"
+    " WHERE schema = 'main' AND type = 'table' AND NOT wr AND name = ? COLLATE NOCASE"
+)
+"""Whether a table of main has rowids (it is not WITHOUT ROWID)."""
+
+
+async def set_rowid(
+    connection: aiosqlite.Connection, writes: set[tuple[int, str | None]], *, in_tables: int
+) -> bool:
+    """Return whether a statement that left the last insert rowid as it was set it anyway.
+
+    An INSERT into a table with rowids that inserted set it, even to the one it was
+    before (the first row of a second table). An upsert that updated, an insert into a
+    view (its trigger's rowid is undone) or into a table WITHOUT ROWID did not.
+    """
+    if not in_tables or len(writes) != 1:
+        return False
+    [(action, table)] = writes
+    if action != sqlite3.SQLITE_INSERT:
+        return False
+    found = await connection.execute_fetchall(WITH_ROWIDS, (table,))
+    return bool(found)
 
 
 class Database:
@@ -152,11 +175,9 @@ class Database:
                 if shown is not None:
                     returned.append(shown)
                 changed, in_tables = await rows_changed(connection, changes_before)
-                # An INSERT into a table that inserted set the rowid, even to the one it was
-                # before (the first row of a second table); an upsert that updated, or an
-                # insert into a view (its trigger's rowid is undone), did not.
-                inserted = writer.guard.own_writes == {sqlite3.SQLITE_INSERT} and in_tables
-                if inserted or cursor.lastrowid != rowid_before:
+                if cursor.lastrowid != rowid_before or await set_rowid(
+                    connection, writer.guard.own_writes, in_tables=in_tables
+                ):
                     last_rowid = cursor.lastrowid or last_rowid
                 rows_affected += changed
             running = None

@@ -156,17 +156,17 @@ class Guard:
         """Shadow tables of main's virtual tables, in lower case, as last learnt."""
         self.denied_write: str | None = None
         """The table of the last row write denied to a reader, until `learnt` asks."""
-        self.own_writes: set[int] = set()
-        """The row writes (`SQLITE_INSERT`, ...) of the statements prepared since it was
-        emptied, those of their triggers left out. A writer prepares every statement anew
-        (no statement cache), so that each one's are seen."""
+        self.own_writes: set[tuple[int, str | None]] = set()
+        """The row writes (`SQLITE_INSERT`, ...) and their tables, of the statements
+        prepared since it was emptied, those of their triggers left out. A writer prepares
+        every statement anew (no statement cache), so that each one's are seen."""
 
     def authorize(
         self, action: int, arg1: str | None, arg2: str | None, database: str | None, source: Any
     ) -> int:
         """Allow or deny one action of a statement being prepared (see the module docstring)."""
         if source is None and action in _ROW_WRITES:  # not a trigger's
-            self.own_writes.add(action)
+            self.own_writes.add((action, arg1))
         if action == sqlite3.SQLITE_READ and (arg1 or "").lower() in HIDDEN_TABLES:
             return sqlite3.SQLITE_DENY
         if action in _READS:

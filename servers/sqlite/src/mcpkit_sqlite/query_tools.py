@@ -6,6 +6,7 @@ rows, time; never the bound values), reports progress toward its time budget, an
 SQLite at once when cancelled.
 """
 
+import re
 from typing import Annotated, NotRequired
 
 from typing_extensions import TypedDict
@@ -19,6 +20,7 @@ from .cells import Params
 from .errors import SqliteError
 from .memo import MAX_INSIGHT_CHARS, Memo
 from .results import Changed, Format, Rows
+from .schema import GAP
 
 READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -43,6 +45,11 @@ TimeoutMs = Annotated[
 ]
 
 
+_LEADING = re.compile(rf"(?:{GAP}\(?)*", re.DOTALL)
+"""What comes before a statement's first keyword: spaces, comments, parentheses."""
+_CREATE_TABLE = re.compile(rf"{GAP}CREATE{GAP}(?:TEMP(?:ORARY)?{GAP})?TABLE\b", re.I | re.S)
+
+
 class Statement(TypedDict):
     """One statement of execute_transaction."""
 
@@ -52,7 +59,8 @@ class Statement(TypedDict):
 
 def kind(sql: str) -> str:
     """The statement's first keyword, for the log (never its values)."""
-    words = sql.lstrip(" \t\r\n(").split(None, 1)
+    skipped = _LEADING.match(sql)  # always matches, if only nothing
+    words = sql[skipped.end() if skipped else 0 :].split(None, 1)
     return words[0].upper() if words else "?"
 
 
@@ -154,7 +162,7 @@ def _register_write_tools(app: Server) -> None:
         database: DatabaseName = None,
     ) -> Changed:
         """Create a table with one CREATE TABLE statement."""
-        if kind(query) != "CREATE" or "TABLE" not in query.upper().split(None, 3)[:3]:
+        if not _CREATE_TABLE.match(query):
             raise SqliteError("create_table runs one CREATE TABLE statement; use write_query.")
         return await _change(ctx, catalog, database, [Statement(sql=query, params=None)])
 

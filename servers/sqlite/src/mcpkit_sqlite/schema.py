@@ -29,10 +29,13 @@ from .results import (
     TableSummary,
 )
 
-_GAP = r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?(?:\*/|$))*"  # spaces and comments, as SQLite skips them
-_VIRTUAL = re.compile(rf"{_GAP}CREATE{_GAP}VIRTUAL\b", re.IGNORECASE | re.DOTALL)
+GAP = r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?(?:\*/|$))*"  # spaces and comments, as SQLite skips them
+_VIRTUAL = re.compile(rf"{GAP}CREATE{GAP}VIRTUAL\b", re.IGNORECASE | re.DOTALL)
 _OWN = "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"  # not SQLite's internal tables
 _LISTED = f"type IN ('table', 'view') AND {_OWN}"
+_NAMED = f"{_LISTED} AND name = ? COLLATE NOCASE ORDER BY name = ? DESC LIMIT 1"
+"""The table or view a name means, as SQL finds it: whatever the case of its ASCII letters
+(a hostile file may hold two that differ only so: the exact one is taken)."""
 
 
 MAX_NAMED = 50
@@ -132,9 +135,7 @@ async def named_tables(database: Database) -> list[str]:
 
 async def exists(database: Database, name: str) -> bool:
     """Return whether the database has a table or view `name`."""
-    found = await database.values(
-        f"SELECT 1 FROM sqlite_schema WHERE {_LISTED} AND name = ?", (name,)
-    )
+    found = await database.values(f"SELECT 1 FROM sqlite_schema WHERE {_NAMED}", (name, name))
     return bool(found)
 
 
@@ -145,7 +146,7 @@ async def describe(database: Database, name: str) -> Table:
         SqliteError: there is no such table or view.
     """
     found = await database.values(
-        f"SELECT name, type, sql FROM sqlite_schema WHERE {_LISTED} AND name = ?", (name,)
+        f"SELECT name, type, sql FROM sqlite_schema WHERE {_NAMED}", (name, name)
     )
     if not found:
         names = await named_tables(database)
