@@ -18,6 +18,7 @@ import anyio
 from typing_extensions import TypedDict
 
 from .errors import CannotAsk, ClientRequestError, summarize
+from .jsonrpc import as_object
 from .types import AudioContent, ElicitResult, ImageContent, Root, SamplingResult, TextContent
 
 if TYPE_CHECKING:
@@ -38,6 +39,21 @@ class Waiter:
         self.response = response
         self.done.set()
         return True
+
+    def result(self, method: str) -> dict[str, Any]:
+        """Return the result the client answered the `method` request with.
+
+        Raises:
+            ClientRequestError: the client answered with an error, or with no result object.
+        """
+        error = as_object(self.response.get("error"))
+        if error is not None:
+            reason = error.get("message") or "no reason given"
+            raise ClientRequestError(f"The client refused {method}: {reason}")
+        result = as_object(self.response.get("result"))
+        if result is None:
+            raise ClientRequestError(f"The client answered {method} without a result object")
+        return result
 
 
 class _Root(TypedDict):

@@ -152,14 +152,7 @@ class Connection:
             raise
         finally:
             del self._waiters[request_id]
-        error = jsonrpc.as_object(waiter.response.get("error"))
-        if error is not None:
-            reason = error.get("message") or "no reason given"
-            raise ClientRequestError(f"The client refused {method}: {reason}")
-        result = jsonrpc.as_object(waiter.response.get("result"))
-        if result is None:
-            raise ClientRequestError(f"The client answered {method} without a result object")
-        return result
+        return waiter.result(method)
 
     async def roots(self, timeout: float, related: RequestId | None) -> list[Root]:
         """Return the client's roots, asking again only after it said they changed."""
