@@ -16,6 +16,7 @@ import pytest
 
 from mcpkit_sqlite.catalog import Limits
 from mcpkit_sqlite.page import MAX_NAME_SHOWN
+from mcpkit_sqlite.schema import MAX_LISTED, MAX_SQL_SHOWN
 from servers.sqlite.conftest import Files, text_of
 
 LONG = "\x01" * 100_000
@@ -99,3 +100,29 @@ async def test_resources_are_listed_while_the_database_is_busy(
         "memo://insights",
         "sqlite://main/schema",
     ]
+
+
+async def test_a_table_s_description_lists_so_many_indexes_and_so_much_sql(
+    files: Files,
+) -> None:
+    # 6,000 indexes of 2,000-character names made 12 MB, a statement each, and its SQL
+    # was shown whole (a comment of megabytes), past the cap every other answer keeps.
+    made = f"CREATE TABLE wide (a, b /* {'x' * MAX_SQL_SHOWN * 2} */)"
+    with sqlite3.connect(files.main) as db:
+        db.execute(made)
+        for number in range(MAX_LISTED + 20):
+            db.execute(f"CREATE INDEX wide_{number:04} ON wide (b, a)")
+        db.execute(f'CREATE INDEX "{"n" * (MAX_NAME_SHOWN + 1)}" ON wide (a)')
+        db.execute("CREATE INDEX by_expression ON wide (a + b)")
+    db.close()
+    async with files.serve() as client:
+        wide = await client.call_tool("describe_table", {"table_name": "wide"})
+        items = await client.call_tool("describe_table", {"table_name": "items"})
+    described = wide["structuredContent"]
+    assert len(described["indexes"]) == MAX_LISTED
+    assert described["indexes"][0] == {"name": "by_expression", "unique": False, "columns": []}
+    assert described["indexes"][1] == {"name": "wide_0000", "unique": False, "columns": ["b", "a"]}
+    assert described["truncated"] is True
+    assert len(described["sql"]) < MAX_SQL_SHOWN + 100
+    assert described["sql"].endswith(f"-- cut here: {len(made)} characters in all")
+    assert items["structuredContent"]["truncated"] is False

@@ -98,6 +98,7 @@ class Table(TypedDict):
     indexes: list[Index]
     foreign_keys: list[ForeignKey]
     rows: int | None
+    truncated: bool  # indexes or foreign keys left out (see schema.MAX_LISTED)
 
 
 class DatabaseInfo(TypedDict):

@@ -40,6 +40,9 @@ _NAMED = f"{_LISTED} AND name = ? COLLATE NOCASE ORDER BY name = ? DESC LIMIT 1"
 
 MAX_NAMED = 50
 """Tables an error names: one typo in a file of 30,000 tables gave 6 MB of names."""
+MAX_LISTED = 200
+"""Indexes, and foreign keys, a table's description lists at most: a hostile file's 6,000
+indexes of 2,000-character names made 12 MB, a statement each."""
 MAX_SQL_SHOWN = 16 * 1024
 """Characters of one object's SQL that search_objects and the schema resource show: a
 file's comments made one CREATE statement of megabytes, forty tables 36 MB of schema."""
@@ -146,14 +149,15 @@ async def describe(database: Database, name: str) -> Table:
         SqliteError: there is no such table or view.
     """
     found = await database.values(
-        f"SELECT name, type, sql FROM sqlite_schema WHERE {_NAMED}", (name, name)
+        f"SELECT name, type, sql, {_SHOWN_SQL} FROM sqlite_schema WHERE {_NAMED}",
+        (True, name, name),
     )
     if not found:
         names = await named_tables(database)
         known = ", ".join(names[:MAX_NAMED]) or "none"
         more = f" and {len(names) - MAX_NAMED} more (list_tables)" if len(names) > MAX_NAMED else ""
         raise SqliteError(f"No table or view {name!r} in {database.name}. Tables: {known}{more}.")
-    [(name, kind, sql)] = found
+    [(name, kind, sql, shown)] = found
     columns = [
         Column(name=c, type=t, not_null=bool(n), default=d, primary_key=p)
         for c, t, n, d, p in await database.values(
@@ -162,32 +166,50 @@ async def describe(database: Database, name: str) -> Table:
             (name,),
         )
     ]
-    indexes: list[Index] = []
-    for index, unique in await database.values(
-        'SELECT name, "unique" FROM pragma_index_list(?) ORDER BY name', (name,)
-    ):
-        parts = await database.values(
-            "SELECT name FROM pragma_index_info(?) ORDER BY seqno", (index,)
-        )
-        indexes.append(Index(name=index, unique=bool(unique), columns=[c for (c,) in parts]))
+    indexes = await _indexes(database, name)
     keys: dict[int, ForeignKey] = {}
     for key, table, source, target in await database.values(
-        'SELECT id, "table", "from", "to" FROM pragma_foreign_key_list(?) ORDER BY id, seq',
-        (name,),
+        'SELECT id, "table", "from", "to" FROM pragma_foreign_key_list(?)'
+        " WHERE id < ? ORDER BY id, seq",
+        (name, MAX_LISTED),
     ):
         entry = keys.setdefault(key, ForeignKey(columns=[], table=table, references=[]))
         entry["columns"].append(source)
         entry["references"].append(target)
+    [(index_count, key_count)] = await database.values(
+        "SELECT (SELECT count(*) FROM pragma_index_list(?1)),"
+        " (SELECT count(DISTINCT id) FROM pragma_foreign_key_list(?1))",
+        (name,),
+    )
     return Table(
         database=database.name,
         name=name,
         type=kind,
-        sql=sql,
+        sql=shown,
         columns=columns,
         indexes=indexes,
         foreign_keys=list(keys.values()),
         rows=await _count(database, name) if _counted(kind, sql) else None,
+        truncated=len(indexes) < index_count or len(keys) < key_count,
     )
+
+
+async def _indexes(database: Database, table: str) -> list[Index]:
+    """Return the first `MAX_LISTED` indexes of `table` (by name) with their columns.
+
+    An index whose name is over `MAX_NAME_SHOWN` characters is left out.
+    """
+    indexes: dict[str, Index] = {}
+    for index, unique, column in await database.values(
+        'SELECT l.name, l."unique", i.name FROM (SELECT name, "unique" FROM pragma_index_list(?)'
+        " WHERE length(name) <= ? ORDER BY name LIMIT ?) AS l"
+        " LEFT JOIN pragma_index_info(l.name) AS i ORDER BY l.name, i.seqno",
+        (table, MAX_NAME_SHOWN, MAX_LISTED),
+    ):
+        entry = indexes.setdefault(index, Index(name=index, unique=bool(unique), columns=[]))
+        if column is not None:  # None: an expression, or no column at all
+            entry["columns"].append(column)
+    return list(indexes.values())
 
 
 async def info(database: Database) -> DatabaseInfo:
