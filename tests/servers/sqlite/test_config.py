@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from checked import connect
+from mcpkit_sqlite.__main__ import configured_server, make_parser
 from mcpkit_sqlite.config import DatabaseSpec, parse_databases
 from servers.sqlite.conftest import Files, stop_mid_transaction
 
@@ -99,3 +101,22 @@ def test_a_database_a_writer_left_mid_transaction_is_explained_or_restored(
     assert spec.writable
     with closing(sqlite3.connect(f"file:{crashed}?mode=ro", uri=True)) as db:
         assert db.execute("SELECT max(a) FROM t").fetchone() == (4999,)
+
+
+async def test_a_writable_database_grows_no_more_than_the_operator_allows(files: Files) -> None:
+    # A write of zeroblobs grew the file 150 MB in one call, and could fill the disk.
+    args = make_parser().parse_args([str(files.main), "--write", "--max-growth", "1"])
+    before = files.main.stat().st_size
+    async with connect(configured_server(args)) as client:
+        grown = await client.call_tool(
+            "write_query", {"query": "INSERT INTO items (name) VALUES (zeroblob(2000000))"}
+        )
+        small = await client.call_tool(
+            "write_query", {"query": "INSERT INTO items (name) VALUES (zeroblob(500000))"}
+        )
+    assert grown["isError"] is True
+    assert "--max-growth" in grown["content"][0]["text"]
+    assert not small.get("isError")
+    assert files.main.stat().st_size <= before + (1 << 20)
+    with pytest.raises(ValueError, match="--max-growth must be"):
+        configured_server(make_parser().parse_args([str(files.main), "--max-growth", "-1"]))

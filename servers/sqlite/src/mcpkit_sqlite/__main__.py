@@ -11,6 +11,7 @@ from . import __version__
 from .catalog import Limits, RootsMode
 from .config import parse_databases
 from .database import threads_left
+from .guard import MAX_GROWTH
 from .server import build_server
 
 CONFIG_HINT = """{
@@ -63,6 +64,13 @@ def make_parser() -> argparse.ArgumentParser:
         help="seconds a query may run before SQLite stops it (default 30; env MCP_SQLITE_TIMEOUT)",
     )
     parser.add_argument(
+        "--max-growth",
+        type=int,
+        default=os.environ.get("MCP_SQLITE_MAX_GROWTH", str(MAX_GROWTH >> 20)),
+        help="MiB a writable database may grow by while served; past it a write fails and"
+        f" changes nothing (default {MAX_GROWTH >> 20}; env MCP_SQLITE_MAX_GROWTH)",
+    )
+    parser.add_argument(
         "--roots",
         type=envargs.choice("MCP_SQLITE_ROOTS", get_args(RootsMode)),
         default=os.environ.get("MCP_SQLITE_ROOTS", "narrow"),
@@ -77,11 +85,16 @@ def configured_server(args: argparse.Namespace) -> Server:
     """Return the server the parsed arguments describe.
 
     Raises:
-        ValueError: no database, a database that cannot be used, or a bad timeout.
+        ValueError: no database, a database that cannot be used, a bad timeout or growth.
     """
     if not args.timeout > 0:
         raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
-    databases = parse_databases(args.databases, write=args.write, create=args.create)
+    if args.max_growth < 0:
+        raise ValueError(f"--max-growth must be a number of MiB, not {args.max_growth}")
+    databases = tuple(
+        database._replace(max_growth=args.max_growth << 20)
+        for database in parse_databases(args.databases, write=args.write, create=args.create)
+    )
     return oplog.describe(
         build_server(databases, Limits(seconds=args.timeout), args.roots),
         [f"{d.name}={d.path} ({'read-write' if d.writable else 'read-only'})" for d in databases],

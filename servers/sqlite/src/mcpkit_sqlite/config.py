@@ -14,18 +14,19 @@ from typing import NamedTuple
 from urllib.parse import quote
 
 from .errors import HOT_JOURNAL, SqliteError
-from .guard import Guard, GuardedConnection
+from .guard import MAX_GROWTH, Guard, GuardedConnection
 from .journal import check_journal
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
 
 class DatabaseSpec(NamedTuple):
-    """A database the operator allows: its name, its real path, whether it may be written."""
+    """A database the operator allows: name, real path, whether written, and growth allowed."""
 
     name: str
     path: str
     writable: bool
+    max_growth: int = MAX_GROWTH
 
 
 def parse_database(spec: str, *, write: bool, create: bool) -> DatabaseSpec:

@@ -76,7 +76,11 @@ class Database:
     async def open(cls, spec: DatabaseSpec, seconds: float) -> "Database":
         """Open the connections of `spec`; a query may take `seconds`."""
         reader = await Session.open(spec.path, writes=False)
-        writer = await Session.open(spec.path, writes=True) if spec.writable else None
+        writer = (
+            await Session.open(spec.path, writes=True, growth=spec.max_growth)
+            if spec.writable
+            else None
+        )
         if writer is not None:
             reader.undo_journal = partial(undo_journal, writer, min(OWN_SECONDS, seconds))
         return cls(spec, reader, writer, seconds)

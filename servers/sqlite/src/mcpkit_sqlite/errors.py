@@ -87,7 +87,16 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
             "Another process holds the database's lock (it is writing): nothing was changed."
             " Try again in a moment."
         )
-    code = getattr(error, "sqlite_errorcode", None)
+    by_code = _by_code(getattr(error, "sqlite_errorcode", None))
+    if by_code is not None:
+        return by_code
+    if "attempt to write a readonly database" in message:
+        return "This database is read-only. Nothing was changed."
+    return f"SQLite error: {message}"
+
+
+def _by_code(code: int | None) -> str | None:
+    """Return what the SQLite error `code` means, if its message says too little."""
     if code == sqlite3.SQLITE_READONLY_ROLLBACK:
         return HOT_JOURNAL
     if code == sqlite3.SQLITE_READONLY_DBMOVED:  # SQLite's word: "readonly database"
@@ -96,6 +105,9 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
             " the server still has the old one. Ask the operator to restart it. Nothing was"
             " changed."
         )
-    if "attempt to write a readonly database" in message:
-        return "This database is read-only. Nothing was changed."
-    return f"SQLite error: {message}"
+    if code == sqlite3.SQLITE_FULL:
+        return (
+            "The database may grow no further while served (the operator's --max-growth),"
+            " or the disk is full. Nothing was changed."
+        )
+    return None

@@ -57,6 +57,9 @@ LIMITS = {
     sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 10,
 }
 
+MAX_GROWTH = 1 << 30
+"""Bytes a writable database may grow by while served (`--max-growth`): a model's write of
+zeroblobs grew a file 150 MB in a call, and could have filled the disk."""
 _READS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE}
 _ROW_WRITES = {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE}
 _WRITES = {
@@ -147,8 +150,10 @@ class Budget:
 class Guard:
     """The authorizer and progress handler of one connection, and its current budget."""
 
-    def __init__(self, *, writes: bool) -> None:
+    def __init__(self, *, writes: bool, growth: int = MAX_GROWTH) -> None:
         self.writes = writes
+        self.growth = growth
+        """Bytes a writer's database may grow by, from its size when the writer opened."""
         self.budget: Budget | None = None
         self.server_statement = False
         """True while the server runs its own BEGIN, COMMIT or ROLLBACK."""
@@ -221,7 +226,12 @@ class GuardedConnection(sqlite3.Connection):
         # Sorts and temporary tables in memory, under the heap limit: spilled to temporary
         # files, one query's ORDER BY random() over zeroblobs wrote a gigabyte a second.
         self.execute("PRAGMA temp_store = MEMORY")
-        if not guard.writes:
+        if guard.writes:
+            [(pages, page_size)] = self.execute(
+                "SELECT page_count, page_size FROM pragma_page_count, pragma_page_size"
+            ).fetchall()
+            self.execute(f"PRAGMA max_page_count = {pages + guard.growth // page_size}")
+        else:
             self.execute("PRAGMA query_only = ON")
         self.set_authorizer(guard.authorize)
         self.set_progress_handler(guard.progress, STEPS)

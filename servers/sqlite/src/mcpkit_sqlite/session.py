@@ -21,7 +21,7 @@ import aiosqlite
 import anyio
 
 from .errors import BAD_VALUES, SqliteError, explain, out_of_time
-from .guard import Budget, Guard, GuardedConnection
+from .guard import MAX_GROWTH, Budget, Guard, GuardedConnection
 from .journal import check_journal
 
 # aiosqlite logs each statement with its bound values at DEBUG: values never reach a log.
@@ -49,13 +49,17 @@ SHADOW_TABLES = "SELECT name FROM pragma_table_list WHERE schema = 'main' AND ty
 logger = logging.getLogger(__name__)
 
 
-async def connect(path: str, *, writes: bool) -> tuple[aiosqlite.Connection, Guard]:
+async def connect(
+    path: str, *, writes: bool, growth: int = MAX_GROWTH
+) -> tuple[aiosqlite.Connection, Guard]:
     """Open `path` (which exists) read-only, or read-write if `writes`; return it and its guard.
+
+    A writer's database may grow by `growth` bytes from its size now.
 
     Raises:
         sqlite3.Error: it cannot be opened.
     """
-    guard = Guard(writes=writes)
+    guard = Guard(writes=writes, growth=growth)
     uri = f"file:{quote(path)}?mode={'rw' if writes else 'ro'}"
     factory = partial(GuardedConnection, guard=guard)
     threading.stack_size(THREAD_STACK)  # for the thread the connection starts, at once
@@ -102,9 +106,9 @@ class Session:
         (by the database's writer, if it has one): a read-only connection cannot."""
 
     @classmethod
-    async def open(cls, path: str, *, writes: bool) -> "Session":
-        """Open `path` (which exists) read-only, or read-write if `writes`."""
-        return cls(path, *await connect(path, writes=writes))
+    async def open(cls, path: str, *, writes: bool, growth: int = MAX_GROWTH) -> "Session":
+        """Open `path` (which exists) read-only, or read-write if `writes` (see `connect`)."""
+        return cls(path, *await connect(path, writes=writes, growth=growth))
 
     async def run(self, budget: Budget, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
         """Return `await work(connection)`, its statements held to `budget`.
@@ -256,7 +260,9 @@ class Session:
         # written as the operator's, and an open connection would have refused it.
         if file_identity(self.path) != self.file:
             raise OSError(f"{self.path} is another file now")
-        connection, guard = await connect(self.path, writes=self.guard.writes)
+        connection, guard = await connect(
+            self.path, writes=self.guard.writes, growth=self.guard.growth
+        )
         if file_identity(self.path) != self.file:
             await connection.close()
             raise OSError(f"{self.path} is another file now")
