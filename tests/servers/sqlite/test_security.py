@@ -6,6 +6,7 @@ never because of how its text starts (the reference's check that a CTE defeats).
 
 import os
 import sqlite3
+import sys
 import time
 import tracemalloc
 from typing import Any
@@ -383,3 +384,26 @@ async def test_a_write_to_a_database_file_replaced_meanwhile_says_so(files: File
         )
     assert written["isError"] is True
     assert "replaced, moved or deleted since the server opened it" in text_of(written)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="sqlite3 sets SQLite's flags from 3.12")
+async def test_the_shadow_tables_of_a_full_text_index_are_its_own(files: Files) -> None:
+    # Written by the model's SQL, they broke their table unseen (integrity_check said ok).
+    with sqlite3.connect(files.main) as db:
+        db.execute("CREATE VIRTUAL TABLE docs USING fts5(body)")
+        db.execute("INSERT INTO docs VALUES ('hello world')")
+    db.close()
+    async with files.serve(write=True) as client:
+        indexed = await client.call_tool(
+            "write_query", {"query": "INSERT INTO docs VALUES ('more text')"}
+        )
+        broken = await client.call_tool(
+            "write_query", {"query": "UPDATE docs_data SET block = x'ff'"}
+        )
+        found = await client.call_tool(
+            "read_query", {"query": "SELECT count(*) AS n FROM docs WHERE docs MATCH 'text'"}
+        )
+    assert not indexed.get("isError")
+    assert broken["isError"] is True
+    assert "writes to their shadow tables" in text_of(broken)
+    assert found["structuredContent"]["rows"] == [[1]]

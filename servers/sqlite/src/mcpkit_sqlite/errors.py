@@ -69,11 +69,13 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
         return f"Not authorized: {message}; sqlite_stmt shows other sessions' statements."
     # VACUUM is refused by the authorizer; in the server's transaction SQLite says so first.
     refused = "cannot VACUUM from within a transaction" in message
+    refused = refused or message.endswith("may not be modified")  # a shadow table (3.12+)
     if refused or "not authorized" in message or "authorization denied" in message:
         if writes:
             return (
                 "Not authorized: ATTACH, DETACH, VACUUM, pragmas that set something, virtual"
-                " tables and load_extension are refused. Nothing was changed."
+                " tables (and writes to their shadow tables) and load_extension are refused."
+                " Nothing was changed."
             )
         return (
             "Not authorized: this connection only reads (no INSERT, UPDATE, DELETE, CREATE,"

@@ -29,6 +29,7 @@ A reader is also opened `mode=ro` with `query_only` on: three locks on one door.
 """
 
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -221,6 +222,11 @@ class GuardedConnection(sqlite3.Connection):
         for limit, value in LIMITS.items():
             self.setlimit(limit, value)
         self.execute("PRAGMA trusted_schema = OFF")  # before the authorizer, which denies it
+        if sys.version_info >= (3, 12):  # setconfig is new in 3.12: see the README
+            # The shadow tables of FTS and R*Tree tables are their modules' alone: written by
+            # the model's SQL, they broke their tables unseen, and crafted ones have been a
+            # way into SQLite's memory.
+            self.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
         self.execute(f"PRAGMA hard_heap_limit = {HEAP_LIMIT}")
         self.execute(f"PRAGMA soft_heap_limit = {CACHE_LIMIT}")
         # Sorts and temporary tables in memory, under the heap limit: spilled to temporary

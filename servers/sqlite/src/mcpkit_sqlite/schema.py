@@ -177,9 +177,9 @@ async def describe(database: Database, name: str) -> Table:
         entry["columns"].append(source)
         entry["references"].append(target)
     [(index_count, key_count)] = await database.values(
-        "SELECT (SELECT count(*) FROM pragma_index_list(?1)),"
-        " (SELECT count(DISTINCT id) FROM pragma_foreign_key_list(?1))",
-        (name,),
+        "SELECT (SELECT count(*) FROM pragma_index_list(?)),"
+        " (SELECT count(DISTINCT id) FROM pragma_foreign_key_list(?))",
+        (name, name),
     )
     return Table(
         database=database.name,
