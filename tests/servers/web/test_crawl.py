@@ -3,6 +3,7 @@
 import time
 from typing import Any
 
+from mcpkit_web.fetcher import MAX_URL_CHARS
 from mcpkit_web.pages import framed
 from servers.web.conftest import serve, text_of, web_for
 from servers.web.stub import Route, Site
@@ -161,3 +162,20 @@ async def test_map_site_reads_sitemaps_for_as_long_as_one_fetch_may_take(site: S
         mapped = (await client.call_tool("map_site", {"url": site.url("/")}))["structuredContent"]
     assert sum(site.hits(name) for name in names) <= 2  # the second was cut off, if begun
     assert mapped["urls"][-2:] == [site.url("/a"), site.url("/b")]  # the start page's links
+
+
+async def test_a_url_pattern_is_no_longer_than_a_url(site: Site) -> None:
+    # Matched against every URL met, a pattern of 1 MB held the server 22 s.
+    build(site)
+    long = "*" * (MAX_URL_CHARS + 1)
+    async with serve() as client:
+        mapped = await client.call_tool("map_site", {"url": site.url("/"), "include": [long]})
+        crawled = await client.call_tool(
+            "crawl", {"url": site.url("/"), "exclude": [long], "delay_ms": 0}
+        )
+        linked = await client.call_tool("extract_links", {"url": site.url("/"), "pattern": long})
+    for refused in (mapped, crawled):
+        assert refused["isError"] is True
+        assert f"at most {MAX_URL_CHARS} characters" in text_of(refused)
+    assert linked["isError"] is True
+    assert site.hits("/") == 0

@@ -73,21 +73,41 @@ HIDING = (
     '<p aria-hidden="TRUE">Aria secrets.</p>'
     '<p style="opacity: 0">Faded secrets.</p><p style="font-size:0px">Tiny secrets.</p>'
     '<p style="position:absolute; left:-9999px">Far secrets.</p>'
+    # Hidden as well, and read: faded, shrunk, clipped, boxed in nothing.
+    '<p style="opacity:0.01">Faint secrets.</p><p style="transform: scale(0)">Scaled secrets.</p>'
+    '<p style="clip-path: inset(50%)">Clipped secrets.</p>'
+    '<p style="position:absolute;clip:rect(0 0 0 0)">Rect secrets.</p>'
+    '<div style="height:0;overflow:hidden"><p>Boxed secrets.</p></div>'
+    "<div hidden><p><span>Nested secrets.</span></p></div>"
+    '<p style="height:0">Overflowing, shown.</p>'
     '<p style="opacity:0.5; font-size:0.9em">Half shown.</p>'
     "<p>Bell\x07 escape\x1b[31m bidi\u202e tag\U000e0041\U000e0042 end</p></main>"
 )
 
 
-def test_hidden_elements_and_invisible_characters_do_not_reach_the_model() -> None:
-    text = html_to(HIDING, "https://example.com/", format="markdown", selector=None).text
+@pytest.mark.parametrize("selector", [None, "main", "p"])
+def test_hidden_elements_and_invisible_characters_do_not_reach_the_model(
+    selector: str | None,
+) -> None:
+    # With a selector (boilerplate kept, as asked), hidden elements were kept too.
+    text = html_to(HIDING, "https://example.com/", format="markdown", selector=selector).text
     assert "Shown." in text
     assert "Half shown." in text
+    assert "Overflowing, shown." in text
     assert "instructions" not in text
     assert "keys" not in text
     assert "secrets" not in text
     assert "Bell escape[31m bidi tag end" in text
-    field = inspect.fields(HIDING, {"p": "p"})["p"][-1]
-    assert field == "Bell escape[31m bidi tag end"
+
+
+def test_fields_leave_hidden_elements_out() -> None:
+    # extract_structured read every element its selector matched, hidden or not.
+    assert inspect.fields(HIDING, {"p": "p"})["p"] == [
+        "Shown.",
+        "Overflowing, shown.",
+        "Half shown.",
+        "Bell escape[31m bidi tag end",
+    ]
 
 
 def test_what_a_page_says_of_itself_is_kept_short_and_clean() -> None:
@@ -118,3 +138,18 @@ def test_a_robots_rule_is_quoted_short() -> None:
     verdict = Robots.parse(f"User-agent: *\nDisallow: {rule}\n").verdict("bot", "https://s/x")
     assert not verdict.allowed
     assert len(verdict.reason) <= MAX_RULE_SHOWN
+
+
+def test_invisible_characters_are_taken_out_of_alt_texts_and_links() -> None:
+    # Tags (U+E0000...) and bidi overrides in an alt text or a link reached the model.
+    hidden = "\U000e0049\U000e0047\u202e"
+    html = (
+        f'<main><p><img src="/a{hidden}.png" alt="A cat{hidden}, asleep">'
+        f' <a href="/b{hidden}">B</a></p>'
+        f'<link rel="canonical" href="/c{hidden}"></main>'
+    )
+    text = html_to(html, "https://example.com/", format="markdown", selector=None).text
+    assert text == "![A cat, asleep](https://example.com/a.png) [B](https://example.com/b)"
+    [link] = inspect.links(html, "https://example.com/")
+    assert link["url"] == "https://example.com/b"
+    assert inspect.metadata(html, "https://example.com/")["canonical"] == "https://example.com/c"

@@ -44,7 +44,15 @@ class Scope:
 
     @classmethod
     def of(cls, start: str, include: Sequence[str], exclude: Sequence[str], same: bool) -> "Scope":
-        """Return the scope."""
+        """Return the scope.
+
+        Raises:
+            WebError: a pattern is longer than any URL fetched: matched against every URL
+                met, 1 MB of them held the server 22 s.
+        """
+        for pattern in (*include, *exclude):
+            if len(pattern) > MAX_URL_CHARS:
+                raise WebError(f"A URL pattern holds at most {MAX_URL_CHARS} characters")
         return cls(start, tuple(include), tuple(exclude), same)
 
     def admits(self, url: str) -> bool:

@@ -21,8 +21,8 @@ from typing_extensions import TypedDict
 from . import wildcard
 from .errors import WebError
 from .fetcher import MAX_URL_CHARS
-from .markdown import MAX_LABEL_CHARS, Resolver, parse
-from .tree import page_field
+from .markdown import MAX_LABEL_CHARS, Resolver, parse, parse_shown
+from .tree import UNSEEN, page_field
 
 MAX_OPEN_GRAPH = 50
 """OpenGraph properties shown at most (a page gave 20,000)."""
@@ -70,7 +70,7 @@ def metadata(html: str, url: str) -> Metadata:
     canonical = ""
     for link in soup.find_all("link"):
         if "canonical" in [str(rel).lower() for rel in link.get_attribute_list("rel")]:
-            canonical = Resolver(url)(str(link.get("href") or "")) or ""
+            canonical = Resolver(url)(UNSEEN.sub("", str(link.get("href") or ""))) or ""
             break
     html_tag = soup.find("html")
     language = str(html_tag.get("lang") or "") if html_tag is not None else ""
@@ -108,7 +108,7 @@ def links(
     resolve = Resolver(url)
     texts = Texts()
     for anchor in parse(html).find_all("a"):
-        href = str(anchor.get("href") or "").strip()
+        href = UNSEEN.sub("", str(anchor.get("href") or "")).strip()
         resolved = resolve(href) if href else None
         absolute = urldefrag(resolved).url if resolved else ""
         if not absolute.startswith(("http://", "https://")) or absolute in found:
@@ -134,7 +134,7 @@ def fields(
         WebError: a selector is not valid CSS.
         Exception: what `tick` raises (the call was cancelled).
     """
-    soup = parse(html)
+    soup = parse_shown(html)
     for element in soup.select("script, style, template"):
         element.decompose()
     found: dict[str, list[str]] = {}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin
 
 from .tame import tame
-from .tree import DROPPED, Node, read
+from .tree import DROPPED, Node, is_hidden, read
 
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup, Tag
@@ -56,6 +56,19 @@ def parse(html: str) -> "BeautifulSoup":
     return BeautifulSoup(tame(html), "html.parser")
 
 
+def parse_shown(html: str) -> "BeautifulSoup":
+    """Return the page as `parse` does, without the elements that hide themselves.
+
+    What no reader sees is how a page gives a model instructions: left out of what a CSS
+    selector chooses too, whatever else it keeps.
+    """
+    soup = parse(html)
+    for element in soup.find_all(lambda tag: bool(tag.attrs) and is_hidden(tag.attrs)):
+        if not element.decomposed:  # not inside one taken out already
+            element.decompose()
+    return soup
+
+
 def main_content(html: str, selector: str | None = None) -> tuple[str, list[Node]]:
     """Return the page's title and the elements holding its content, boilerplate removed.
 
@@ -68,7 +81,7 @@ def main_content(html: str, selector: str | None = None) -> tuple[str, list[Node
     if not selector:
         page = read(html)
         return page.title, [page.content_root()]
-    soup = parse(html)
+    soup = parse_shown(html)
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     try:
         chosen = soup.select(selector)

@@ -12,7 +12,7 @@ from mcpkit.work import Progress
 from . import inspect
 from .content import Format, decode
 from .errors import WebError
-from .fetcher import Fetched
+from .fetcher import MAX_URL_CHARS, Fetched
 from .page_tools import READ_WEB, FormatArg, Timeout, Url, loaded, readable
 from .pages import framed
 from .parsing import parsed
@@ -137,7 +137,10 @@ def register_site_tools(app: Server) -> None:
         ] = False,
         pattern: Annotated[
             str | None,
-            Param(description="Text the link URL must contain (* any characters, $ the end)."),
+            Param(
+                description="Text the link URL must contain (* any characters, $ the end).",
+                max_length=MAX_URL_CHARS,
+            ),
         ] = None,
         timeout: Timeout = None,
     ) -> Links:

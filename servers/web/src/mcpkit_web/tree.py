@@ -11,6 +11,7 @@ every fetch; bs4 is kept for CSS selectors.
 """
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
 from html.parser import HTMLParser
@@ -56,11 +57,16 @@ _SIBLINGS = {
 }
 _SCOPES = frozenset(("article", "main"))
 HIDDEN_STYLE = re.compile(
-    r"display:none|visibility:(?:hidden|collapse)|opacity:0*(?:\.0*)?(?![.\d])"
+    r"display:none|visibility:(?:hidden|collapse)|opacity:0*(?:\.0\d*)?(?![.\d])"
     r"|font-size:0*(?:\.0*)?[a-z%]*(?![.\d])|(?:left|top|text-indent):-\d{4,}"
+    r"|transform:scale[xy]?\(0*(?:\.0*)?[,)]|clip-path:(?:inset\((?:50|100)%|circle\(0[,)%p])"
+    r"|clip:rect\((?:[01](?:px)?,?){4}\)"
 )
 """An inline style that hides its element, read as `style_of` writes it (plain, lower case,
-no space): what a reader never sees, a model should not."""
+no space): what a reader never sees, a model should not. Faded to 0.09 at most, shrunk to
+nothing, moved thousands of pixels away, or clipped to a pixel."""
+_ZERO_BOX = re.compile(r"(?:^|;)(?:max-)?(?:height|width):0+(?:\.0*)?[a-z%]*(?![.\d])")
+"""A box of no height or width: hidden with `overflow:hidden`."""
 _CSS_NOISE = re.compile(r"/\*.*?\*/|\s+", re.DOTALL)
 _CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})\s?|(.))")
 INVISIBLE_FORMATS = "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
@@ -191,14 +197,22 @@ def is_boilerplate(name: str, attrs: dict[str, str]) -> bool:
         return name in BOILERPLATE
     if attrs.get("role") in BOILERPLATE_ROLES:
         return True
-    if attrs.get("aria-hidden", "").strip().lower() == "true" or "hidden" in attrs:
-        return True
-    if HIDDEN_STYLE.search(style_of(attrs.get("style", ""))):
+    if is_hidden(attrs):
         return True
     if name in ("body", "html", "main", "article"):
         return False
     names = f"{attrs.get('class', '')} {attrs.get('id', '')}"
     return bool(names.strip()) and NOISE.search(names) is not None
+
+
+def is_hidden(attrs: Mapping[str, object]) -> bool:
+    """Say whether an element with these attributes hides itself from a reader."""
+    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).strip().lower() == "true":
+        return True
+    style = style_of(str(attrs.get("style", "")))
+    if HIDDEN_STYLE.search(style):
+        return True
+    return "overflow:hidden" in style and _ZERO_BOX.search(style) is not None
 
 
 class _Reader(HTMLParser):
@@ -215,7 +229,8 @@ class _Reader(HTMLParser):
         self.title: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = {key: value or "" for key, value in attrs} if attrs else {}
+        # Attribute values are read too (alt texts, link targets): cleaned as text is.
+        values = {key: UNSEEN.sub("", value or "") for key, value in attrs} if attrs else {}
         if tag == "title" and self.title is None and not self.page.title:
             self.title = []
         self._close_implied(tag)
@@ -252,8 +267,8 @@ class _Reader(HTMLParser):
             node.children.append(data)
 
     def _skips(self, tag: str, values: dict[str, str]) -> bool:
-        if not self.boilerplate:
-            return False
+        if not self.boilerplate:  # what the model asked for, but never what none can see
+            return bool(values) and is_hidden(values)
         if tag in ("header", "footer") and not self.scopes:
             return True  # a page's header and footer; an article's own header stays
         return is_boilerplate(tag, values)
