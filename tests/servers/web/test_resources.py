@@ -85,6 +85,19 @@ async def test_a_subscription_tells_only_real_changes_and_polls_conditionally(si
     assert any(headers.get("if-none-match") == '"v2"' for headers in conditional)
 
 
+async def test_a_page_whose_validators_are_not_ascii_is_still_watched(site: Site) -> None:
+    # Sent back in the next poll, a non-ASCII ETag failed it, and every poll after.
+    page_of(site, "<p>first</p>", '"v\u00e9"')
+    uri = f"web://page/{site.url('/watched')}"
+    async with serve(watching_web()) as client:
+        await client.request("resources/subscribe", {"uri": uri})
+        await until_hits(site, "/watched", 2)
+        page_of(site, "<p>second</p>", '"v\u00e8"')
+        updated = await client.wait_for_notification("notifications/resources/updated", timeout=5)
+    assert updated["params"]["uri"] == uri
+    assert all("if-none-match" not in headers for _, headers in site.seen)
+
+
 async def test_the_fetch_prompt_skips_robots_but_not_the_address_guard(site: Site) -> None:
     site.routes["/robots.txt"] = Route(b"User-agent: *\nDisallow: /\n")
     site.page("/doc", "<main><p>for the user</p></main>")

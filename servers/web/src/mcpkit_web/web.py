@@ -320,10 +320,12 @@ class PagePoller:
     async def _take(self, page: Fetched) -> str:
         """Keep `page`'s validators, and return (and keep) its text's fingerprint."""
         self.validators.clear()
-        if "etag" in page.headers:
-            self.validators["if-none-match"] = page.headers["etag"]
-        if "last-modified" in page.headers:
-            self.validators["if-modified-since"] = page.headers["last-modified"]
+        for sent, asked in (("etag", "if-none-match"), ("last-modified", "if-modified-since")):
+            value = page.headers.get(sent, "")
+            if value.isascii() and value.isprintable() and value:
+                # Only what a header may carry back: a non-ASCII ETag, sent again, failed
+                # every poll of the page, so its subscriber heard of no change again.
+                self.validators[asked] = value
         text = await parsed(page_text, page)
         self.last = hashlib.sha256(text.encode()).hexdigest()
         return self.last
