@@ -23,6 +23,17 @@ def branch_off(repo: Path, change: str = "charlie\n", file: str = "c.txt") -> st
     return git(repo, "rev-parse", "--short=12", "main").strip()
 
 
+def conflicting(repo: Path) -> str:
+    """Give `feature` and main each a commit changing a.txt's second line; return feature's."""
+    branch_off(repo, "alpha\nfeature\n", "a.txt")
+    feature = git(repo, "rev-parse", "HEAD")
+    git(repo, "switch", "-q", "main")
+    (repo / "a.txt").write_text("alpha\nmain\n")
+    git(repo, "commit", "-q", "-am", "main work")
+    git(repo, "switch", "-q", "feature")
+    return feature
+
+
 def subjects(repo: Path) -> list[str]:
     return git(repo, "log", "--format=%s").split("\n")[:-1]
 
@@ -80,11 +91,7 @@ async def test_a_declined_rebase_changes_nothing(repos: Repos) -> None:
 async def test_a_conflict_stops_the_rebase_until_it_is_resolved_and_continued(
     repos: Repos,
 ) -> None:
-    branch_off(repos.repo, "alpha\nfeature\n", "a.txt")
-    git(repos.repo, "switch", "-q", "main")
-    (repos.repo / "a.txt").write_text("alpha\nmain\n")
-    git(repos.repo, "commit", "-q", "-am", "main work")
-    git(repos.repo, "switch", "-q", "feature")
+    conflicting(repos.repo)
     path = str(repos.repo)
     async with repos.serve(tiers=REWRITE, handlers={"elicitation/create": accept}) as client:
         stopped = await client.call_tool("git_rebase", {"repo_path": path, "upstream": "main"})
@@ -103,12 +110,7 @@ async def test_a_conflict_stops_the_rebase_until_it_is_resolved_and_continued(
 
 
 async def test_abort_and_skip_go_on_from_a_stopped_rebase(repos: Repos) -> None:
-    branch_off(repos.repo, "alpha\nfeature\n", "a.txt")
-    feature = git(repos.repo, "rev-parse", "HEAD")
-    git(repos.repo, "switch", "-q", "main")
-    (repos.repo / "a.txt").write_text("alpha\nmain\n")
-    git(repos.repo, "commit", "-q", "-am", "main work")
-    git(repos.repo, "switch", "-q", "feature")
+    feature = conflicting(repos.repo)
     path = str(repos.repo)
     start = {"repo_path": path, "upstream": "main"}
     async with repos.serve(tiers=REWRITE, handlers={"elicitation/create": accept}) as client:

@@ -10,7 +10,7 @@ from mcpkit.testing import ServerRequestHandler
 from mcpkit_git.access import Tiers
 from mcpkit_git.runner import Settings
 from servers.git.conftest import Repos, git, text_of
-from servers.git.test_rebase import accept, branch_off, subjects
+from servers.git.test_rebase import accept, branch_off, conflicting, subjects
 from servers.git.test_runner import wait_for
 
 REWRITE = Tiers(history_rewrite=True)
@@ -92,11 +92,7 @@ async def test_a_cancelled_rebase_is_undone(repos: Repos) -> None:
 
 
 async def test_a_rebase_going_on_out_of_time_stays_under_way_and_says_so(repos: Repos) -> None:
-    branch_off(repos.repo, "alpha\nfeature\n", "a.txt")
-    git(repos.repo, "switch", "-q", "main")
-    (repos.repo / "a.txt").write_text("alpha\nmain\n")
-    git(repos.repo, "commit", "-q", "-am", "main work")
-    git(repos.repo, "switch", "-q", "feature")
+    conflicting(repos.repo)
     path = str(repos.repo)
     async with repos.serve(tiers=REWRITE, settings=SLOW) as client:
         stopped = await client.call_tool("git_rebase", {"repo_path": path, "upstream": "main"})
