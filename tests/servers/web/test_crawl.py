@@ -3,8 +3,9 @@
 import time
 from typing import Any
 
-from mcpkit_web.fetcher import MAX_URL_CHARS
+from mcpkit_web.crawl import Scope
 from mcpkit_web.pages import framed
+from mcpkit_web.wildcard import MAX_PATTERN_CHARS
 from servers.web.conftest import serve, text_of, web_for
 from servers.web.stub import Route, Site
 
@@ -164,18 +165,53 @@ async def test_map_site_reads_sitemaps_for_as_long_as_one_fetch_may_take(site: S
     assert mapped["urls"][-2:] == [site.url("/a"), site.url("/b")]  # the start page's links
 
 
-async def test_a_url_pattern_is_no_longer_than_a_url(site: Site) -> None:
+async def test_a_url_pattern_holds_at_most_max_pattern_chars(site: Site) -> None:
     # Matched against every URL met, a pattern of 1 MB held the server 22 s.
     build(site)
-    long = "*" * (MAX_URL_CHARS + 1)
+    long = "*" * (MAX_PATTERN_CHARS + 1)
     async with serve() as client:
+        tools = {tool["name"]: tool for tool in (await client.request("tools/list"))["tools"]}
         mapped = await client.call_tool("map_site", {"url": site.url("/"), "include": [long]})
         crawled = await client.call_tool(
             "crawl", {"url": site.url("/"), "exclude": [long], "delay_ms": 0}
         )
         linked = await client.call_tool("extract_links", {"url": site.url("/"), "pattern": long})
+        widest = await client.call_tool(
+            "map_site", {"url": site.url("/"), "include": [long[1:]] * 20, "use_sitemap": False}
+        )
     for refused in (mapped, crawled):
         assert refused["isError"] is True
-        assert f"at most {MAX_URL_CHARS} characters" in text_of(refused)
+        assert f"at most {MAX_PATTERN_CHARS} characters" in text_of(refused)
     assert linked["isError"] is True
-    assert site.hits("/") == 0
+    pattern = tools["extract_links"]["inputSchema"]["properties"]["pattern"]
+    assert pattern["anyOf"][0]["maxLength"] == MAX_PATTERN_CHARS
+    assert (
+        str(MAX_PATTERN_CHARS)
+        in tools["crawl"]["inputSchema"]["properties"]["include"]["description"]
+    )
+    assert site.hits("/") == 1  # for the widest patterns allowed alone
+    assert widest["structuredContent"]["urls"] == [site.url("/a"), site.url("/b")]
+
+
+def test_a_scope_splits_its_patterns_once_not_once_a_url() -> None:
+    # Split again for each URL, 40 patterns of 1,000 characters took 8 s for a sitemap's
+    # 20,000 URLs.
+    patterns = ["x*" * (MAX_PATTERN_CHARS // 2)] * 20
+    scope = Scope.of("https://s.test/", patterns, patterns, same=False)
+    started = time.perf_counter()
+    admitted = [scope.admits(f"https://s.test/page/{n}") for n in range(5_000)]
+    assert time.perf_counter() - started < 1  # 2 s split once a URL, 0.1 s once
+    assert not any(admitted)
+
+
+async def test_map_site_takes_invisible_characters_out_of_a_sitemap_s_urls(site: Site) -> None:
+    # A page's links lost them, a sitemap's kept them: tag characters and bidi overrides.
+    build(site)
+    hidden = "\u202e\U000e0041\x1b"
+    site.routes["/sitemap.xml"] = Route(
+        f"<urlset><url><loc>{site.url('/from-map' + hidden)}</loc></url></urlset>".encode(),
+        headers={"content-type": "application/xml"},
+    )
+    async with serve() as client:
+        mapped = (await client.call_tool("map_site", {"url": site.url("/")}))["structuredContent"]
+    assert mapped["urls"] == [site.url("/from-map"), site.url("/a"), site.url("/b")]

@@ -305,3 +305,25 @@ def test_a_host_rule_that_would_do_nothing_is_refused_at_start(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         configured_server(make_parser().parse_args([flag, rule]))
+
+
+async def test_a_redirect_s_target_is_the_url_asked_for_percent_encoded(site: Site) -> None:
+    # The site's Location, tag characters and bidi overrides in it, became the page's URL,
+    # which tools show outside the page's frame; encoded, it names the same page.
+    location = "/to\u202e\U000e0041".encode().decode("latin-1")  # the header's UTF-8 bytes
+    site.routes["/go"] = Route(status=302, headers={"location": location})
+    site.page("/to%E2%80%AE%F3%A0%81%81", "<p>here</p>")
+    page = await fetch_with(site.url("/go"))
+    assert page.url == site.url("/to%E2%80%AE%F3%A0%81%81")
+    assert page.body == b"<p>here</p>"
+
+
+async def test_a_header_that_cannot_be_sent_fails_the_fetch_as_a_web_error(site: Site) -> None:
+    # httpx sends header values as ASCII: a page's ETag sent back raised UnicodeEncodeError.
+    site.page("/", "<p>here</p>")
+    async with make_client(PUBLIC, DEFAULTS) as client:
+        with pytest.raises(WebError, match="UnicodeEncodeError"):
+            await fetch(
+                client, PUBLIC, DEFAULTS, site.url("/"), headers={"if-none-match": "\u00e9"}
+            )
+    assert site.seen == []

@@ -5,7 +5,7 @@ import pytest
 
 from mcpkit.testing import RPCError
 from mcpkit_web.pages import framed
-from mcpkit_web.web import Web
+from mcpkit_web.web import PagePoller, Web
 from servers.web.conftest import serve, web_for
 from servers.web.stub import Route, Site
 
@@ -96,6 +96,20 @@ async def test_a_page_whose_validators_are_not_ascii_is_still_watched(site: Site
         updated = await client.wait_for_notification("notifications/resources/updated", timeout=5)
     assert updated["params"]["uri"] == uri
     assert all("if-none-match" not in headers for _, headers in site.seen)
+
+
+async def test_a_page_whose_text_utf_8_cannot_hold_is_still_fingerprinted(site: Site) -> None:
+    # A JSON page's lone "\ud800" is in its text: hashing it raised UnicodeEncodeError, so
+    # every poll of the page failed and its subscriber heard of no change.
+    site.routes["/j"] = Route(b'{"a": "\\ud800"}', headers={"content-type": "application/json"})
+    web = web_for()
+    try:
+        poller = PagePoller(web, site.url("/j"))
+        first = await poller()
+        site.routes["/j"] = Route(b'{"a": "\\ud801"}', headers={"content-type": "application/json"})
+        assert await poller() != first
+    finally:
+        await web.close()
 
 
 async def test_the_fetch_prompt_skips_robots_but_not_the_address_guard(site: Site) -> None:

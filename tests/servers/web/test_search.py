@@ -65,6 +65,23 @@ async def test_searxng_and_brave_json(site: Site) -> None:
     assert site.seen[-1][1]["x-subscription-token"] == "KEY"
 
 
+async def test_invisible_characters_are_taken_out_of_result_urls(site: Site) -> None:
+    # As out of a page's links: tag characters and bidi overrides reached the model.
+    hidden = "\u202e\U000e0041"
+    site.page("/html/", DDG.format(target=quote(f"https://one.test/{hidden}a", safe="")))
+    site.routes["/search"] = Route(
+        json.dumps({"results": [{"url": f"https://s.test/{hidden}", "title": "S"}]}).encode(),
+        headers={"content-type": "application/json"},
+    )
+    ddg = await search(site, Search("duckduckgo", site.url("/html/")))
+    searx = await search(site, Search("searxng", site.url("/")))
+    assert [hit["url"] for hit in ddg["structuredContent"]["results"]] == [
+        "https://one.test/a",
+        "https://two.test/",
+    ]
+    assert searx["structuredContent"]["results"][0]["url"] == "https://s.test/"
+
+
 async def test_a_search_key_never_follows_a_redirect_to_another_site(site: Site) -> None:
     # The key went along: a service (or whoever answers in its name) that redirected the
     # search elsewhere handed the operator's key to that site.

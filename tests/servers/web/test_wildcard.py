@@ -1,10 +1,13 @@
-"""URL patterns: text found in order, `*` any characters, a final `$` the end; no regex."""
+"""URL patterns: text found in order, `*` any characters, a final `$` the end; no regex.
+
+A pattern is split once (`Wildcard.of`) and matched against URL after URL.
+"""
 
 import time
 
 import pytest
 
-from mcpkit_web.wildcard import matches
+from mcpkit_web.wildcard import Wildcard, matches
 
 
 @pytest.mark.parametrize(
@@ -20,10 +23,15 @@ from mcpkit_web.wildcard import matches
         ("s.test/*$", "https://s.test/", True),
         ("(.|.)*!", "https://s.test/(.|.)abc!", True),  # each character as written
         ("(.|.)*!", "https://s.test/xyz!", False),
+        ("/blog/**/comments", "https://s.test/blog/7/comments", True),  # as one star
+        ("**", "https://s.test/", True),
+        ("/a/**$", "https://s.test/a/", True),
     ],
 )
 def test_pieces_are_found_in_order(pattern: str, url: str, expected: bool) -> None:
     assert matches(pattern, url) is expected
+    split = Wildcard.of(pattern)  # once, for any number of URLs
+    assert [split.matches(url), split.matches(url)] == [expected, expected]
 
 
 def test_a_pattern_a_regex_would_backtrack_on_answers_at_once() -> None:

@@ -15,6 +15,7 @@ import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from .errors import shown
 from .own import is_own
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -100,7 +101,7 @@ async def system_resolver(host: str, port: int) -> list[str]:
     try:
         infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
-        raise BlockedAddress(f"cannot resolve host {host!r}") from exc
+        raise BlockedAddress(f"cannot resolve host {shown(host)!r}") from exc
     answers: list[str] = []
     for info in infos:
         text = str(info[4][0])
@@ -134,9 +135,9 @@ class Policy:
         """
         name = host.strip("[]").rstrip(".").lower()
         if any(_matches(name, rule) for rule in self.deny_hosts):
-            raise BlockedAddress(f"host {name!r} is denied by the operator (--deny-host)")
+            raise BlockedAddress(f"host {shown(name)!r} is denied by the operator (--deny-host)")
         if self.allow_hosts and not any(_matches(name, rule) for rule in self.allow_hosts):
-            raise BlockedAddress(f"host {name!r} is not in the operator's --allow-host list")
+            raise BlockedAddress(f"host {shown(name)!r} is not in the operator's --allow-host list")
 
     def _denied(self, address: IPAddress) -> bool:
         """Whether `address`, or one it embeds, is one a --deny-host rule spells or ranges over.
@@ -168,16 +169,16 @@ class Policy:
         literal = literal_address(host)
         answers = [str(literal)] if literal is not None else await self.resolver(host, port)
         if not answers:
-            raise BlockedAddress(f"host {host!r} has no address")
+            raise BlockedAddress(f"host {shown(host)!r} has no address")
         for answer in answers:
             address = literal_address(answer)
             if address is not None and self._denied(address):
                 raise BlockedAddress(
-                    f"host {host!r} is {address}, denied by the operator (--deny-host)"
+                    f"host {shown(host)!r} is {address}, denied by the operator (--deny-host)"
                 )
             if address is None or not self.allowed(address):
                 raise BlockedAddress(
-                    f"host {host!r} resolves to a non-public address; mcp-web reaches only"
+                    f"host {shown(host)!r} resolves to a non-public address; mcp-web reaches only"
                     " public addresses (the operator may pass --allow-private-network)"
                 )
         return answers

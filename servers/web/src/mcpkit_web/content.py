@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import WebError
+from .errors import WebError, shown
 from .fetcher import Fetched
 from .markdown import Renderer, main_content
 from .tree import UNSEEN, page_field
@@ -117,7 +117,7 @@ def extract(
     kind = kind_of(body, media_type)
     if kind is None:
         raise WebError(
-            f"{url} is {media_type or 'untyped'} content, which mcp-web cannot show as text"
+            f"{shown(url)} is {media_type or 'untyped'} content, which mcp-web cannot show as text"
         )
     if kind == "image":
         return Extracted("", "image", image=body, mime=media_type)
@@ -144,7 +144,7 @@ def html_to(html: str, url: str, *, format: Format, selector: str | None) -> Ext
         return _html_to(html, url, format=format, selector=selector)
     except RecursionError as exc:
         # bs4, the renderer and html() walk the tree recursively; a hostile page nests for ever.
-        raise WebError(f"{url} nests its HTML too deeply to be read") from exc
+        raise WebError(f"{shown(url)} nests its HTML too deeply to be read") from exc
 
 
 def _html_to(html: str, url: str, *, format: Format, selector: str | None) -> Extracted:
@@ -234,5 +234,7 @@ def page_text(page: Fetched) -> str:
     content_type = page.headers.get("content-type", "")
     found = extract(page.body, page.content_type, content_type, page.url)
     if found.kind == "image":
-        raise WebError(f"{page.url} is an image ({found.mime}); fetch it with the fetch tool")
+        raise WebError(
+            f"{shown(page.url)} is an image ({found.mime}); fetch it with the fetch tool"
+        )
     return found.text

@@ -18,14 +18,14 @@ from urllib.parse import urljoin
 
 import anyio
 
-from . import wildcard
 from .content import decode
 from .errors import WebError
 from .fetcher import MAX_URL_CHARS, Fetched
 from .inspect import links, same_site
 from .parsing import parsed
-from .tree import page_field
+from .tree import UNSEEN, page_field
 from .web import Web
+from .wildcard import MAX_PATTERN_CHARS, Wildcard
 
 LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.IGNORECASE)
 MAX_SITEMAPS = 5
@@ -35,11 +35,11 @@ MAX_LOCATIONS = 50_000
 
 @dataclass(frozen=True)
 class Scope:
-    """Which URLs a walk may visit."""
+    """Which URLs a walk may visit: its patterns are split once, for every URL met."""
 
     start: str
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
+    include: tuple[Wildcard, ...] = ()
+    exclude: tuple[Wildcard, ...] = ()
     same_site: bool = True
 
     @classmethod
@@ -47,13 +47,18 @@ class Scope:
         """Return the scope.
 
         Raises:
-            WebError: a pattern is longer than any URL fetched: matched against every URL
-                met, 1 MB of them held the server 22 s.
+            WebError: a pattern is longer than `MAX_PATTERN_CHARS`: matched against every
+                URL met, 1 MB of one held the server 22 s.
         """
         for pattern in (*include, *exclude):
-            if len(pattern) > MAX_URL_CHARS:
-                raise WebError(f"A URL pattern holds at most {MAX_URL_CHARS} characters")
-        return cls(start, tuple(include), tuple(exclude), same)
+            if len(pattern) > MAX_PATTERN_CHARS:
+                raise WebError(f"A URL pattern holds at most {MAX_PATTERN_CHARS} characters")
+        return cls(
+            start,
+            tuple(Wildcard.of(pattern) for pattern in include),
+            tuple(Wildcard.of(pattern) for pattern in exclude),
+            same,
+        )
 
     def admits(self, url: str) -> bool:
         """Say whether `url` is inside the scope (and not too long to be fetched)."""
@@ -61,9 +66,9 @@ class Scope:
             return False
         if self.same_site and not same_site(self.start, url):
             return False
-        if any(wildcard.matches(pattern, url) for pattern in self.exclude):
+        if any(pattern.matches(url) for pattern in self.exclude):
             return False
-        return not self.include or any(wildcard.matches(pattern, url) for pattern in self.include)
+        return not self.include or any(pattern.matches(url) for pattern in self.include)
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,7 @@ def _locations(sitemap: bytes, scope: Scope, room: int) -> tuple[list[str], list
     for number, match in enumerate(LOC.finditer(sitemap.decode("utf-8", "replace"))):
         if number >= MAX_LOCATIONS:
             break
-        loc = match.group(1)
+        loc = UNSEEN.sub("", match.group(1))  # as a page's links lose them
         if loc.endswith(".xml") and "sitemap" in loc.lower():
             if len(sitemaps) < MAX_SITEMAPS and same_site(scope.start, loc):
                 sitemaps.append(loc)

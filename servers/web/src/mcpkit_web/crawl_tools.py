@@ -11,11 +11,13 @@ from .page_tools import READ_WEB, Url
 from .resources import page_uri
 from .search import Hit, Search
 from .web import Web
+from .wildcard import MAX_PATTERN_CHARS
 
 Patterns = Annotated[
     tuple[str, ...],
     Param(
-        description="URL patterns: text found in the URL, * any characters, $ the end.",
+        description="URL patterns: text found in the URL, * any characters, $ the end"
+        f" ({MAX_PATTERN_CHARS} characters each at most).",
         max_length=20,
     ),
 ]

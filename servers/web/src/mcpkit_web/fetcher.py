@@ -22,7 +22,7 @@ from urllib.parse import urljoin, urlsplit
 import anyio
 
 from .addresses import BlockedAddress, Policy, literal_address
-from .errors import Refused, WebError
+from .errors import Refused, WebError, shown
 
 if TYPE_CHECKING:
     import httpx
@@ -93,18 +93,18 @@ def check_url(url: str, policy: Policy) -> tuple[str, int]:
             rules exclude.
     """
     if len(url) > MAX_URL_CHARS:
-        raise WebError(f"the URL is longer than {MAX_URL_CHARS:,} characters: {url[:200]}...")
+        raise WebError(f"the URL is longer than {MAX_URL_CHARS:,} characters: {shown(url)}")
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise WebError(f"not a valid URL: {url!r}") from exc
+        raise WebError(f"not a valid URL: {shown(url)!r}") from exc
     if parts.scheme not in ("http", "https"):
         raise Refused(f"only http and https URLs can be fetched, not {parts.scheme or 'none'!r}")
     if parts.username is not None or parts.password is not None:
         raise Refused("URLs with credentials (user:password@) are refused")
     if not parts.hostname:
-        raise WebError(f"URL has no host: {url!r}")
+        raise WebError(f"URL has no host: {shown(url)!r}")
     _check_host(parts.hostname, policy)  # as written: httpx refuses 0177.0.0.1 less clearly
     host = _host(url)
     _check_host(host, policy)
@@ -142,7 +142,7 @@ def _host(url: str) -> str:
         # proxy past a --deny-host of blocked.test.
         host = httpx.URL(url).host
     except (httpx.InvalidURL, UnicodeError) as exc:  # IDNA refuses xn--localhost, say
-        raise WebError(f"not a valid URL: {url!r} ({exc})") from exc
+        raise WebError(f"not a valid URL: {shown(url)!r} ({shown(str(exc))})") from exc
     return host
 
 
@@ -256,13 +256,15 @@ async def fetch(
                         seconds=time.perf_counter() - started,
                         hops=tuple(hops),
                     )
-            raise WebError(f"more than {settings.max_redirects} redirects from {url}")
+            raise WebError(f"more than {settings.max_redirects} redirects from {shown(url)}")
     except TimeoutError as exc:
-        raise WebError(f"fetching {url} took longer than {deadline:g} s") from exc
+        raise WebError(f"fetching {shown(url)} took longer than {deadline:g} s") from exc
     except BlockedAddress as exc:
         raise Refused(str(exc)) from exc
-    except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise WebError(f"could not fetch {current}: {type(exc).__name__}: {exc}") from exc
+    except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
+        # UnicodeError: a header value httpx cannot send (not ASCII), a host IDNA refuses.
+        problem = f"{type(exc).__name__}: {shown(str(exc))}"
+        raise WebError(f"could not fetch {shown(current)}: {problem}") from exc
 
 
 def _origin(url: str) -> tuple[str, str | None, int | None]:
@@ -272,16 +274,24 @@ def _origin(url: str) -> tuple[str, str | None, int | None]:
 
 
 def _redirect(current: str, location: str) -> str:
-    """Return where a redirect from `current` to `location` leads.
+    """Return where a redirect from `current` to `location` leads, written as it is asked for.
+
+    That is percent-encoded, with its host in IDNA, as httpx sends it: the page's URL that
+    tools show is the site's choice, and a `Location` header's tag characters or bidi
+    overrides reached the model in it. Encoded, the URL still names the same page.
 
     Raises:
-        WebError: `location` is no URL (`http://[oops`: an IPv6 address never closed).
+        WebError: `location` is no URL (`http://[oops`: an IPv6 address never closed; a
+            host that IDNA refuses).
     """
+    import httpx
+
     try:
-        return urljoin(current, location)
-    except ValueError as exc:
-        shown = location[:200]  # the site's text, in an error outside any frame
-        raise WebError(f"{current} redirects to {shown!r}, which is no URL: {exc}") from None
+        return str(httpx.URL(urljoin(current, location)))
+    except (ValueError, httpx.InvalidURL) as exc:
+        raise WebError(
+            f"{shown(current)} redirects to {shown(location)!r}, which is no URL: {exc}"
+        ) from None
 
 
 async def read_capped(response: "httpx.Response", cap: int, *, cut: bool = False) -> bytes:

@@ -18,11 +18,11 @@ from bs4 import Tag
 from bs4.element import CData, NavigableString, PageElement
 from typing_extensions import TypedDict
 
-from . import wildcard
 from .errors import WebError
 from .fetcher import MAX_URL_CHARS
 from .markdown import MAX_LABEL_CHARS, Resolver, parse, parse_shown
 from .tree import UNSEEN, page_field
+from .wildcard import Wildcard
 
 MAX_OPEN_GRAPH = 50
 """OpenGraph properties shown at most (a page gave 20,000)."""
@@ -102,12 +102,15 @@ def links(
     """Return the page's distinct http(s) links, in page order, fragments dropped.
 
     `pattern` (a `wildcard` pattern) keeps the links whose URL it matches. A link's text
-    holds `MAX_LABEL_CHARS` at most (see `Texts` for when it is left empty).
+    holds `MAX_LABEL_CHARS` at most (see `Texts` for when it is left empty). Links that
+    hide themselves (`hiding.is_hidden`) are left out, and so are those inside hidden
+    elements: their text is what no reader sees, and a crawl does not follow them.
     """
     found: dict[str, str] = {}
+    wanted = Wildcard.of(pattern) if pattern else None  # split once, not once a link
     resolve = Resolver(url)
     texts = Texts()
-    for anchor in parse(html).find_all("a"):
+    for anchor in parse_shown(html).find_all("a"):
         href = UNSEEN.sub("", str(anchor.get("href") or "")).strip()
         resolved = resolve(href) if href else None
         absolute = urldefrag(resolved).url if resolved else ""
@@ -115,7 +118,7 @@ def links(
             continue
         if same_domain and not same_site(url, absolute):
             continue
-        if pattern and not wildcard.matches(pattern, absolute):
+        if wanted is not None and not wanted.matches(absolute):
             continue
         found[absolute] = texts.of(anchor, MAX_LABEL_CHARS)
     return [Link(url=href, text=text) for href, text in found.items()]

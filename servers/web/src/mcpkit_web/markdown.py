@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin
 
+from .hiding import is_hidden
 from .tame import tame
-from .tree import DROPPED, Node, is_hidden, read
+from .tree import DROPPED, Node, read
 
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup, Tag

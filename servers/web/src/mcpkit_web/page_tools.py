@@ -8,7 +8,7 @@ from typing import Annotated
 from mcpkit import Context, ImageContent, Param, Server, TextContent, ToolAnnotations
 
 from .content import Extracted, Format, extract
-from .errors import WebError
+from .errors import WebError, shown
 from .fetcher import Fetched
 from .pages import framed, paged, with_links
 from .parsing import parsed
@@ -49,7 +49,7 @@ async def loaded(
     async with web.page(url, timeout=timeout, robots=robots) as (page, report):
         await ctx.log("info", report.as_log(), logger="mcp-web")
         if page.status >= 400:
-            raise WebError(f"failed to fetch {url}: status code {page.status}")
+            raise WebError(f"failed to fetch {shown(url)}: status code {page.status}")
         yield page
 
 

@@ -14,7 +14,7 @@ from mcpkit import Changed, Context, Resource, Server
 from mcpkit.errors import ResourceNotFound
 
 from .content import page_text
-from .errors import WebError
+from .errors import WebError, shown
 from .fetcher import check_url
 from .pages import framed
 from .parsing import parsed
@@ -38,7 +38,7 @@ def register_resources(app: Server) -> None:
         async with web.page(url) as (page, report):
             await ctx.log("info", report.as_log(), logger="mcp-web")
             if page.status >= 400:
-                raise WebError(f"{url} answered status code {page.status}")
+                raise WebError(f"{shown(url)} answered status code {page.status}")
             return framed(await parsed(page_text, page), page.url)  # as tools give page text
 
     @app.resource(ROBOTS, mime_type="text/plain", title="A site's robots.txt")

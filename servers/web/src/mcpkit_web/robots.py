@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from . import wildcard
-from .errors import WebError
+from .errors import WebError, shown
 from .fetcher import MAX_URL_CHARS
 from .tree import page_field
 
@@ -162,7 +162,7 @@ def robots_url(url: str) -> str:
         parts = urlsplit(url)
         number = parts.port
     except ValueError as exc:  # urlsplit's own words: "Port out of range 0-65535"
-        raise WebError(f"not a valid URL ({exc}): {url[:200]!r}") from exc
+        raise WebError(f"not a valid URL ({exc}): {shown(url)!r}") from exc
     host = parts.hostname or ""
     if ":" in host:  # an IPv6 address
         host = f"[{host}]"

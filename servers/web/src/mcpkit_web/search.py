@@ -17,7 +17,7 @@ from .errors import WebError
 from .fetcher import Fetched
 from .markdown import parse
 from .parsing import held, parsed
-from .tree import page_field
+from .tree import UNSEEN, page_field
 from .web import Web
 
 Backend = Literal["duckduckgo", "searxng", "brave"]
@@ -113,6 +113,7 @@ def duckduckgo_hits(html: str) -> list[Hit]:
         parts = urlsplit(href)
         if parts.path == "/l/" and "uddg" in parse_qs(parts.query):
             href = parse_qs(parts.query)["uddg"][0]
+        href = UNSEEN.sub("", href)  # as a page's links lose them
         if not href.startswith(("http://", "https://")):
             continue
         snippet = result.select_one(".result__snippet")
@@ -129,6 +130,6 @@ def duckduckgo_hits(html: str) -> list[Hit]:
 def _hit(item: dict[str, Any], snippet_key: str) -> Hit:
     return Hit(
         title=page_field(str(item.get("title") or "")),
-        url=str(item.get("url") or ""),
+        url=UNSEEN.sub("", str(item.get("url") or "")),
         snippet=page_field(str(item.get(snippet_key) or "")),
     )

@@ -11,13 +11,14 @@ from mcpkit.work import Progress
 
 from . import inspect
 from .content import Format, decode
-from .errors import WebError
-from .fetcher import MAX_URL_CHARS, Fetched
+from .errors import WebError, shown
+from .fetcher import Fetched
 from .page_tools import READ_WEB, FormatArg, Timeout, Url, loaded, readable
 from .pages import framed
 from .parsing import parsed
 from .robots import robots_url
 from .web import Web
+from .wildcard import MAX_PATTERN_CHARS
 
 MAX_MANY = 20
 T = TypeVar("T")
@@ -87,7 +88,7 @@ def html_of(page: Fetched) -> str:
         WebError: the response is not HTML.
     """
     if not page.is_html:
-        raise WebError(f"{page.url} is {page.content_type}, not an HTML page")
+        raise WebError(f"{shown(page.url)} is {page.content_type}, not an HTML page")
     return decode(page.body, page.headers.get("content-type", ""))
 
 
@@ -139,7 +140,7 @@ def register_site_tools(app: Server) -> None:
             str | None,
             Param(
                 description="Text the link URL must contain (* any characters, $ the end).",
-                max_length=MAX_URL_CHARS,
+                max_length=MAX_PATTERN_CHARS,
             ),
         ] = None,
         timeout: Timeout = None,

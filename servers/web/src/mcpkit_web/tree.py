@@ -2,20 +2,21 @@
 
 `read` feeds the stdlib `html.parser` (no XML parser, so no entities to expand) and builds
 `Node`s only for what can be content: elements that are never content (scripts, styles,
-forms, ...) and, when asked, boilerplate (navigation, asides, a page's own header and
-footer, elements whose class or id says cookie banner, menu, share bar or advert) are
-skipped as they are met, so they cost no tree at all. The reading notes the candidates
+forms, ...), those that hide themselves (`hiding.is_hidden`), and, when asked,
+boilerplate (navigation, asides, a page's own header and footer, elements whose class or
+id says cookie banner, menu, share bar or advert) are skipped as they are met, so they
+cost no tree at all. The reading notes the candidates
 for the main content (`<main>`, `[role=main]`, articles, the body) and the title on the
 way. This is two to three times cheaper than a full BeautifulSoup tree, which matters on
 every fetch; bs4 is kept for CSS selectors.
 """
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
 from html.parser import HTMLParser
 
+from .hiding import is_hidden
 from .tame import tame
 
 DROPPED = frozenset(
@@ -56,19 +57,6 @@ _SIBLINGS = {
     "th": (frozenset(("td", "th")), frozenset(("tr", "table"))),
 }
 _SCOPES = frozenset(("article", "main"))
-HIDDEN_STYLE = re.compile(
-    r"display:none|visibility:(?:hidden|collapse)|opacity:0*(?:\.0\d*)?(?![.\d])"
-    r"|font-size:0*(?:\.0*)?[a-z%]*(?![.\d])|(?:left|top|text-indent):-\d{4,}"
-    r"|transform:scale[xy]?\(0*(?:\.0*)?[,)]|clip-path:(?:inset\((?:50|100)%|circle\(0[,)%p])"
-    r"|clip:rect\((?:[01](?:px)?,?){4}\)"
-)
-"""An inline style that hides its element, read as `style_of` writes it (plain, lower case,
-no space): what a reader never sees, a model should not. Faded to 0.09 at most, shrunk to
-nothing, moved thousands of pixels away, or clipped to a pixel."""
-_ZERO_BOX = re.compile(r"(?:^|;)(?:max-)?(?:height|width):0+(?:\.0*)?[a-z%]*(?![.\d])")
-"""A box of no height or width: hidden with `overflow:hidden`."""
-_CSS_NOISE = re.compile(r"/\*.*?\*/|\s+", re.DOTALL)
-_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})\s?|(.))")
 INVISIBLE_FORMATS = "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
 """Format controls of scripts, tag characters and variation selectors, as ranges of a
 pattern's class: they show nothing, yet models read them."""
@@ -175,22 +163,6 @@ def read(html: str, *, boilerplate: bool = True) -> Page:
     return reader.page
 
 
-def style_of(style: str) -> str:
-    r"""Return an inline style as CSS reads it: escapes decoded, no comment, no space, lower case.
-
-    So `display:/**/none` and `display:n\6f ne` read as `display:none`, which they are.
-    """
-    decoded = _CSS_ESCAPE.sub(_unescaped, style)
-    return _CSS_NOISE.sub("", decoded).lower()
-
-
-def _unescaped(found: re.Match[str]) -> str:
-    code = found.group(1)
-    if code is None:
-        return found.group(2)
-    return chr(int(code, 16)) if 0 < int(code, 16) <= 0x10FFFF else "\ufffd"
-
-
 def is_boilerplate(name: str, attrs: dict[str, str]) -> bool:
     """Say whether an element with this name and these attributes is boilerplate."""
     if not attrs or name in BOILERPLATE:
@@ -203,16 +175,6 @@ def is_boilerplate(name: str, attrs: dict[str, str]) -> bool:
         return False
     names = f"{attrs.get('class', '')} {attrs.get('id', '')}"
     return bool(names.strip()) and NOISE.search(names) is not None
-
-
-def is_hidden(attrs: Mapping[str, object]) -> bool:
-    """Say whether an element with these attributes hides itself from a reader."""
-    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).strip().lower() == "true":
-        return True
-    style = style_of(str(attrs.get("style", "")))
-    if HIDDEN_STYLE.search(style):
-        return True
-    return "overflow:hidden" in style and _ZERO_BOX.search(style) is not None
 
 
 class _Reader(HTMLParser):

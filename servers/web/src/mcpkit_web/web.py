@@ -20,7 +20,7 @@ import anyio
 
 from .addresses import Policy
 from .content import page_text
-from .errors import Refused, WebError
+from .errors import Refused, WebError, shown
 from .fetcher import Fetched, Hop, Settings, check_url, fetch
 from .parsing import held, parsed
 from .robots import MAX_ROBOTS_BYTES, Robots, Verdict, robots_text, robots_url
@@ -191,7 +191,7 @@ class Web:
                 page = cached or await self.fetch(url, timeout=timeout, before_hop=hop)
         except TimeoutError:
             raise WebError(
-                f"fetching {url} took longer than {seconds:g} s, robots.txt included"
+                f"fetching {shown(url)} took longer than {seconds:g} s, robots.txt included"
             ) from None
         if cached is None:
             self.cache.put(url, page)
@@ -215,8 +215,8 @@ class Web:
         verdict = await self.robots_verdict(url, timeout=timeout)
         if not verdict.allowed:
             raise WebError(
-                f"{robots_url(url)} does not let {self.settings.user_agent.split(' ')[0]}"
-                f" fetch {url} ({verdict.reason}). The user can fetch it with the fetch"
+                f"{shown(robots_url(url))} does not let {self.settings.user_agent.split(' ')[0]}"
+                f" fetch {shown(url)} ({verdict.reason}). The user can fetch it with the fetch"
                 " prompt, or the operator can pass --ignore-robots-txt."
             )
         return f"allowed ({verdict.reason})"
@@ -327,5 +327,6 @@ class PagePoller:
                 # every poll of the page, so its subscriber heard of no change again.
                 self.validators[asked] = value
         text = await parsed(page_text, page)
-        self.last = hashlib.sha256(text.encode()).hexdigest()
+        # surrogatepass: a JSON page's lone "\ud800" is in its text, which UTF-8 cannot hold.
+        self.last = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         return self.last
