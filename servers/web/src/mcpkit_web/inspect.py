@@ -12,10 +12,9 @@ budget (`MAX_FIELDS_CHARS`).
 """
 
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urlsplit
 
-from bs4 import Tag
-from bs4.element import CData, NavigableString, PageElement
 from typing_extensions import TypedDict
 
 from .errors import WebError
@@ -23,6 +22,10 @@ from .fetcher import MAX_URL_CHARS
 from .markdown import MAX_LABEL_CHARS, Resolver, parse, parse_shown
 from .tree import UNSEEN, page_field
 from .wildcard import Wildcard
+
+if TYPE_CHECKING:
+    from bs4 import Tag
+    from bs4.element import PageElement
 
 MAX_OPEN_GRAPH = 50
 """OpenGraph properties shown at most (a page gave 20,000)."""
@@ -35,7 +38,6 @@ MAX_FIELDS_CHARS = 1_000_000
 """Characters of all field values of a result: values past it are left out."""
 MAX_VISITS = 1_000_000
 """Nodes the reading of one result's texts may visit: about a second's work."""
-_TEXT_TYPES = (NavigableString, CData)
 
 
 class Link(TypedDict):
@@ -180,8 +182,11 @@ class Texts:
     def __init__(self) -> None:
         self.visits_left = MAX_VISITS
 
-    def of(self, element: Tag, limit: int) -> str:
+    def of(self, element: "Tag", limit: int) -> str:
         """Return the text `element` holds, blanks collapsed, cut to `limit` characters."""
+        # Imported on first use, as markdown.parse does: bs4 took a third of the start.
+        from bs4.element import CData, NavigableString, Tag
+
         pieces: list[str] = []
         size = 0
         # A stack of the children still to read at each depth: bs4's own walk first
@@ -195,7 +200,7 @@ class Texts:
             self.visits_left -= 1
             if isinstance(node, Tag):
                 stack.append(iter(node.contents))
-            elif isinstance(node, NavigableString) and type(node) in _TEXT_TYPES:
+            elif isinstance(node, NavigableString) and type(node) in (NavigableString, CData):
                 # As get_text: strings, not comments or declarations (subclasses).
                 room = limit + 1 - size
                 pieces.append(node if len(node) <= room else node[:room])  # bs4 slices slowly

@@ -9,6 +9,7 @@ so a page cannot end the frame early and speak as the user.
 
 import re
 from collections.abc import Iterable
+from functools import cache
 from urllib.parse import quote
 
 from .tree import INVISIBLE_FORMATS
@@ -56,9 +57,15 @@ def _written_any_way(marker: str) -> re.Pattern[str]:
     return re.compile(_INVISIBLE.join(classes), re.IGNORECASE)
 
 
-_CLOSING = _written_any_way("</untrusted-web-content")
-"""A closing marker in the page, however written (full-width, a zero-width space
-inside, Cyrillic letters): defused, it cannot end the frame as a model reads it."""
+@cache
+def _closing() -> re.Pattern[str]:
+    """Return the pattern of a closing marker in the page, however written.
+
+    Full-width, a zero-width space inside, Cyrillic letters: defused, it cannot end the
+    frame as a model reads it. Made on first use: its classes of case-folded characters
+    take 10 ms to compile, a twentieth of the server's start.
+    """
+    return _written_any_way("</untrusted-web-content")
 
 
 def paged(text: str, url: str, start_index: int, max_length: int, prefix: str = "") -> str:
@@ -99,7 +106,7 @@ def framed(text: str, url: str) -> str:
     the tag: a redirect chooses the final URL, and `"></untrusted-web-content>` in it
     closed the frame.
     """
-    safe = _CLOSING.sub("<\\/untrusted-web-content", text)
+    safe = _closing().sub("<\\/untrusted-web-content", text)
     source = quote(url, safe=URL_CHARACTERS)
     return (
         f'<untrusted-web-content source="{source}">\n'
