@@ -166,3 +166,18 @@ def test_stray_output_of_a_handler_or_its_children_never_reaches_the_protocol() 
     assert by_id[2]["result"]["content"][0]["text"] == "done"
     assert "a stray print" in done.stderr
     assert "child: ''" in done.stderr  # its stdin held nothing of the client's
+
+
+def test_a_server_on_stdio_loads_no_http_stack() -> None:
+    # Every start pays for what it imports: the HTTP stack was a twentieth of one.
+    probe = (
+        "import argparse, sys\n"
+        "from mcpkit import cli\n"
+        "for argv in ([], ['--transport', 'http']):\n"
+        "    args = cli.parse(argparse.ArgumentParser(), argv)\n"
+        "    print(args.http_config is None, 'mcpkit.http.auth' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, check=True, text=True, timeout=60
+    )
+    assert result.stdout.split("\n")[:2] == ["True False", "False True"]

@@ -23,7 +23,7 @@ from . import oplog
 from .allocator import fix_mmap_threshold
 from .connection import Connection
 from .envargs import check_flags, choice
-from .http.options import add_http_arguments, http_config
+from .http.options import add_http_arguments
 from .runtime import Runtime
 from .server import Server
 from .transports import Transport
@@ -169,5 +169,9 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
             f"MCPKIT_STATE_KEY must be at least {_STATE_KEY_BYTES} bytes"
             " (for example: openssl rand -hex 32)"
         )
-    args.http_config = http_config(parser, args) if args.transport != "stdio" else None
+    args.http_config = None
+    if args.transport != "stdio":
+        from .http.configure import http_config  # the HTTP stack loads only when it is used
+
+        args.http_config = http_config(parser, args)
     return args

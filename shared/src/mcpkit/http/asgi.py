@@ -28,10 +28,6 @@ SSE_HEADERS = (
 )
 """The headers of every SSE response."""
 
-KEEPALIVE_SECONDS = 15.0
-"""Seconds of silence after which an SSE response sends a comment line: proxies and clients
-with idle timeouts would otherwise close a quiet long-lived stream."""
-
 KEEPALIVE_COMMENT = b": keep-alive\n\n"
 """An SSE comment: clients skip it, and its blank line dispatches no event (no data)."""
 

@@ -2,10 +2,15 @@
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .asgi import KEEPALIVE_SECONDS
-from .auth import Authenticator
-from .events import EventStore
+if TYPE_CHECKING:  # read at start by every server's command line: the HTTP stack is not
+    from .auth import Authenticator
+    from .events import EventStore
+
+KEEPALIVE_SECONDS = 15.0
+"""Seconds of silence after which an SSE response sends a comment line: proxies and clients
+with idle timeouts would otherwise close a quiet long-lived stream."""
 
 
 @dataclass(kw_only=True)
@@ -29,8 +34,8 @@ class HttpConfig:
     session_idle_timeout: float = 1800.0
     allowed_hosts: Sequence[str] = ()
     allowed_origins: Sequence[str] = ()
-    auth: Authenticator | None = None
-    event_store: EventStore | None = None
+    auth: "Authenticator | None" = None
+    event_store: "EventStore | None" = None
     retry_ms: int = 1000
     """How long a client waits before it reconnects to a stream the server ended."""
     keepalive: float = KEEPALIVE_SECONDS
