@@ -303,3 +303,50 @@ async def test_robots_txt_and_the_page_share_one_deadline(site: Site) -> None:
     finally:
         await fetching.close()
     assert site.hits("/page") == 1  # it was asked for, and cut off
+
+
+async def test_calls_to_a_new_site_download_its_robots_txt_once(site: Site) -> None:
+    # Each downloaded it, and each waited for a parse turn to read it: pages held while
+    # their robots.txt waited for turns that held pages waiting for their parse.
+    site.routes["/robots.txt"] = Route(b"User-agent: *\nAllow: /\n", trickle=0.01)
+    for number in range(8):
+        site.page(f"/p{number}", f"<p>page {number}</p>")
+    fetching = web_for()
+    statuses: list[int] = []
+
+    async def get(number: int) -> None:
+        async with fetching.page(site.url(f"/p{number}")) as (page, report):
+            statuses.append(page.status)
+            assert report.robots.startswith("allowed")
+
+    try:
+        async with anyio.create_task_group() as calls:
+            for number in range(8):
+                calls.start_soon(get, number)
+    finally:
+        await fetching.close()
+    assert statuses == [200] * 8
+    assert site.hits("/robots.txt") == 1
+
+
+async def test_a_call_waiting_for_robots_txt_downloads_it_when_the_first_gives_up(
+    site: Site,
+) -> None:
+    site.routes["/robots.txt"] = Route(b"User-agent: *\nAllow: /\n", trickle=0.04)  # ~1 s
+    site.page("/page", "<p>page</p>")
+    fetching = web_for()
+
+    async def impatient() -> None:
+        with pytest.raises(WebError, match=r"took longer than 0\.3 s"):
+            async with fetching.page(site.url("/page"), timeout=0.3):
+                pass
+
+    try:
+        async with anyio.create_task_group() as calls:
+            calls.start_soon(impatient)
+            await anyio.sleep(0.1)  # it is downloading robots.txt
+            async with fetching.page(site.url("/page"), timeout=10) as (page, _):
+                assert page.status == 200
+    finally:
+        await fetching.close()
+    assert site.hits("/robots.txt") == 2

@@ -113,6 +113,10 @@ class Web:
     cache: BodyCache = field(default_factory=BodyCache)
     robots: dict[str, tuple[float, Robots]] = field(default_factory=dict[str, tuple[float, Robots]])
     """Each site's rules by robots.txt URL, with the time.monotonic() until which they hold."""
+    _robots_asked: dict[str, anyio.Event] = field(
+        default_factory=dict[str, anyio.Event], init=False, repr=False
+    )
+    """The robots.txt URLs being downloaded, each with the event set when that is done."""
     _client: "httpx.AsyncClient | None" = None
 
     @property
@@ -233,10 +237,27 @@ class Web:
             WebError: the URL's port is not valid, or the operator refuses the site.
         """
         where = robots_url(url)
+        # One download of a site's robots.txt at a time: eight calls to a new site each
+        # asked for it, and each waited for a parse turn to read it.
+        while (asked := self._robots_asked.get(where)) is not None:
+            await asked.wait()
         known = self.robots.pop(where, None)
         if known is not None and time.monotonic() < known[0]:
             self.robots[where] = known  # now the most recently used
             return known[1]
+        self._robots_asked[where] = asked = anyio.Event()
+        try:
+            return await self._download_robots(where, timeout)
+        finally:
+            del self._robots_asked[where]
+            asked.set()
+
+    async def _download_robots(self, where: str, timeout: float | None) -> Robots:
+        """Download and parse the robots.txt at `where`, and keep its rules (see `robots_for`).
+
+        Raises:
+            WebError: the operator refuses the site.
+        """
         # The part parsed and one byte more (which says whether the file goes on), whatever
         # the download cap: the RFC's 500 KiB are read even under a lower cap, and a longer
         # file is cut there, neither refused (which would close the site) nor downloaded.
