@@ -187,6 +187,7 @@ class Texts:
         # Imported on first use, as markdown.parse does: bs4 took a third of the start.
         from bs4.element import CData, NavigableString, Tag
 
+        text_types = (NavigableString, CData)
         pieces: list[str] = []
         size = 0
         # A stack of the children still to read at each depth: bs4's own walk first
@@ -200,7 +201,7 @@ class Texts:
             self.visits_left -= 1
             if isinstance(node, Tag):
                 stack.append(iter(node.contents))
-            elif isinstance(node, NavigableString) and type(node) in (NavigableString, CData):
+            elif isinstance(node, NavigableString) and type(node) in text_types:
                 # As get_text: strings, not comments or declarations (subclasses).
                 room = limit + 1 - size
                 pieces.append(node if len(node) <= room else node[:room])  # bs4 slices slowly
