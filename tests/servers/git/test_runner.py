@@ -42,7 +42,8 @@ def test_environment_is_built_not_inherited() -> None:
         "SOMETHING": "kept",
     }
     env = Runner().environment(inherited)
-    assert not {"GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_PARAMETERS", "GIT_SSH_COMMAND"} & set(env)
+    assert not {"GIT_DIR", "GIT_WORK_TREE", "GIT_SSH_COMMAND"} & set(env)
+    assert "touch" not in env["GIT_CONFIG_PARAMETERS"]  # ours alone
     assert "GIT_EXEC_PATH" not in env
     assert env["PAGER"] == "cat"
     assert "EDITOR" not in env
@@ -107,9 +108,8 @@ def test_operator_may_keep_their_git_configuration() -> None:
     assert env["GIT_ALLOW_PROTOCOL"] == "https:ssh:file"  # nor ext::, whatever the repository
 
 
-def test_overrides_come_before_the_command_and_hooks_are_off_unless_allowed() -> None:
-    argv = Runner().argv(["status"], [("filter.x.clean", "")])
-    config = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-c"]
+def test_inert_settings_are_in_the_environment_and_hooks_are_off_unless_allowed() -> None:
+    given = Runner().environment({"PATH": "/usr/bin"})["GIT_CONFIG_PARAMETERS"]
     for setting in (
         "core.fsmonitor=false",
         "core.hooksPath=/dev/null",
@@ -120,13 +120,28 @@ def test_overrides_come_before_the_command_and_hooks_are_off_unless_allowed() ->
         "credential.helper=",
         "core.sshCommand=ssh",
         "diff.ignoreSubmodules=all",
-        "filter.x.clean=",
     ):
-        assert setting in config
-    assert argv[-1] == "status"
-    assert argv[1] == "--no-pager"
-    hooks = Runner(Settings(allow_hooks=True)).argv(["status"])
-    assert not any(arg.startswith("core.hooksPath") for arg in hooks)
+        assert f"'{setting}'" in given.split(" ")
+    hooks = Runner(Settings(allow_hooks=True)).environment({"PATH": "/usr/bin"})
+    assert "core.hooksPath" not in hooks["GIT_CONFIG_PARAMETERS"]
+
+
+def test_overrides_come_before_the_command() -> None:
+    argv = Runner().argv(["status"], [("filter.x.clean", "")])
+    assert argv[1:] == ["--no-pager", "--no-replace-objects", "-c", "filter.x.clean=", "status"]
+
+
+async def test_inert_settings_beat_the_repository_and_follow_the_operators(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "r")
+    git(repo, "config", "core.pager", "touch PAGER")
+    git(repo, "config", "core.editor", "touch EDITOR")
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'core.editor=vi' 'my.own=kept'")
+    runner = Runner(Settings(inherit_config=True))  # the operator's settings are read too
+    for key, value in (("core.pager", "cat"), ("core.editor", "true"), ("my.own", "kept")):
+        shown = await runner.run(str(repo), ["config", "--get", key])
+        assert shown.text == f"{value}\n"
 
 
 async def test_output_is_capped_and_says_so(tmp_path: Path) -> None:

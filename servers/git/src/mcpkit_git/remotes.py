@@ -236,11 +236,14 @@ def pack_program(git: Git, action: str, local: bool) -> str:
 
     The option beats `remote.<name>.uploadpack` and `receivepack`, which take their first
     value, so a repository's own would beat `-c`. On this machine, git runs it through a
-    shell, with the inert settings; a server elsewhere gets the plain program name.
+    shell, with the inert settings on its command line: git passes none of its own
+    configuration to a program it starts in another repository. A server elsewhere gets
+    the plain program name.
     """
+    inert = git.runner.inert
     if action != "push":
-        return shlex.join(git.runner.argv(["upload-pack"])) if local else "git-upload-pack"
-    return shlex.join(git.runner.argv(LOCAL_RECEIVE)) if local else "git-receive-pack"
+        return shlex.join(git.runner.argv(["upload-pack"], inert)) if local else "git-upload-pack"
+    return shlex.join(git.runner.argv(LOCAL_RECEIVE, inert)) if local else "git-receive-pack"
 
 
 async def pushed_branch(git: Git, branch: str | None) -> str:
