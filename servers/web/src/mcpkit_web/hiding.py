@@ -8,11 +8,13 @@ at a time, and hides its element if one of them does: `display: none`, `visibili
 hidden`, faded below `FAINT`, a font under a pixel, scaled below `FAINT`, clipped to
 nothing, `FAR` pixels off the page, or a box of no height or width whose overflow is
 hidden. A declaration counts even where a later one overrides it: the page is the
-adversary, and to hide less than it seems to gains it nothing. Stylesheets are not read.
+adversary, and to hide less than it seems to gains it nothing. A page's stylesheets are
+read by `stylesheets`, with the properties and values said here.
 """
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import NamedTuple
 
 FAINT = 0.1
 """Opacity, or scale, below which an element counts as unseen."""
@@ -28,33 +30,59 @@ _OVERFLOWS = frozenset(("overflow", "overflow-x", "overflow-y"))
 _SIZES = frozenset(("height", "width", "max-height", "max-width"))
 
 
+class Declaration(NamedTuple):
+    """One declaration of a style: `display: none !important`, in lower case."""
+
+    name: str
+    value: str
+    important: bool
+
+
 def is_hidden(attrs: Mapping[str, object]) -> bool:
     """Say whether an element with these attributes hides itself from a reader."""
     if "hidden" in attrs or str(attrs.get("aria-hidden", "")).strip().lower() == "true":
         return True
     style = attrs.get("style")
-    if not style:
-        return False
-    found = declarations(str(style))
+    return bool(style) and hides([(name, value) for name, value, _ in declared(str(style))])
+
+
+def hides(found: Sequence[tuple[str, str]]) -> bool:
+    """Say whether one of these declarations (property, value) hides its element."""
     if any(_HIDES[name](value) for name, value in found if name in _HIDES):
         return True
     return _in_no_box(found)
 
 
-def declarations(style: str) -> list[tuple[str, str]]:
-    r"""Return an inline style's declarations as CSS reads them: (property, value), lower case.
+def could_hide(name: str, value: str) -> bool:
+    """Say whether a declaration hides its element, alone or in a box of no size."""
+    if name in _HIDES:
+        return _HIDES[name](value)
+    if name in _SIZES:
+        return _zero(value)
+    return name in _OVERFLOWS and ("hidden" in value.split() or "clip" in value.split())
+
+
+def declared(style: str) -> list[Declaration]:
+    r"""Return a style's declarations as CSS reads them, in lower case.
 
     Escapes are decoded and comments dropped, so `display:/**/none` and `display:n\6f ne`
     read as `display: none`, which they are; a value's spaces are single, and its
-    `!important` is left out.
+    `!important` is said apart.
     """
-    text = _COMMENT.sub("", _ESCAPE.sub(_unescaped, style)).lower()
-    found: list[tuple[str, str]] = []
+    text = _COMMENT.sub("", plain(style))
+    found: list[Declaration] = []
     for declaration in text.split(";"):
         name, colon, value = declaration.partition(":")
         if colon:
-            found.append((name.strip(), " ".join(value.partition("!")[0].split())))
+            value, bang, flag = value.partition("!")
+            important = bool(bang) and flag.strip() == "important"
+            found.append(Declaration(name.strip(), " ".join(value.split()), important))
     return found
+
+
+def plain(text: str) -> str:
+    r"""Return CSS text with its escapes decoded (`n\6f ne` is `none`), in lower case."""
+    return _ESCAPE.sub(_unescaped, text).lower()
 
 
 def _unescaped(found: re.Match[str]) -> str:
@@ -173,7 +201,7 @@ def _zero(value: str) -> bool:
     return found is not None and found[0] == 0
 
 
-def _in_no_box(found: list[tuple[str, str]]) -> bool:
+def _in_no_box(found: Sequence[tuple[str, str]]) -> bool:
     """Say whether the style makes a box of no height or width, its overflow hidden."""
     sized = any(name in _SIZES and _zero(value) for name, value in found)
     return sized and any(
@@ -194,3 +222,5 @@ _HIDES: dict[str, Callable[[str], bool]] = {
     **dict.fromkeys(("left", "top", "margin-left", "margin-top", "text-indent"), _far_off),
 }
 """The properties that can hide an element, and what says whether a value of theirs does."""
+PROPERTIES = frozenset((*_HIDES, *_SIZES, *_OVERFLOWS))
+"""Every property that has a say in whether an element is hidden."""

@@ -52,22 +52,53 @@ _TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)
 
 def parse(html: str) -> "BeautifulSoup":
     """Return the page as a BeautifulSoup tree (bs4 is imported here, on first use)."""
-    from bs4 import BeautifulSoup
-
-    return BeautifulSoup(tame(html), "html.parser")
+    return _soup(tame(html))
 
 
 def parse_shown(html: str) -> "BeautifulSoup":
-    """Return the page as `parse` does, without the elements that hide themselves.
+    """Return the page as `parse` does, without the elements hidden from a reader.
 
     What no reader sees is how a page gives a model instructions: left out of what a CSS
-    selector chooses too, whatever else it keeps.
+    selector chooses too, whatever else it keeps. An element is hidden by its attributes
+    (`hiding.is_hidden`) or by the page's stylesheets (`stylesheets.Sheet`).
     """
-    soup = parse(html)
-    for element in soup.find_all(lambda tag: bool(tag.attrs) and is_hidden(tag.attrs)):
-        if not element.decomposed:  # not inside one taken out already
-            element.decompose()
+    from .stylesheets import Sheet  # its patterns compile at the first page read, not at start
+
+    tamed = tame(html)
+    soup = _soup(tamed)
+    sheet = Sheet.read(tamed)
+    styled = bool(sheet)
+    todo: list[Tag | None] = _tags(soup)  # None: the end of the element last opened
+    while todo:
+        tag = todo.pop()
+        if tag is None:
+            sheet.close()
+            continue
+        attrs = {
+            key: " ".join(value) if isinstance(value, list) else str(value)  # a class: names
+            for key, value in tag.attrs.items()
+        }
+        if (attrs and is_hidden(attrs)) or (styled and sheet.hides(tag.name, attrs)):
+            tag.decompose()
+            continue
+        if styled:
+            sheet.open(tag.name, attrs)
+            todo.append(None)
+        todo.extend(_tags(tag))
     return soup
+
+
+def _soup(tamed: str) -> "BeautifulSoup":
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup(tamed, "html.parser")
+
+
+def _tags(parent: "Tag") -> "list[Tag | None]":
+    """Return the elements in `parent`, the last first (as a stack pops them in order)."""
+    from bs4 import Tag
+
+    return [child for child in reversed(parent.contents) if isinstance(child, Tag)]
 
 
 def main_content(html: str, selector: str | None = None) -> tuple[str, list[Node]]:

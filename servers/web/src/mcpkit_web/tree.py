@@ -2,7 +2,7 @@
 
 `read` feeds the stdlib `html.parser` (no XML parser, so no entities to expand) and builds
 `Node`s only for what can be content: elements that are never content (scripts, styles,
-forms, ...), those that hide themselves (`hiding.is_hidden`), and, when asked,
+forms, ...), those hidden (`hiding.is_hidden`, the page's `stylesheets`), and, when asked,
 boilerplate (navigation, asides, a page's own header and footer, elements whose class or
 id says cookie banner, menu, share bar or advert) are skipped as they are met, so they
 cost no tree at all. The reading notes the candidates
@@ -15,9 +15,13 @@ import re
 from dataclasses import dataclass, field
 from html import escape
 from html.parser import HTMLParser
+from typing import TYPE_CHECKING
 
 from .hiding import is_hidden
 from .tame import tame
+
+if TYPE_CHECKING:
+    from .stylesheets import Sheet
 
 DROPPED = frozenset(
     (
@@ -157,8 +161,11 @@ class Page:
 
 def read(html: str, *, boilerplate: bool = True) -> Page:
     """Return the page's tree without what is never content (nor boilerplate, if asked)."""
-    reader = _Reader(boilerplate)
-    reader.feed(tame(html))
+    from .stylesheets import Sheet  # its patterns compile at the first page read, not at start
+
+    tamed = tame(html)
+    reader = _Reader(boilerplate, Sheet.read(tamed))
+    reader.feed(tamed)
     reader.close()
     return reader.page
 
@@ -180,9 +187,11 @@ def is_boilerplate(name: str, attrs: dict[str, str]) -> bool:
 class _Reader(HTMLParser):
     """Builds a `Page` from the parser's events; the open elements are a stack, not calls."""
 
-    def __init__(self, boilerplate: bool) -> None:
+    def __init__(self, boilerplate: bool, sheet: "Sheet") -> None:
         super().__init__(convert_charrefs=True)
         self.boilerplate = boilerplate
+        self.sheet = sheet  # told of each node opened and closed, for its selectors
+        self.styled = bool(sheet)  # without a rule, the sheet is not asked: a page has many
         self.page = Page(Node("[document]", {}))
         # Open elements as (name, node); node is None inside a skipped element.
         self.open: list[tuple[str, Node | None]] = [("[document]", self.page.root)]
@@ -208,6 +217,8 @@ class _Reader(HTMLParser):
             self.opened[tag] = self.opened.get(tag, 0) + 1
             if node is not None and tag in _SCOPES:
                 self.scopes += 1
+            if node is not None and self.styled:
+                self.sheet.open(tag, values)
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "title" and self.title is not None:
@@ -229,6 +240,8 @@ class _Reader(HTMLParser):
             node.children.append(data)
 
     def _skips(self, tag: str, values: dict[str, str]) -> bool:
+        if self.styled and self.sheet.hides(tag, values):
+            return True
         if not self.boilerplate:  # what the model asked for, but never what none can see
             return bool(values) and is_hidden(values)
         if tag in ("header", "footer") and not self.scopes:
@@ -269,3 +282,5 @@ class _Reader(HTMLParser):
             self.opened[name] -= 1
             if node is not None and node.name in _SCOPES:
                 self.scopes -= 1
+            if node is not None and self.styled:
+                self.sheet.close()
