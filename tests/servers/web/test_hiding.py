@@ -59,6 +59,21 @@ HIDDEN = [
     "position: absolute; top: -10000px",
     "margin-left: -5000px",
     "display: block; display: none",  # each declaration counts
+    "color: transparent",
+    "color: rgba(0, 0, 0, 0)",
+    "color: rgb(0 0 0 / 0%)",
+    "color: hsl(0 0% 0% / 0.05)",
+    "color: #0000",
+    "color: #ffffff00",
+    "filter: opacity(0)",
+    "filter: blur(1px) opacity(5%)",
+    "scale: 0",
+    "scale: 1 0",
+    "translate: -9999px",
+    "transform: translate3d(-9999px, 0, 0)",
+    "transform: scale3d(0, 1, 1)",
+    "position: absolute; right: 10000px",
+    "position: absolute; bottom: 5000px",
 ]
 SHOWN = [
     "",
@@ -95,6 +110,19 @@ SHOWN = [
     "position: absolute; left: -20px",
     "z-index: -10000",
     "margin-left: -100px",
+    "color: red",
+    "color: rgba(0, 0, 0, 0.5)",
+    "color: rgb(0 0 0)",
+    "color: #000",
+    "color: #00000080",
+    "filter: opacity(0.5)",
+    "filter: blur(2px)",
+    "scale: 1.5",
+    "translate: 10px 20px",
+    "transform: translate3d(0, 0, -9999px)",
+    "transform: scale3d(1, 1, 0)",
+    "right: 0",
+    "bottom: -9999px",
 ]
 
 

@@ -5,11 +5,13 @@ left out of every reading of a page, whatever else it keeps (`tree.read`, with o
 boilerplate; `markdown.parse_shown`, for CSS selectors). An inline style is read as CSS
 reads it (escapes decoded, comments dropped, any case, `!important` aside), a declaration
 at a time, and hides its element if one of them does: `display: none`, `visibility:
-hidden`, faded below `FAINT`, a font under a pixel, scaled below `FAINT`, clipped to
-nothing, `FAR` pixels off the page, or a box of no height or width whose overflow is
-hidden. A declaration counts even where a later one overrides it: the page is the
-adversary, and to hide less than it seems to gains it nothing. A page's stylesheets are
-read by `stylesheets`, with the properties and values said here.
+hidden`, faded below `FAINT` (its opacity, `filter: opacity()`, or a transparent text
+colour), a font under a pixel, scaled below `FAINT`, clipped to nothing, `FAR` pixels
+off the page (`left`, `top`, `right`, `bottom`, a margin, an indent, a translation), or
+a box of no height or width whose overflow is hidden. A declaration counts even where a
+later one overrides it: the page is the adversary, and to hide less than it seems to
+gains it nothing. A page's stylesheets are read by `stylesheets`, with the properties
+and values said here.
 """
 
 import re
@@ -135,6 +137,26 @@ def _far_off(value: str) -> bool:
     return found is not None and found[0] * _PIXELS.get(found[1], 1.0) <= -FAR
 
 
+def _far_ahead(value: str) -> bool:
+    """Say whether `right` or `bottom` moves an element `FAR` pixels back (off the page)."""
+    found = _number(value)
+    return found is not None and found[0] * _PIXELS.get(found[1], 1.0) >= FAR
+
+
+def _transparent(value: str) -> bool:
+    """Say whether a colour is fainter than `FAINT`: `transparent`, an alpha near 0."""
+    if value == "transparent":
+        return True
+    if value.startswith("#") and len(value) in (5, 9):  # #rgba, #rrggbbaa
+        digits = value[-1] * 2 if len(value) == 5 else value[-2:]
+        return all(c in "0123456789abcdef" for c in digits) and int(digits, 16) / 255 < FAINT
+    for name, arguments in _functions(value):
+        if name in ("rgb", "rgba", "hsl", "hsla", "hwb", "lab", "lch", "oklab", "oklch"):
+            alpha = arguments[arguments.index("/") + 1 :] if "/" in arguments else arguments[3:]
+            return bool(alpha) and _faded(alpha[0])
+    return False
+
+
 def _functions(value: str) -> Iterator[tuple[str, list[str]]]:
     """Yield the functions a value calls, with their arguments: `scale(1, 0)` is scale, [1, 0]."""
     for chunk in value.split(")"):
@@ -146,11 +168,32 @@ def _functions(value: str) -> Iterator[tuple[str, list[str]]]:
 def _transformed_away(value: str) -> bool:
     """Say whether a transform scales an element below `FAINT`, or moves it `FAR` away."""
     for name, arguments in _functions(value):
-        if name in ("scale", "scalex", "scaley") and any(map(_shrunk, arguments)):
+        if name in ("scale", "scalex", "scaley", "scale3d") and _scaled_away(" ".join(arguments)):
             return True
-        if name in ("translate", "translatex", "translatey") and any(map(_far_off, arguments)):
+        if name in ("translate", "translatex", "translatey", "translate3d") and _moved_away(
+            " ".join(arguments)
+        ):
             return True
     return False
+
+
+def _scaled_away(value: str) -> bool:
+    """Say whether a scale (`0`, `1 0`, the `scale` property) shrinks either side below `FAINT`."""
+    return any(map(_shrunk, value.split()[:2]))
+
+
+def _moved_away(value: str) -> bool:
+    """Say whether a translation (the `translate` property) moves an element `FAR` back."""
+    return any(map(_far_off, value.split()[:2]))
+
+
+def _filtered_away(value: str) -> bool:
+    """Say whether a filter fades an element below `FAINT` (`opacity(0)`)."""
+    return any(
+        name == "opacity" and _faded(arguments[0])
+        for name, arguments in _functions(value)
+        if arguments
+    )
 
 
 def _clipped(value: str) -> bool:
@@ -217,9 +260,14 @@ _HIDES: dict[str, Callable[[str], bool]] = {
     "opacity": _faded,
     "font-size": _tiny,
     "transform": _transformed_away,
+    "scale": _scaled_away,
+    "translate": _moved_away,
+    "filter": _filtered_away,
+    "color": _transparent,
     "clip": _clipped,
     "clip-path": _clipped,
     **dict.fromkeys(("left", "top", "margin-left", "margin-top", "text-indent"), _far_off),
+    **dict.fromkeys(("right", "bottom"), _far_ahead),
 }
 """The properties that can hide an element, and what says whether a value of theirs does."""
 PROPERTIES = frozenset((*_HIDES, *_SIZES, *_OVERFLOWS))
