@@ -193,6 +193,34 @@ async def test_a_write_given_up_on_keeps_nothing_and_leaves_no_lock(
     assert rows == [("item 1", 0.5), ("item 2", 0)]
 
 
+async def test_a_writer_opened_again_keeps_the_growth_it_was_given(
+    files: Files, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A writer given up on is replaced by a new connection, which measured --max-growth
+    # again from the file's size then: each given-up write let the file grow once more.
+    monkeypatch.setattr("mcpkit_sqlite.session.STOP_GRACE", 0.3)
+    spec = DatabaseSpec("main", str(files.main), writable=True, max_growth=96 * 1024)
+    db = await Database.open(spec, 30.0)
+    assert db.writer is not None
+    await db.writer.connection.create_function(  # pyright: ignore[reportUnknownMemberType]
+        "pause", 1, pause
+    )
+    grow = [("INSERT INTO items (name) VALUES (hex(zeroblob(30000)))", None)]  # 60 kB
+    try:
+        await db.change(grow, seconds=10.0, **CAPS)
+        with pytest.raises(SqliteError, match="nothing it does is kept"):
+            await db.change([("SELECT pause(2.0)", None)], seconds=0.2, **CAPS)
+        await ended(db.writer)
+        with pytest.raises(SqliteError, match="--max-growth"):
+            await db.change(grow, seconds=10.0, **CAPS)
+    finally:
+        await db.close()
+    with sqlite3.connect(files.main) as other:
+        assert other.execute(
+            "SELECT count(*) FROM items WHERE length(name) = 60000"
+        ).fetchall() == [(1,)]
+
+
 async def test_a_write_waits_a_moment_for_another_process_s_lock_then_says_so(
     files: Files,
 ) -> None:

@@ -155,6 +155,10 @@ class Guard:
         self.writes = writes
         self.growth = growth
         """Bytes a writer's database may grow by, from its size when the writer opened."""
+        self.max_pages: int | None = None
+        """The pages a writer's database may reach: its size at the first open, plus
+        `growth`. A connection opened again in place of a stuck one keeps it: measured
+        again, each given-up statement let the file grow by `growth` once more."""
         self.budget: Budget | None = None
         self.server_statement = False
         """True while the server runs its own BEGIN, COMMIT or ROLLBACK."""
@@ -233,10 +237,12 @@ class GuardedConnection(sqlite3.Connection):
         # files, one query's ORDER BY random() over zeroblobs wrote a gigabyte a second.
         self.execute("PRAGMA temp_store = MEMORY")
         if guard.writes:
-            [(pages, page_size)] = self.execute(
-                "SELECT page_count, page_size FROM pragma_page_count, pragma_page_size"
-            ).fetchall()
-            self.execute(f"PRAGMA max_page_count = {pages + guard.growth // page_size}")
+            if guard.max_pages is None:
+                [(pages, page_size)] = self.execute(
+                    "SELECT page_count, page_size FROM pragma_page_count, pragma_page_size"
+                ).fetchall()
+                guard.max_pages = pages + guard.growth // page_size
+            self.execute(f"PRAGMA max_page_count = {guard.max_pages}")
         else:
             self.execute("PRAGMA query_only = ON")
         self.set_authorizer(guard.authorize)

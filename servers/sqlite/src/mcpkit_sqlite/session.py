@@ -50,16 +50,18 @@ logger = logging.getLogger(__name__)
 
 
 async def connect(
-    path: str, *, writes: bool, growth: int = MAX_GROWTH
+    path: str, *, writes: bool, growth: int = MAX_GROWTH, max_pages: int | None = None
 ) -> tuple[aiosqlite.Connection, Guard]:
     """Open `path` (which exists) read-only, or read-write if `writes`; return it and its guard.
 
-    A writer's database may grow by `growth` bytes from its size now.
+    A writer's database may grow by `growth` bytes from its size now, or up to `max_pages`
+    pages if given (those of the connection it replaces).
 
     Raises:
         sqlite3.Error: it cannot be opened.
     """
     guard = Guard(writes=writes, growth=growth)
+    guard.max_pages = max_pages
     uri = f"file:{quote(path)}?mode={'rw' if writes else 'ro'}"
     factory = partial(GuardedConnection, guard=guard)
     threading.stack_size(THREAD_STACK)  # for the thread the connection starts, at once
@@ -261,7 +263,10 @@ class Session:
         if file_identity(self.path) != self.file:
             raise OSError(f"{self.path} is another file now")
         connection, guard = await connect(
-            self.path, writes=self.guard.writes, growth=self.guard.growth
+            self.path,
+            writes=self.guard.writes,
+            growth=self.guard.growth,
+            max_pages=self.guard.max_pages,
         )
         if file_identity(self.path) != self.file:
             await connection.close()
