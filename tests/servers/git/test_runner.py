@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpkit_git import reading
+from mcpkit_git import process, reading
 from mcpkit_git.jail import Cache, open_repository
 from mcpkit_git.repo import Git
 from mcpkit_git.runner import (
@@ -354,7 +354,8 @@ async def test_at_most_at_once_git_processes_run_together(tmp_path: Path) -> Non
     # that is a named pipe, where git waits until its time is up) held every turn.
     log = tmp_path / "running.log"
     script = tmp_path / "git"
-    script.write_text(f"#!/bin/sh\necho start $PWD >> {log}\nsleep 0.2\necho end $PWD >> {log}\n")
+    # Git is given its folder first (`-C FOLDER`), as $2.
+    script.write_text(f"#!/bin/sh\necho start $2 >> {log}\nsleep 0.2\necho end $2 >> {log}\n")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     folders = [tmp_path / "hostile", tmp_path / "other"]
     runner = Runner(Settings(git=str(script)))
@@ -371,3 +372,23 @@ async def test_at_most_at_once_git_processes_run_together(tmp_path: Path) -> Non
         most[folder] = max(most[folder], running[folder])
         most["all"] = max(most["all"], sum(running.values()))
     assert most == {"all": AT_ONCE, **dict.fromkeys(map(str, folders), AT_ONCE_IN_ONE)}
+
+
+async def test_git_is_given_no_descriptor_the_server_inherited(tmp_path: Path) -> None:
+    # Spawned, a program gets every inheritable descriptor: one the server was given (a
+    # host's, a supervisor's) reached git, its hooks and helpers.
+    script = tmp_path / "fd-git"
+    script.write_text("#!/bin/sh\nls /proc/$$/fd\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    given = 200
+    opened = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(opened, given)  # inheritable, as a descriptor handed down is
+    os.close(opened)
+    process._keep_descriptors.cache_clear()  # pyright: ignore[reportPrivateUsage]
+    try:
+        result = await Runner(Settings(git=str(script))).run(str(tmp_path), ["status"])
+    finally:
+        os.close(given)
+    seen = set(map(int, result.text.split()))
+    assert {0, 1, 2} <= seen
+    assert given not in seen
