@@ -52,6 +52,7 @@ HIDDEN = [
     (".x{height:0;overflow:hidden}", '<div class="x"><p>SECRET</p></div>'),
     (".x{height:0} .x{overflow:hidden}", '<div class="x"><p>SECRET</p></div>'),
     (".x{position:absolute;left:-9999px}", '<p class="x">SECRET</p>'),
+    (".x{color:transparent} .y{background-clip:border-box}", '<p class="x y">SECRET</p>'),
     ("@media screen{.x{display:none}}", '<p class="x">SECRET</p>'),
     ("@media (min-width: 600px){.x{display:none}}", '<p class="x">SECRET</p>'),
     ("@supports (display:grid){.x{display:none}}", '<p class="x">SECRET</p>'),
@@ -103,6 +104,10 @@ SHOWN = [
     (".off .old + .x{display:none}", '<p class="old">old</p><p class="x">SEEN</p>'),
     (".x{opacity:0.5;font-size:small;height:0}", '<p class="x">SEEN</p>'),
     ('.x{content:"display:none"}', '<p class="x">SEEN</p>'),
+    (  # Tailwind's gradient headline: its letters are the background, clipped to them
+        ".bg-clip-text{background-clip:text} .text-transparent{color:transparent}",
+        '<h1 class="bg-clip-text text-transparent">SEEN</h1>',
+    ),
 ]
 
 

@@ -49,8 +49,18 @@ def is_hidden(attrs: Mapping[str, object]) -> bool:
 
 
 def hides(found: Sequence[tuple[str, str]]) -> bool:
-    """Say whether one of these declarations (property, value) hides its element."""
-    if any(_HIDES[name](value) for name, value in found if name in _HIDES):
+    """Say whether one of these declarations (property, value) hides its element.
+
+    A transparent text colour does not where its letters are drawn another way: a
+    gradient clipped to them (`background-clip: text`, a headline's common look), an
+    outline or a shadow.
+    """
+    drawn = any(name in DRAWN_TEXT and DRAWN_TEXT[name](value) for name, value in found)
+    if any(
+        _HIDES[name](value)
+        for name, value in found
+        if name in _HIDES and not (drawn and name == "color")
+    ):
         return True
     return _in_no_box(found)
 
@@ -270,5 +280,13 @@ _HIDES: dict[str, Callable[[str], bool]] = {
     **dict.fromkeys(("right", "bottom"), _far_ahead),
 }
 """The properties that can hide an element, and what says whether a value of theirs does."""
-PROPERTIES = frozenset((*_HIDES, *_SIZES, *_OVERFLOWS))
+DRAWN_TEXT: dict[str, Callable[[str], bool]] = {
+    "background-clip": lambda value: "text" in value.split(),
+    "-webkit-background-clip": lambda value: "text" in value.split(),
+    "-webkit-text-stroke": lambda value: not _zero(value.split()[0]) if value else False,
+    "-webkit-text-stroke-width": lambda value: not _zero(value),
+    "text-shadow": lambda value: value not in ("", "none"),
+}
+"""The properties that draw a text's letters whatever its colour, and what says they do."""
+PROPERTIES = frozenset((*_HIDES, *_SIZES, *_OVERFLOWS, *DRAWN_TEXT))
 """Every property that has a say in whether an element is hidden."""

@@ -25,7 +25,7 @@ from itertools import islice
 
 from . import media
 from .css import Block, Item, blocks
-from .hiding import PROPERTIES, Declaration, could_hide, declared, hides
+from .hiding import DRAWN_TEXT, PROPERTIES, Declaration, could_hide, declared, hides
 from .selector import Element, Lineage, Selector, parse, split
 
 MAX_SELECTORS = 20_000
@@ -103,6 +103,8 @@ class Sheet:
             for one in rule.declarations
             if could_hide(one.name, one.value)
         }
+        if "color" in hiding:  # a transparent one hides but where the letters are drawn
+            hiding.update(DRAWN_TEXT)
         self.rules = {}
         for rule in rules:
             kept = tuple(one for one in rule.declarations if one.name in hiding)
