@@ -125,6 +125,37 @@ def test_a_style_element_for_print_or_after_the_content_counts_as_a_browser_coun
     assert "Seen." in html_to(printed, URL, format="text", selector=None).text
 
 
+@pytest.mark.parametrize(
+    "link",
+    [
+        '<link rel="stylesheet" href="data:text/css,.x%7Bdisplay:none%7D">',
+        "<link href='data:text/css;base64,LnggeyBkaXNwbGF5OiBub25lIH0=' rel='preload stylesheet'>",
+        '<LINK REL=stylesheet HREF="data:,.x{visibility:hidden}" media="screen">',
+    ],
+)
+def test_a_linked_stylesheet_its_data_url_holds_counts(link: str) -> None:
+    # Such a link needs no fetch: a page that hides its instructions that way is read too.
+    html = f'{link}<main><p class="x">SECRET</p><p>Shown.</p></main>'
+    text = html_to(html, URL, format="text", selector=None).text
+    assert "SECRET" not in text
+    assert "Shown." in text
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        '<link rel="alternate stylesheet" href="data:,.x{display:none}">',
+        '<link rel="stylesheet" href="data:,.x{display:none}" media="print">',
+        '<link rel="icon" href="data:,.x{display:none}">',
+        '<link rel="stylesheet" data-media="print" href="https://example.com/x.css">',
+        '<link rel="stylesheet" href="data:text/css;base64,!!!">',
+    ],
+)
+def test_other_links_hide_nothing(link: str) -> None:
+    html = f'{link}<main><p class="x">Seen.</p></main>'
+    assert "Seen." in html_to(html, URL, format="text", selector=None).text
+
+
 def test_an_html_comment_holds_no_stylesheet() -> None:
     html = '<!-- <style>.x{display:none}</style> --><main><p class="x">Seen.</p></main>'
     assert "Seen." in html_to(html, URL, format="text", selector=None).text

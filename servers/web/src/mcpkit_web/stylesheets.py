@@ -2,12 +2,13 @@
 
 A page that hides instructions for a model does it in a stylesheet as readily as in a
 `style` attribute (`.note { display: none }` and `<p class="note">`). `Sheet.read` reads
-every `<style>` element of a page (a linked stylesheet is not fetched) and keeps the
-rules that set a property `hiding` reads. `Sheet.hides` says whether an element ends up
-hidden by them: for each property, the declaration that wins as in CSS (`!important`,
-then the `style` attribute, cascade layers, specificity, order) is the one that counts,
-so `.tab { display: none } .tab.open { display: block }` shows the open tab. Rules apply
-as on the screen `media.VIEWPORT` describes; nested rules (`.a { .b { ... } }`) are read.
+every `<style>` element of a page (a linked stylesheet only if its `data:` URL holds it:
+none is fetched) and keeps the rules that set a property `hiding` reads. `Sheet.hides`
+says whether an element ends up hidden by them: for each property, the declaration that
+wins as in CSS (`!important`, then the `style` attribute, cascade layers, specificity,
+order) is the one that counts, so `.tab { display: none } .tab.open { display: block }`
+shows the open tab. Rules apply as on the screen `media.VIEWPORT` describes; nested
+rules (`.a { .b { ... } }`) are read.
 
 A rule that may not apply (under a condition not known: `@supports`, `@container`, a
 media query `media` cannot read; or of a selector `selector` widened) may hide an
@@ -19,9 +20,12 @@ of its classes, attributes or its type.
 """
 
 import re
-from collections.abc import Mapping
+from base64 import b64decode
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from html import unescape
 from itertools import islice
+from urllib.parse import unquote
 
 from . import media
 from .css import Block, Item, blocks
@@ -35,8 +39,13 @@ MAX_STYLE_CHARS = 2_000_000
 the rest is not, as a linked stylesheet is not (each megabyte took some two seconds)."""
 UNLAYERED = 1 << 30
 """The rank of a rule outside any cascade layer: above every layer's."""
-_STYLE = re.compile(r"<style\b([^>]*)>(.*?)(?:</style\s*>|\Z)", re.IGNORECASE | re.DOTALL)
-_MEDIA = re.compile(r"""\bmedia\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+_STYLE = re.compile(
+    r"<style\b([^>]*)>(.*?)(?:</style\s*>|\Z)|<link\b([^>]*)>", re.IGNORECASE | re.DOTALL
+)
+_ATTRIBUTE = r"""(?<![-\w]){}\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))"""
+_MEDIA = re.compile(_ATTRIBUTE.format("media"), re.IGNORECASE)
+_REL = re.compile(_ATTRIBUTE.format("rel"), re.IGNORECASE)
+_HREF = re.compile(_ATTRIBUTE.format("href"), re.IGNORECASE)
 _AT_RULE = re.compile(r"@([-\w]+)\s*(.*)", re.DOTALL)
 Rank = tuple[bool, bool, int, tuple[int, int, int], int]
 """What decides which declaration of a property wins: !important, in the style attribute,
@@ -76,15 +85,18 @@ class Sheet:
 
     @classmethod
     def read(cls, html: str) -> "Sheet":
-        """Return the rules of the page's `<style>` elements (those for print left out)."""
+        """Return the rules of the page's stylesheets (those for print left out).
+
+        They are its `<style>` elements and the `<link rel="stylesheet">` whose URL is a
+        `data:` one, which holds its stylesheet (others are not fetched).
+        """
         sheet = cls()
         left = MAX_STYLE_CHARS
-        for style in _STYLE.finditer(html):
-            found = _MEDIA.search(style.group(1))
-            holds = media.holds(next(v for v in found.groups() if v is not None)) if found else True
+        for query, text in _stylesheets(html):
+            holds = media.holds(query)
             if holds is not False and left > 0:
-                sheet._walk(blocks(style.group(2)[:left]), None, holds is True, "")
-                left -= len(style.group(2))
+                sheet._walk(blocks(text[:left]), None, holds is True, "")
+                left -= len(text)
         sheet._prune()
         return sheet
 
@@ -224,6 +236,41 @@ class Sheet:
     def _next(self) -> int:
         self._order += 1
         return self._order
+
+
+def _stylesheets(html: str) -> Iterator[tuple[str, str]]:
+    """Yield the page's stylesheets in order, each with its media query ("": all).
+
+    A linked one only if its URL holds it (`data:`), and it is no alternate one.
+    """
+    for found in _STYLE.finditer(html):
+        if found.group(3) is None:
+            yield _attribute(_MEDIA, found.group(1)), found.group(2)
+            continue
+        attrs = found.group(3)
+        rel = _attribute(_REL, attrs).lower().split()
+        href = _attribute(_HREF, attrs)
+        if "stylesheet" in rel and "alternate" not in rel and href[:5].lower() == "data:":
+            yield _attribute(_MEDIA, attrs), _data(href[5:])
+
+
+def _attribute(pattern: re.Pattern[str], attrs: str) -> str:
+    """Return the value of the attribute `pattern` finds in a tag's `attrs` ("" if none)."""
+    found = pattern.search(attrs)
+    return "" if found is None else unescape(next(v for v in found.groups() if v is not None))
+
+
+def _data(url: str) -> str:
+    """Return the text a `data:` URL (after its `data:`) holds ("" for one that is not)."""
+    head, comma, body = url.partition(",")
+    if not comma:
+        return ""
+    if head.lower().endswith(";base64"):
+        try:
+            return b64decode(body).decode("utf-8", "replace")
+        except ValueError:  # binascii.Error
+            return ""
+    return unquote(body)
 
 
 def _nested(outer: str, inner: str) -> str:
