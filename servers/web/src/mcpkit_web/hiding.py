@@ -71,7 +71,7 @@ def could_hide(name: str, value: str) -> bool:
         return _HIDES[name](value)
     if name in _SIZES:
         return _zero(value)
-    return name in _OVERFLOWS and ("hidden" in value.split() or "clip" in value.split())
+    return name in _OVERFLOWS and _cut(value)
 
 
 def declared(style: str) -> list[Declaration]:
@@ -257,10 +257,12 @@ def _zero(value: str) -> bool:
 def _in_no_box(found: Sequence[tuple[str, str]]) -> bool:
     """Say whether the style makes a box of no height or width, its overflow hidden."""
     sized = any(name in _SIZES and _zero(value) for name, value in found)
-    return sized and any(
-        name in _OVERFLOWS and ("hidden" in value.split() or "clip" in value.split())
-        for name, value in found
-    )
+    return sized and any(name in _OVERFLOWS and _cut(value) for name, value in found)
+
+
+def _cut(overflow: str) -> bool:
+    """Say whether an overflow value cuts off what does not fit (`hidden`, `clip`)."""
+    return "hidden" in overflow.split() or "clip" in overflow.split()
 
 
 _HIDES: dict[str, Callable[[str], bool]] = {

@@ -82,7 +82,7 @@ def parse_shown(html: str) -> "BeautifulSoup":
             tag.decompose()
             continue
         if styled:
-            sheet.open(tag.name, attrs)
+            sheet.open()
             todo.append(None)
         todo.extend(_tags(tag))
     return soup

@@ -70,13 +70,16 @@ class Sheet:
     """A page's rules that hide or show, filed by their element's keys, as the page is read.
 
     A reader asks, of each element it meets in the order of the page, whether it `hides`
-    it, and says when it enters (`open`) and leaves (`close`) each element that stays. A
+    it, and says when it enters (`open`, right after asking) and leaves (`close`) each
+    element that stays. A
     sheet without a rule (false) hides nothing: it need not be asked.
     """
 
     rules: dict[str, list[Rule]] = field(default_factory=dict[str, list[Rule]])
     lineage: Lineage = field(default_factory=Lineage)
     """The elements the page is being read in, the outermost first."""
+    _met: Element | None = None
+    """The element `hides` was last asked about, which `open` enters."""
     _hiding: set[str] = field(default_factory=set[str])
     """The keys of rules that take a part in hiding where they apply (others only show)."""
     _layers: dict[str, int] = field(default_factory=dict[str, int])
@@ -132,7 +135,7 @@ class Sheet:
     def hides(self, name: str, attrs: Mapping[str, str]) -> bool:
         """Say whether the rules hide an element, met inside the elements `open` now."""
         rules = self.rules
-        element = Element(name, attrs)
+        element = self._met = Element(name, attrs)
         lineage = self.lineage
         keys = (*element.keys, "*")
         if lineage.spent:  # no more comparing: any rule that hides where it applies does
@@ -157,9 +160,13 @@ class Sheet:
                 _keep(winners, one.name, (one.important, True, 0, (0, 0, 0), 0), one.value)
         return hides([(name, value) for name, (_, value) in winners.items()])
 
-    def open(self, name: str, attrs: Mapping[str, str]) -> None:
-        """Enter an element (one not hidden): those met until it is `close`d are inside it."""
-        self.lineage.push(Element(name, attrs))
+    def open(self) -> None:
+        """Enter the element `hides` was last asked about (it was not hidden).
+
+        Those met until it is `close`d are inside it.
+        """
+        assert self._met is not None, "open() follows hides()"
+        self.lineage.push(self._met)
 
     def close(self) -> None:
         """Leave the element last `open`ed."""

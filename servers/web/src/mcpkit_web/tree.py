@@ -218,7 +218,7 @@ class _Reader(HTMLParser):
             if node is not None and tag in _SCOPES:
                 self.scopes += 1
             if node is not None and self.styled:
-                self.sheet.open(tag, values)
+                self.sheet.open()
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "title" and self.title is not None:
