@@ -175,3 +175,21 @@ async def test_a_chain_of_views_deeper_than_a_threads_usual_stack_ends_no_proces
     for result in (query, described):
         assert "in a step SQLite cannot stop" in error_text(result)
     assert took < 2 * (3 + STOP_GRACE) + 3
+
+
+async def test_a_sort_spilling_past_the_temporary_file_cap_is_stopped(
+    sqlite: SqliteServers, era: Era, shop: Path
+) -> None:
+    # Spilled to temporary files with no cap, ORDER BY random() over zeroblobs wrote 5 GB in 5 s.
+    sort = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT {rows})"
+        " SELECT x, printf('%.*c', 1000000, 'a') AS t FROM c ORDER BY random()"
+    )
+    async with sqlite.open(era, str(shop), "--max-temp", "16") as link:
+        with anyio.fail_after(20):
+            stopped = await link.peer.call_tool("read_query", {"query": sort.format(rows=200)})
+            small = await link.peer.call_tool("read_query", {"query": sort.format(rows=5)})
+    assert "more than the 16 MiB of temporary files" in error_text(stopped)
+    rows = structured(small)["rows"]
+    assert sorted(x for x, _ in rows) == [1, 2, 3, 4, 5]
+    assert all(text.startswith("a" * 1000) for _, text in rows)  # cut at the cell cap

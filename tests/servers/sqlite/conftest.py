@@ -9,8 +9,9 @@ import sqlite3
 import struct
 import subprocess
 import sys
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncGenerator, Callable, Generator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,26 @@ def name_super_journal(database: Path, victim: Path) -> None:
     record += struct.pack(">II", len(name), sum(name)) + bytes.fromhex("d9d505f920a163d7")
     with open(f"{database}-journal", "ab") as journal:
         journal.write(record)
+
+
+@contextmanager
+def sampled(measure: Callable[[], int]) -> Generator[Callable[[], int]]:
+    """Call `measure` every 5 ms in a thread while the block runs; yield what returns its peak."""
+    peak = measure()
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.005):
+            peak = max(peak, measure())
+
+    thread = threading.Thread(target=sample)
+    thread.start()
+    try:
+        yield lambda: peak
+    finally:
+        done.set()
+        thread.join()
 
 
 def text_of(result: dict[str, object]) -> str:

@@ -10,6 +10,7 @@ import pytest
 from checked import connect
 from mcpkit_sqlite.__main__ import configured_server, make_parser
 from mcpkit_sqlite.config import DatabaseSpec, parse_databases
+from mcpkit_sqlite.temporary import WATCH
 from servers.sqlite.conftest import Files, stop_mid_transaction
 
 
@@ -120,3 +121,20 @@ async def test_a_writable_database_grows_no_more_than_the_operator_allows(files:
     assert files.main.stat().st_size <= before + (1 << 20)
     with pytest.raises(ValueError, match="--max-growth must be"):
         configured_server(make_parser().parse_args([str(files.main), "--max-growth", "-1"]))
+
+
+async def test_the_temporary_files_of_all_queries_keep_to_the_operators_cap(
+    files: Files, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(WATCH, "limit", WATCH.limit)  # put back after the test
+    sort = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100)"
+        " SELECT x, zeroblob(1000000) AS b FROM c ORDER BY random()"
+    )
+    args = make_parser().parse_args([str(files.main), "--max-temp", "16"])
+    async with connect(configured_server(args)) as client:
+        stopped = await client.call_tool("read_query", {"query": sort})
+    assert stopped["isError"] is True
+    assert "16 MiB of temporary files" in stopped["content"][0]["text"]
+    with pytest.raises(ValueError, match="--max-temp must be"):
+        configured_server(make_parser().parse_args([str(files.main), "--max-temp", "0"]))

@@ -17,10 +17,12 @@ import pytest
 from mcpkit_sqlite.catalog import Limits
 from mcpkit_sqlite.config import parse_databases
 from mcpkit_sqlite.page import MAX_NAME_SHOWN
+from mcpkit_sqlite.temporary import WATCH, temporary_bytes
 from servers.sqlite.conftest import (
     CANARY,
     Files,
     name_super_journal,
+    sampled,
     stop_mid_transaction,
     text_of,
 )
@@ -289,19 +291,47 @@ async def test_a_row_too_large_to_hold_is_refused_and_the_server_stays_small(
     assert files.digest() == before
 
 
-async def test_a_sort_is_held_in_memory_under_the_cap_not_spilled_to_disk(files: Files) -> None:
-    # ORDER BY random() over zeroblobs spilled to temporary files: 5.2 GB in 5 s, unbounded.
+async def test_a_sort_past_the_temporary_file_cap_is_stopped_and_its_files_go(
+    files: Files, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ORDER BY random() over zeroblobs spilled to temporary files: 5.2 GB in 5 s, bounded
+    # only by the time budget. Rows of 4 MB: 10,000 steps apart, the progress handler
+    # would have seen the cap only some gigabytes past it.
+    monkeypatch.setattr(WATCH, "limit", 32 << 20)
     sql = (
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
-        " SELECT x, zeroblob(100000) AS b FROM c ORDER BY random()"
+        " SELECT x, zeroblob(4000000) AS b FROM c ORDER BY random()"
+    )
+    before = temporary_bytes()
+    async with files.serve() as client:
+        with sampled(temporary_bytes) as peak:
+            started = time.monotonic()
+            result = await client.call_tool("read_query", {"query": sql, "timeout_ms": 20_000})
+            took = time.monotonic() - started
+        assert await client.request("ping") == {}
+        after = await client.call_tool("read_query", {"query": "SELECT count(*) FROM items"})
+    assert result["isError"] is True
+    assert "more than the 32 MiB of temporary files" in text_of(result)
+    assert "--max-temp" in text_of(result)
+    assert took < 10  # the cap ended it, not the time budget
+    assert before < peak() < before + (96 << 20)  # it spilled, and stopped soon past 32 MiB
+    assert temporary_bytes() <= before  # SQLite let its files go
+    assert after["structuredContent"]["rows"] == [[100]]
+
+
+async def test_a_sort_larger_than_the_heap_cap_spills_and_is_answered(files: Files) -> None:
+    # Kept in memory, under the 64 MiB heap cap, a GROUP BY of 300,000 keys of 300
+    # characters failed (and any GROUP BY of a table some 100 MB large).
+    sql = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 300000)"
+        " SELECT count(*) FROM (SELECT hex(randomblob(150)) AS k FROM c GROUP BY k)"
     )
     async with files.serve() as client:
-        started = time.monotonic()
-        result = await client.call_tool("read_query", {"query": sql, "timeout_ms": 20_000})
-        assert await client.request("ping") == {}
-    assert result["isError"] is True
-    assert "needs more than the 64 MiB SQLite may hold" in text_of(result)
-    assert time.monotonic() - started < 15  # the heap cap ended it, not the time budget
+        with sampled(temporary_bytes) as peak:
+            result = await client.call_tool("read_query", {"query": sql, "timeout_ms": 20_000})
+    assert not result.get("isError"), text_of(result)
+    assert result["structuredContent"]["rows"] == [[300_000]]
+    assert peak() > 64 << 20  # it went to temporary files, not the heap
 
 
 async def test_an_error_message_that_is_not_utf8_is_a_clear_error(files: Files) -> None:

@@ -13,6 +13,7 @@ from .config import parse_databases
 from .database import threads_left
 from .guard import MAX_GROWTH
 from .server import build_server
+from .temporary import MAX_TEMP, WATCH
 
 CONFIG_HINT = """{
   "mcpServers": {
@@ -71,6 +72,14 @@ def make_parser() -> argparse.ArgumentParser:
         f" changes nothing (default {MAX_GROWTH >> 20}; env MCP_SQLITE_MAX_GROWTH)",
     )
     parser.add_argument(
+        "--max-temp",
+        type=int,
+        default=os.environ.get("MCP_SQLITE_MAX_TEMP", str(MAX_TEMP >> 20)),
+        help="MiB of temporary files (large sorts, temporary tables) all queries together may"
+        f" take at once; past it they are stopped (default {MAX_TEMP >> 20}; env"
+        " MCP_SQLITE_MAX_TEMP)",
+    )
+    parser.add_argument(
         "--roots",
         type=envargs.choice("MCP_SQLITE_ROOTS", get_args(RootsMode)),
         default=os.environ.get("MCP_SQLITE_ROOTS", "narrow"),
@@ -85,12 +94,16 @@ def configured_server(args: argparse.Namespace) -> Server:
     """Return the server the parsed arguments describe.
 
     Raises:
-        ValueError: no database, a database that cannot be used, a bad timeout or growth.
+        ValueError: no database, a database that cannot be used, a bad timeout, growth or
+            temporary file cap.
     """
     if not args.timeout > 0:
         raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     if args.max_growth < 0:
         raise ValueError(f"--max-growth must be a number of MiB, not {args.max_growth}")
+    if args.max_temp < 1:
+        raise ValueError(f"--max-temp must be a positive number of MiB, not {args.max_temp}")
+    WATCH.limit = args.max_temp << 20
     databases = tuple(
         database._replace(max_growth=args.max_growth << 20)
         for database in parse_databases(args.databases, write=args.write, create=args.create)

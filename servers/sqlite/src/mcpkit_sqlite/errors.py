@@ -3,6 +3,7 @@
 import sqlite3
 
 from .guard import HEAP_LIMIT, Budget
+from .temporary import WATCH
 
 BAD_VALUES = (MemoryError, OverflowError, UnicodeError)
 """Errors of values SQLite cannot take or make: a row over guard.HEAP_LIMIT, an integer
@@ -60,6 +61,13 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
     bad_value = _bad_value(error)
     if bad_value is not None:
         return bad_value
+    if budget.spilled:
+        return (
+            f"The query was stopped: its sorts and temporary tables took more than the"
+            f" {WATCH.limit >> 20} MiB of temporary files all queries may hold at once (the"
+            " operator's --max-temp). Narrow it (WHERE, LIMIT), sort or group by indexed"
+            " columns, or select fewer and smaller columns. Nothing was changed."
+        )
     message = str(error)
     if budget.timed_out:
         return out_of_time(budget)

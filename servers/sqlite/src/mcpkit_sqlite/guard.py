@@ -9,8 +9,8 @@ through `GuardedConnection`, which before any statement of the model's:
   forty 16 MB values fails, rather than taking 640 MB in SQLite and as much again in the
   Python copy the row factory is given; page caches keep to half of it (`CACHE_LIMIT`);
 - turns `trusted_schema` off, so a hostile database's views and triggers cannot call
-  functions with side effects; keeps sorts and temporary tables in memory, under the heap
-  cap (on disk, nothing bounded them);
+  functions with side effects (large sorts and temporary tables go to temporary files,
+  under the cap of `temporary`);
 - installs an authorizer that denies by default. A reader may select, read, recurse,
   call functions other than `load_extension` and `fts3_tokenizer`, and read the
   pragmas that describe a schema; a writer may also insert, update, delete, create, drop
@@ -34,6 +34,8 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+from . import temporary
 
 STEPS = 10_000
 """Virtual machine steps between two checks of the budget (a few milliseconds)."""
@@ -125,6 +127,8 @@ class Budget:
         self.timed_out = False
         self.given_up = False
         """Whether its statement would not stop, so its connection was given up."""
+        self.spilled = False
+        """Whether it was stopped for the temporary files it took (see `temporary`)."""
         self._cancelled = threading.Event()
 
     def left(self) -> float:
@@ -133,6 +137,11 @@ class Budget:
 
     def cancel(self) -> None:
         """Stop the statement at its next check (from any thread)."""
+        self._cancelled.set()
+
+    def spill(self) -> None:
+        """Stop the statement at its next check: too much went to temporary files."""
+        self.spilled = True
         self._cancelled.set()
 
     def stop_now(self) -> bool:
@@ -160,6 +169,8 @@ class Guard:
         `growth`. A connection opened again in place of a stuck one keeps it: measured
         again, each given-up statement let the file grow by `growth` once more."""
         self.budget: Budget | None = None
+        self.interrupt: Callable[[], None] | None = None
+        """Interrupt the running statement of the guard's connection, once it is made."""
         self.server_statement = False
         """True while the server runs its own BEGIN, COMMIT or ROLLBACK."""
         self.shadow_tables: frozenset[str] = frozenset()
@@ -212,6 +223,17 @@ class Guard:
         known, self.shadow_tables = self.shadow_tables, frozenset(n.lower() for n in shadow_tables)
         return denied is not None and denied.lower() in self.shadow_tables - known
 
+    def spill(self) -> None:
+        """Stop the running statement, whose temporary files took too much (any thread).
+
+        Raises:
+            sqlite3.ProgrammingError: the connection is closed.
+        """
+        if self.budget is not None:
+            self.budget.spill()
+        if self.interrupt is not None:
+            self.interrupt()
+
     def progress(self) -> int:
         """Return non-zero to end the running statement (SQLite's progress handler)."""
         budget = self.budget
@@ -233,9 +255,8 @@ class GuardedConnection(sqlite3.Connection):
             self.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
         self.execute(f"PRAGMA hard_heap_limit = {HEAP_LIMIT}")
         self.execute(f"PRAGMA soft_heap_limit = {CACHE_LIMIT}")
-        # Sorts and temporary tables in memory, under the heap limit: spilled to temporary
-        # files, one query's ORDER BY random() over zeroblobs wrote a gigabyte a second.
-        self.execute("PRAGMA temp_store = MEMORY")
+        if not temporary.MEASURABLE:  # then nothing would bound the temporary files
+            self.execute("PRAGMA temp_store = MEMORY")
         if guard.writes:
             if guard.max_pages is None:
                 [(pages, page_size)] = self.execute(
@@ -247,3 +268,4 @@ class GuardedConnection(sqlite3.Connection):
             self.execute("PRAGMA query_only = ON")
         self.set_authorizer(guard.authorize)
         self.set_progress_handler(guard.progress, STEPS)
+        guard.interrupt = self.interrupt

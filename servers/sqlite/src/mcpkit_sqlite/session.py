@@ -23,6 +23,7 @@ import anyio
 from .errors import BAD_VALUES, SqliteError, explain, out_of_time
 from .guard import MAX_GROWTH, Budget, Guard, GuardedConnection
 from .journal import check_journal
+from .temporary import WATCH
 
 # aiosqlite logs each statement with its bound values at DEBUG: values never reach a log.
 logging.getLogger("aiosqlite").setLevel(logging.INFO)
@@ -129,7 +130,7 @@ class Session:
             self._refuse_while_stuck()
             self.guard.budget = budget
             self.guard.denied_write = None
-            with anyio.move_on_after(budget.left()):
+            with anyio.move_on_after(budget.left()), WATCH.running(self.guard.spill):
                 return await self._guarded(budget, work)
             budget.timed_out = True
             raise SqliteError(out_of_time(budget))
