@@ -86,6 +86,8 @@ class Served:
     app: HttpApp
     base: str
     http: httpx.AsyncClient
+    connections: set[Any]
+    """The connections uvicorn has open (its protocol objects)."""
     version: str = LATEST
     requests: dict[Any, str] = field(default_factory=dict[Any, str])
     """The method of every request sent, by id, to validate the results that answer them."""
@@ -201,5 +203,6 @@ async def serving(
                 while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to await
                     await anyio.sleep(0.01)
             async with httpx.AsyncClient(timeout=10) as http:
-                yield Served(app, f"http://127.0.0.1:{port}", http)
+                connections = server.server_state.connections
+                yield Served(app, f"http://127.0.0.1:{port}", http, connections)
             server.should_exit = True

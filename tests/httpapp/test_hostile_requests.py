@@ -17,6 +17,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
+from e2e.harness import wait_until
 from httpapp.mcphttp import Served, parse_sse, request, serving
 from httpapp.test_modern import send, stateless
 from mcpkit import running
@@ -116,6 +117,11 @@ def cut_off(connection: socket.socket) -> bool:
     except TimeoutError:  # the answer ended, the connection kept
         return False
     return True
+
+
+def largest_send_buffer() -> int:
+    """Bytes a TCP socket of this system may hold unsent at most (`tcp_wmem`'s largest)."""
+    return int(Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split()[2])
 
 
 def cut_off_after_answer(connection: socket.socket) -> bytes:
@@ -251,15 +257,22 @@ async def test_clients_that_read_nothing_hold_a_bounded_total_unsent(
     # Until cut off after 60 s, each kept a message unsent, and another made to be sent
     # next: 900 that resumed a stored stream of 4 MB events, reading nothing, held 5.3 GB.
     monkeypatch.setattr(protocol, "UNSENT_BYTES", 1 << 20)
-    async with serving(tmp_path) as served:
+    # Each notification more than the system's socket may take in: the rest waits unsent.
+    token_bytes = largest_send_buffer() + (1 << 20)
+    async with serving(tmp_path, max_body=token_bytes + 1000) as served:
         session = await served.initialize()
+        before = len(served.connections)
         with contextlib.ExitStack() as stack:
             silent = [stack.enter_context(raw_connection(served, 4096)) for _ in range(3)]
             for n, connection in enumerate(silent):
-                body = progress_call(n, token_bytes=3 << 20, steps=5)  # more than sockets take
+                body = progress_call(n, token_bytes=token_bytes, steps=5)
                 sent = post_head(served, session, len(body)) + body
                 await anyio.to_thread.run_sync(connection.sendall, sent)  # as the server reads
-            await anyio.sleep(3)  # reading nothing meanwhile
+            # Reading nothing until the server has closed them (a fixed 3 s was too short on
+            # a busy machine); what it had written still comes, then the end.
+            await wait_until(
+                lambda: len(served.connections) <= before, timeout=30, what="the cut-offs"
+            )
             ended = [await anyio.to_thread.run_sync(cut_off, each) for each in silent]
         answered = await served.post(request(99, "ping"), session)
     assert all(ended)  # each held more than the total alone
