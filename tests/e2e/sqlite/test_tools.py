@@ -347,3 +347,31 @@ async def test_calls_are_logged_without_their_values(sqlite: SqliteServers, shop
     ]
     messages = conn.record.notifications("notifications/message")
     assert secret not in json.dumps(messages)
+
+
+async def test_canned_queries_are_tools_and_prompts(
+    sqlite: SqliteServers, era: Era, shop: Path, tmp_path: Path
+) -> None:
+    queries = tmp_path / "queries.toml"
+    queries.write_text(
+        "[queries.cheaper_than]\n"
+        'title = "Items under a price"\n'
+        "sql = 'SELECT name FROM items WHERE price < :price ORDER BY price'\n"
+        'params.price = {type = "number", description = "The price to stay under"}\n'
+    )
+    before = digest(shop)
+    async with sqlite.open(era, str(shop), "--queries", str(queries)) as link:
+        peer = link.peer
+        with anyio.fail_after(20):
+            tool = (await tools_of(peer))["query_cheaper_than"]
+            cheap = await peer.call_tool("query_cheaper_than", {"price": 1.5})
+            wrong = await peer.call_tool("query_cheaper_than", {"price": "low"})
+            prompt = await peer.get_prompt("query_cheaper_than", {"price": "1.5"})
+    assert hints(tool.annotations) == READ
+    assert tool.input_schema["required"] == ["price"]
+    assert structured(cheap)["rows"] == [["item 1"], ["item 2"]]
+    assert "Invalid arguments for tool query_cheaper_than" in error_text(wrong)
+    message = prompt.messages[0].content
+    assert isinstance(message, types.TextContent)
+    assert "query_cheaper_than with price = '1.5'" in message.text
+    assert digest(shop) == before

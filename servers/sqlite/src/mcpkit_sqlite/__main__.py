@@ -8,6 +8,7 @@ from typing import get_args
 from mcpkit import Server, cli, envargs, oplog
 
 from . import __version__
+from .canned import load_queries
 from .catalog import Limits, RootsMode
 from .config import parse_databases
 from .database import threads_left
@@ -80,6 +81,13 @@ def make_parser() -> argparse.ArgumentParser:
         " MCP_SQLITE_MAX_TEMP)",
     )
     parser.add_argument(
+        "--queries",
+        metavar="FILE",
+        default=os.environ.get("MCP_SQLITE_QUERIES"),
+        help="a TOML file of canned queries, each offered as a tool query_NAME (see the"
+        " README); env MCP_SQLITE_QUERIES",
+    )
+    parser.add_argument(
         "--roots",
         type=envargs.choice("MCP_SQLITE_ROOTS", get_args(RootsMode)),
         default=os.environ.get("MCP_SQLITE_ROOTS", "narrow"),
@@ -95,7 +103,7 @@ def configured_server(args: argparse.Namespace) -> Server:
 
     Raises:
         ValueError: no database, a database that cannot be used, a bad timeout, growth or
-            temporary file cap.
+            temporary file cap, or a canned query the server cannot run.
     """
     if not args.timeout > 0:
         raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
@@ -108,8 +116,9 @@ def configured_server(args: argparse.Namespace) -> Server:
         database._replace(max_growth=args.max_growth << 20)
         for database in parse_databases(args.databases, write=args.write, create=args.create)
     )
+    queries = load_queries(args.queries, databases) if args.queries else ()
     return oplog.describe(
-        build_server(databases, Limits(seconds=args.timeout), args.roots),
+        build_server(databases, Limits(seconds=args.timeout), args.roots, queries),
         [f"{d.name}={d.path} ({'read-write' if d.writable else 'read-only'})" for d in databases],
         roots=args.roots,
     )

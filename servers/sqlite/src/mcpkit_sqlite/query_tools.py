@@ -7,6 +7,7 @@ SQLite at once when cancelled.
 """
 
 import re
+from collections.abc import Sequence
 from typing import Annotated, NotRequired
 
 from typing_extensions import TypedDict
@@ -40,6 +41,8 @@ BindParams = Annotated[
     Params,
     Param(description='Values for ? (a list) or :name (an object); a BLOB as {"$base64": "..."}'),
 ]
+MaxRows = Annotated[int, Param(ge=1, le=10_000, description="Rows of a page at most")]
+Offset = Annotated[int, Param(ge=0, description="Rows to skip (next_offset)")]
 TimeoutMs = Annotated[
     int | None, Param(ge=1, description="Time budget in ms (default: the server's --timeout)")
 ]
@@ -80,8 +83,8 @@ def register_query_tools(app: Server, *, writable: bool) -> None:
         query: Query,
         params: BindParams = None,
         database: DatabaseName = None,
-        max_rows: Annotated[int, Param(ge=1, le=10_000)] = 500,
-        offset: Annotated[int, Param(ge=0, description="Rows to skip (next_offset)")] = 0,
+        max_rows: MaxRows = 500,
+        offset: Offset = 0,
         format: Format = "json",
         timeout_ms: TimeoutMs = None,
     ) -> Rows:
@@ -90,21 +93,17 @@ def register_query_tools(app: Server, *, writable: bool) -> None:
         The connection only reads: SQLite itself refuses any write. Results come a page
         at a time: when more rows follow, next_offset says where to continue.
         """
-        db = await catalog.choose(ctx, database)
-        limits = catalog.limits
-        result = await db.query(
+        return await run_read(
+            ctx,
+            catalog,
+            database,
             query,
             params,
-            max_rows=min(max_rows, limits.max_rows),
+            max_rows=max_rows,
             offset=offset,
-            max_cell_bytes=limits.max_cell_bytes,
-            max_result_bytes=limits.max_result_bytes,
-            seconds=seconds(catalog, timeout_ms),
             form=format,
-            tick=Progress(ctx, "s", total=seconds(catalog, timeout_ms)),
+            timeout_ms=timeout_ms,
         )
-        await _log(ctx, db.name, kind(query), f"{result['row_count']} rows", result["elapsed_ms"])
-        return result
 
     @app.tool(title="Explain a query's plan", annotations=READ, text=render.rows)
     async def explain_query(
@@ -152,7 +151,7 @@ def _register_write_tools(app: Server) -> None:
         database: DatabaseName = None,
     ) -> Changed:
         """Run one INSERT, UPDATE, DELETE or DDL statement on a writable database."""
-        return await _change(ctx, catalog, database, [Statement(sql=query, params=params)])
+        return await run_change(ctx, catalog, database, [Statement(sql=query, params=params)])
 
     @app.tool(title="Create a table", annotations=WRITE, text=render.changed)
     async def create_table(
@@ -164,7 +163,7 @@ def _register_write_tools(app: Server) -> None:
         """Create a table with one CREATE TABLE statement."""
         if not _CREATE_TABLE.match(query):
             raise SqliteError("create_table runs one CREATE TABLE statement; use write_query.")
-        return await _change(ctx, catalog, database, [Statement(sql=query, params=None)])
+        return await run_change(ctx, catalog, database, [Statement(sql=query, params=None)])
 
     @app.tool(title="Run statements in one transaction", annotations=WRITE, text=render.changed)
     async def execute_transaction(
@@ -174,12 +173,51 @@ def _register_write_tools(app: Server) -> None:
         database: DatabaseName = None,
     ) -> Changed:
         """Run several writing statements in one transaction: all of them, or none."""
-        return await _change(ctx, catalog, database, statements)
+        return await run_change(ctx, catalog, database, statements)
 
 
-async def _change(
-    ctx: Context, catalog: Catalog, database: str | None, statements: list[Statement]
+async def run_read(
+    ctx: Context,
+    catalog: Catalog,
+    database: str | None,
+    query: str,
+    params: Params,
+    *,
+    max_rows: int,
+    offset: int,
+    form: Format,
+    timeout_ms: int | None,
+) -> Rows:
+    """Run one reading statement on `database` (its only one if None) and log what it did.
+
+    Raises:
+        SqliteError: no such database, or the statement fails or writes.
+    """
+    db = await catalog.choose(ctx, database)
+    limits = catalog.limits
+    result = await db.query(
+        query,
+        params,
+        max_rows=min(max_rows, limits.max_rows),
+        offset=offset,
+        max_cell_bytes=limits.max_cell_bytes,
+        max_result_bytes=limits.max_result_bytes,
+        seconds=seconds(catalog, timeout_ms),
+        form=form,
+        tick=Progress(ctx, "s", total=seconds(catalog, timeout_ms)),
+    )
+    await _log(ctx, db.name, kind(query), f"{result['row_count']} rows", result["elapsed_ms"])
+    return result
+
+
+async def run_change(
+    ctx: Context, catalog: Catalog, database: str | None, statements: Sequence[Statement]
 ) -> Changed:
+    """Run writing statements on `database` in one transaction and log what they did.
+
+    Raises:
+        SqliteError: no such database, it is read-only, or a statement fails.
+    """
     db = await catalog.choose(ctx, database)
     limits = catalog.limits
     done = await db.change(

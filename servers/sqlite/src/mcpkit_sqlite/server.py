@@ -4,8 +4,9 @@
 `Catalog`) and the insights `Memo`, which handlers get by annotation, and follows which
 tables exist, to tell clients when the resource list changes; `SqliteError`, the
 work's one error, is declared once. Each feature registers from its own module:
-`query_tools` (the model's SQL), `schema_tools`, `resources` (with subscriptions and
-completion) and `prompts`. The guards are in `guard` and `database`.
+`query_tools` (the model's SQL), `canned_tools` (the operator's), `schema_tools`,
+`resources` (with subscriptions and completion) and `prompts`. The guards are in `guard`
+and `database`.
 """
 
 from collections.abc import AsyncGenerator, Sequence
@@ -16,6 +17,8 @@ import anyio
 from mcpkit import Server
 
 from . import __version__
+from .canned import CannedQuery
+from .canned_tools import register_canned_queries
 from .catalog import Catalog, Limits, RootsMode, opened
 from .config import DatabaseSpec
 from .errors import SqliteError
@@ -42,11 +45,15 @@ DEFAULT_LIMITS = Limits()
 
 
 def build_server(
-    specs: Sequence[DatabaseSpec], limits: Limits = DEFAULT_LIMITS, roots: RootsMode = "narrow"
+    specs: Sequence[DatabaseSpec],
+    limits: Limits = DEFAULT_LIMITS,
+    roots: RootsMode = "narrow",
+    queries: Sequence[CannedQuery] = (),
 ) -> Server:
     """Return the mcp-sqlite server of the databases `specs` (see `catalog` for `roots`).
 
-    The write tools are registered only when some database may be written.
+    The write tools are registered only when some database may be written; the operator's
+    canned `queries` are tools and prompts.
     """
 
     @asynccontextmanager
@@ -72,4 +79,5 @@ def build_server(
     register_watches(app)
     register_completions(app)
     register_prompts(app)
+    register_canned_queries(app, queries, {spec.name for spec in specs if spec.writable})
     return app
