@@ -23,6 +23,7 @@ async def test_tools_are_listed_read_only_and_open_world(webs: WebServers, era: 
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is True
         assert tool.annotations.open_world_hint is True
+        assert tool.title, f"{tool.name} has no title"  # what hosts show the user
     assert set(tools["fetch"].input_schema["properties"]) >= {
         "url",
         "max_length",

@@ -35,7 +35,7 @@ class SiteMap(TypedDict):
 def register_crawl_tools(app: Server) -> None:
     """Register map_site and crawl."""
 
-    @app.tool(annotations=READ_WEB)
+    @app.tool(title="Map a site's pages", annotations=READ_WEB)
     async def map_site(
         web: Web,
         url: Url,
@@ -50,7 +50,7 @@ def register_crawl_tools(app: Server) -> None:
         urls, from_sitemap = await site_map(web, scope, use_sitemap=use_sitemap, max_urls=max_urls)
         return SiteMap(url=url, urls=urls, from_sitemap=from_sitemap)
 
-    @app.tool(name="crawl", annotations=READ_WEB)
+    @app.tool(title="Crawl a site", name="crawl", annotations=READ_WEB)
     async def crawl_site(
         ctx: Context,
         web: Web,
@@ -119,7 +119,7 @@ class SearchResults(TypedDict):
 def register_search_tool(app: Server, search: Search) -> None:
     """Register web_search on the operator's backend."""
 
-    @app.tool(annotations=READ_WEB)
+    @app.tool(title="Search the web", annotations=READ_WEB)
     async def web_search(
         web: Web,
         query: Annotated[

@@ -85,7 +85,7 @@ def image_blocks(url: str, found: Extracted) -> Blocks:
 def register_page_tools(app: Server) -> None:
     """Register `fetch` and `web_scrape`."""
 
-    @app.tool(annotations=READ_WEB)
+    @app.tool(title="Fetch a web page", annotations=READ_WEB)
     async def fetch(
         ctx: Context,
         web: Web,
@@ -130,7 +130,7 @@ def register_page_tools(app: Server) -> None:
             )
         return [TextContent(text=paged(text, url, start_index, max_length, prefix))]
 
-    @app.tool(annotations=READ_WEB)
+    @app.tool(title="Scrape a page's main content", annotations=READ_WEB)
     async def web_scrape(
         ctx: Context,
         web: Web,

@@ -104,7 +104,7 @@ def on_html(fn: Callable[..., T], page: Fetched, /, *args: Any, **kwargs: Any) -
 def register_site_tools(app: Server) -> None:
     """Register get_page_metadata, extract_links, extract_structured, check_robots, fetch_many."""
 
-    @app.tool(annotations=READ_WEB)
+    @app.tool(title="A page's metadata", annotations=READ_WEB)
     async def get_page_metadata(
         ctx: Context, web: Web, url: Url, timeout: Timeout = None
     ) -> PageMetadata:
@@ -128,7 +128,7 @@ def register_site_tools(app: Server) -> None:
             **found,
         )
 
-    @app.tool(annotations=READ_WEB)
+    @app.tool(title="A page's links", annotations=READ_WEB)
     async def extract_links(
         ctx: Context,
         web: Web,
@@ -152,7 +152,7 @@ def register_site_tools(app: Server) -> None:
             )
         return Links(url=page.url, links=found)
 
-    @app.tool(annotations=READ_WEB)
+    @app.tool(title="Extract fields with CSS selectors", annotations=READ_WEB)
     async def extract_structured(
         ctx: Context,
         web: Web,
@@ -177,7 +177,7 @@ def register_site_tools(app: Server) -> None:
             found = await parsed(on_html, inspect.fields, page, fields, tick)
         return Fields(url=page.url, fields=found)
 
-    @app.tool(annotations=READ_WEB)
+    @app.tool(title="Check robots.txt", annotations=READ_WEB)
     async def check_robots(web: Web, url: Url, timeout: Timeout = None) -> RobotsAnswer:
         """Say whether robots.txt lets this server fetch a URL, and which rule decides."""
         where = robots_url(url)  # first: it names what is wrong with a bad port
@@ -191,7 +191,7 @@ def register_site_tools(app: Server) -> None:
             obeyed=web.obey_robots,
         )
 
-    @app.tool(annotations=READ_WEB)
+    @app.tool(title="Fetch several pages", annotations=READ_WEB)
     async def fetch_many(
         ctx: Context,
         web: Web,
