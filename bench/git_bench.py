@@ -53,8 +53,9 @@ GIT_ENV = {
 TIMEOUT = 30.0
 TOKEN = secrets.token_hex(8)  # mcp-git splits a log by a token new for each command
 LOG_FORMAT = (
-    f"%x1f{TOKEN}".join(("%H", "%P", "%an", "%ae", "%aI", "%cn", "%cI", "%D", "%s", "%b"))
-    + f"%x1e{TOKEN}"
+    f"%x1e{TOKEN}"
+    + f"%x1f{TOKEN}".join(("%H", "%P", "%an", "%ae", "%aI", "%cn", "%cI", "%D", "%s", "%b"))
+    + f"%x1f{TOKEN}"
 )
 
 

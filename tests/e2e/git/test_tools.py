@@ -103,15 +103,18 @@ async def test_every_tool_once(gits: GitServers, era: Era, jail: Path) -> None:
         ("git_diff_staged", {}),
         ("git_diff", {"target": "HEAD~1"}),
         ("git_log", {}),
+        ("git_log", {"paths": ["a.txt"], "follow": True, "stat": True}),
         ("git_show", {"revision": "HEAD", "path": "b.txt"}),
         ("git_branch", {"branch_type": "all"}),
         ("git_blame", {"path": "a.txt"}),
         ("git_grep", {"pattern": "alpha"}),
-        ("git_ls_files", {}),
+        ("git_ls_files", {"pattern": "*.txt"}),
         ("git_merge_base", {"a": "HEAD", "b": "HEAD~1"}),
         ("git_add", {"files": ["a.txt"]}),
         ("git_commit", {"message": "more"}),
         ("git_create_branch", {"branch_name": "side"}),
+        ("git_create_branch", {"branch_name": "gone"}),
+        ("git_delete_branch", {"branch_name": "gone"}),
         ("git_checkout", {"branch_name": "side"}),
         ("git_rebase", {"upstream": "main"}),
         ("git_tag", {"action": "create", "name": "v1"}),
@@ -133,3 +136,4 @@ async def test_every_tool_once(gits: GitServers, era: Era, jail: Path) -> None:
                 assert not result.is_error, (name, text_of(result))
                 conforms(result, tools[name])
     assert git(jail / "remote.git", "branch", "--list", "side").strip() == "side"
+    assert git(repo, "branch", "--list", "gone") == ""

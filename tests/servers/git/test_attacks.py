@@ -102,6 +102,7 @@ async def call_everything(
         ("git_create_branch", {"branch_name": "side"}),
         ("git_checkout", {"branch_name": "side"}),
         ("git_checkout", {"branch_name": "main"}),
+        ("git_delete_branch", {"branch_name": "side"}),
         ("git_tag", {"action": "create", "name": "v1", "message": "tagged"}),
         ("git_stash", {"action": "list"}),
         ("git_restore", {"paths": ["a.txt"], "source": "HEAD~1"}),

@@ -30,6 +30,7 @@ LOCAL_TOOLS = {
     "git_add",
     "git_reset",
     "git_create_branch",
+    "git_delete_branch",
     "git_checkout",
     "git_restore",
     "git_stash",
@@ -289,3 +290,46 @@ async def test_a_file_is_restored_from_the_commit_the_question_named(repos: Repo
     assert not restored.get("isError"), text_of(restored)
     assert f"HEAD~1 ({before[:12]})" in asked[0]
     assert (repos.repo / "a.txt").read_text() == "alpha\nbeta\n"
+
+
+async def test_a_branch_is_deleted_as_asked_and_its_commits_kept_unless_allowed(
+    repos: Repos,
+) -> None:
+    asked: list[str] = []
+
+    async def accept(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params["message"])
+        if "moving" in params["message"]:  # the branch moves while the user reads
+            git(repos.repo, "branch", "-f", "moving", "HEAD~1")
+        return {"action": "accept", "content": {"confirm": True}}
+
+    for name in ("merged", "unmerged", "moving"):
+        git(repos.repo, "branch", name)
+    git(repos.repo, "checkout", "-q", "unmerged")
+    git(repos.repo, "commit", "-q", "--allow-empty", "-m", "only on unmerged")
+    git(repos.repo, "checkout", "-q", "main")
+    unmerged = git(repos.repo, "rev-parse", "--short=12", "unmerged").strip()
+    path = str(repos.repo)
+    handlers: dict[str, ServerRequestHandler] = {"elicitation/create": accept}
+
+    async def delete(tiers: Tiers, name: str, **more: Any) -> dict[str, Any]:
+        async with repos.serve(tiers=tiers, handlers=handlers) as client:
+            arguments = {"repo_path": path, "branch_name": name, **more}
+            return await client.call_tool("git_delete_branch", arguments)
+
+    merged = await delete(Tiers(), "merged")
+    kept = await delete(Tiers(), "unmerged")
+    unforced = await delete(Tiers(), "unmerged", force=True)
+    current = await delete(Tiers(), "main")
+    missing = await delete(Tiers(), "nope")
+    moved = await delete(Tiers(), "moving")
+    forced = await delete(Tiers(history_rewrite=True), "unmerged", force=True)
+    assert not merged.get("isError"), text_of(merged)
+    assert "not fully merged" in text_of(kept)
+    assert "did not allow history rewrite" in text_of(unforced)
+    assert current["isError"] is True  # git's own: it is checked out
+    assert missing["isError"] is True
+    assert "which the question named: nothing changed" in text_of(moved)
+    assert not forced.get("isError"), text_of(forced)
+    assert f"Delete branch 'unmerged' (at {unmerged}) in {repos.repo}?" in asked
+    assert git(repos.repo, "branch", "--format=%(refname:short)").split() == ["main", "moving"]

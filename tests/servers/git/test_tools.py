@@ -203,6 +203,48 @@ async def test_log_is_commits_in_pages_with_filters(repos: Repos) -> None:
     assert first["commits"][0]["refs"] == ["HEAD -> main"]
 
 
+async def test_log_follows_a_moved_file_and_lists_what_each_commit_changed(
+    repos: Repos,
+) -> None:
+    repo = repos.repo
+    git(repo, "mv", "b.txt", "moved b.txt")
+    (repo / "blob.bin").write_bytes(b"\x00\x01\x02")
+    (repo / "tab\there.txt").write_text("one\ntwo\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "move b, add two")
+    path = str(repo)
+    async with repos.serve() as client:
+        plain = await client.call_tool("git_log", {"repo_path": path, "paths": ["moved b.txt"]})
+        followed = await client.call_tool(
+            "git_log", {"repo_path": path, "paths": ["moved b.txt"], "follow": True}
+        )
+        stat = await client.call_tool("git_log", {"repo_path": path, "stat": True})
+        paged = await client.call_tool("git_log", {"repo_path": path, "stat": True, "max_count": 1})
+        two = await client.call_tool(
+            "git_log", {"repo_path": path, "paths": ["a.txt", "moved b.txt"], "follow": True}
+        )
+    assert [c["subject"] for c in plain["structuredContent"]["commits"]] == ["move b, add two"]
+    # Without follow, a moved file's history began at its move.
+    assert [c["subject"] for c in followed["structuredContent"]["commits"]] == [
+        "move b, add two",
+        "second",
+    ]
+    newest, *older = stat["structuredContent"]["commits"]
+    assert sorted(newest["files"], key=lambda f: f["path"]) == [
+        {"path": "blob.bin", "added": None, "deleted": None},
+        {"path": "moved b.txt", "added": 0, "deleted": 0, "original_path": "b.txt"},
+        {"path": "tab\there.txt", "added": 2, "deleted": 0},
+    ]
+    assert all("files" in commit for commit in older)
+    assert "+0 -0 b.txt -> moved b.txt" in text_of(stat)
+    assert "binary blob.bin" in text_of(stat)
+    assert "files" not in plain["structuredContent"]["commits"][0]
+    assert paged["structuredContent"]["commits"][0]["files"] == newest["files"]
+    assert paged["structuredContent"]["next_skip"] == 1
+    assert two["isError"] is True
+    assert "exactly one path" in text_of(two)
+
+
 async def test_show_commit_and_file_at_revision(repos: Repos) -> None:
     path = str(repos.repo)
     async with repos.serve() as client:
@@ -456,6 +498,36 @@ async def test_ls_files_lists_at_most_what_is_asked_and_says_more_follow(repos: 
     for files in (listed, at_head):
         assert files["truncated"] is True
         assert files["files"] == sorted([*names, "a.txt", "b.txt"])[:1000]
+
+
+async def test_ls_files_keeps_the_names_a_glob_matches(repos: Repos) -> None:
+    for name in ("src/app/main.py", "src/app/test_main.py", "docs/*.py", "setup.cfg"):
+        (repos.repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repos.repo / name).write_text("")
+    for n in range(1500):  # more names than max_files reads without a pattern
+        (repos.repo / f"f{n:04}.txt").write_text("")
+    git(repos.repo, "add", ".")
+    git(repos.repo, "commit", "-q", "-m", "a tree")
+    path = str(repos.repo)
+
+    async def listed(**arguments: Any) -> dict[str, Any]:
+        result = await client.call_tool("git_ls_files", {"repo_path": path, **arguments})
+        return result["structuredContent"]
+
+    async with repos.serve() as client:
+        python = await listed(pattern="*.py")
+        tests = await listed(pattern="src/*/test_*.py", revision="HEAD")
+        few = await listed(pattern="*.py", max_files=1)
+        literal = await listed(paths=["docs/*.py"])
+        last = await listed(pattern="f1499.txt", max_files=1000)
+    assert python == {
+        "files": ["docs/*.py", "src/app/main.py", "src/app/test_main.py"],
+        "truncated": False,
+    }
+    assert tests["files"] == ["src/app/test_main.py"]
+    assert few == {"files": ["docs/*.py"], "truncated": True}
+    assert literal["files"] == ["docs/*.py"]  # paths stay literal: no glob there
+    assert last == {"files": ["f1499.txt"], "truncated": False}  # past the first 1,000 names
 
 
 async def test_grep_reads_only_what_its_results_need(repos: Repos) -> None:

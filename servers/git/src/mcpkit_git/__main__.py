@@ -60,7 +60,8 @@ def make_parser() -> argparse.ArgumentParser:
         default=envargs.flag_default(
             parser, "allow_history_rewrite", "MCP_GIT_ALLOW_HISTORY_REWRITE"
         ),
-        help="allow reset --soft/--hard and commit --amend; env MCP_GIT_ALLOW_HISTORY_REWRITE=1",
+        help="allow reset --soft/--hard, commit --amend, rebase and deleting an unmerged branch;"
+        " env MCP_GIT_ALLOW_HISTORY_REWRITE=1",
     )
     parser.add_argument(
         "--allow-remote",

@@ -103,6 +103,32 @@ async def create_branch(git: Git, branch_name: str, base_branch: str | None = No
     return await done(git, f"Created branch '{name}' at {base[:12]}")
 
 
+async def branch_at(git: Git, branch_name: str) -> tuple[str, str]:
+    """Return a local branch's checked name and the commit it points at.
+
+    Raises:
+        GitError: the name is not a branch name, or there is no such local branch.
+    """
+    name = await git.ref_name(branch_name)
+    return name, await git.revision(f"refs/heads/{name}", what="branch")
+
+
+async def delete_branch(git: Git, branch_name: str, *, force: bool, deleting: str) -> Done:
+    """Delete a local branch that still points at `deleting`, the commit the question named.
+
+    Unless `force`, git deletes only a branch whose commits its upstream (or, without one,
+    HEAD) has: `git branch -d`, which also forgets the branch's settings.
+
+    Raises:
+        GitError: no such branch, it moved since the question, it is checked out, or
+            (without `force`) its commits are merged nowhere.
+    """
+    name, _ = await branch_at(git, branch_name)
+    await still(git, f"refs/heads/{name}", deleting)
+    await git.run(["branch", "--delete", *(["--force"] if force else []), "--end-of-options", name])
+    return await done(git, f"Deleted branch '{name}' (was {deleting[:12]})")
+
+
 SWITCH = ("switch", "--quiet", "--no-guess", "--no-overwrite-ignore")
 """Quiet: its report of local changes would run git in each submodule, which
 `submodule.<name>.ignore` can ask for whatever `diff.ignoreSubmodules` says. An ignored

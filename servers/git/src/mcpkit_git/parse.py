@@ -1,5 +1,7 @@
 """Git's machine formats as typed values: status (porcelain v2 -z), log records, grep rows."""
 
+from typing import NotRequired
+
 from typing_extensions import TypedDict
 
 LOG_FIELDS = ("%H", "%P", "%an", "%ae", "%aI", "%cn", "%cI", "%D", "%s", "%b")
@@ -41,8 +43,17 @@ class Status(TypedDict):
     truncated: bool  # git's output passed the cap: the lists stop short
 
 
+class FileStat(TypedDict):
+    """A file a commit changed: lines added and deleted (None: binary), its old path if moved."""
+
+    path: str
+    added: int | None
+    deleted: int | None
+    original_path: NotRequired[str]
+
+
 class Commit(TypedDict):
-    """One commit of a log."""
+    """One commit of a log (`files`: what it changed, when asked for)."""
 
     hash: str
     parents: list[str]
@@ -54,6 +65,7 @@ class Commit(TypedDict):
     refs: list[str]
     subject: str
     body: str
+    files: NotRequired[list[FileStat]]
 
 
 def status(output: bytes, *, truncated: bool = False) -> Status:
@@ -128,36 +140,61 @@ def log_format(token: str) -> str:
     """Return the `git log --format` that `commits` reads: fields and commits split by `token`.
 
     The token must be new for each command: a message or a name can hold any text, and one
-    holding the separators it knew in advance added commits that do not exist.
+    holding the separators it knew in advance added commits that do not exist. Each commit
+    begins with its separator and its last field ends with one, so that what `--numstat`
+    writes after a commit is its own.
     """
-    return f"%x1f{token}".join(LOG_FIELDS) + f"%x1e{token}"
+    return f"%x1e{token}" + f"%x1f{token}".join(LOG_FIELDS) + f"%x1f{token}"
 
 
-def commits(output: bytes, token: str) -> list[Commit]:
-    """Parse `git log --format=log_format(token)` output."""
+def commits(output: bytes, token: str, *, stat: bool = False) -> list[Commit]:
+    """Parse `git log --format=log_format(token)` output (`stat`: with `--numstat -z`)."""
     found: list[Commit] = []
-    for record in output.decode("utf-8", "replace").split(f"\x1e{token}"):
-        record = record.lstrip("\n")
-        if not record:
-            continue
+    for record in output.decode("utf-8", "replace").split(f"\x1e{token}")[1:]:
         fields = record.split(f"\x1f{token}")
-        if len(fields) != 10:
+        if len(fields) != len(LOG_FIELDS) + 1:
             continue  # a record cut by the output cap
-        found.append(
-            Commit(
-                hash=fields[0],
-                parents=fields[1].split(),
-                author_name=fields[2],
-                author_email=fields[3],
-                author_date=fields[4],
-                committer_name=fields[5],
-                committer_date=fields[6],
-                refs=[ref for ref in fields[7].split(", ") if ref],
-                subject=fields[8],
-                body=fields[9].strip(),
-            )
+        commit = Commit(
+            hash=fields[0],
+            parents=fields[1].split(),
+            author_name=fields[2],
+            author_email=fields[3],
+            author_date=fields[4],
+            committer_name=fields[5],
+            committer_date=fields[6],
+            refs=[ref for ref in fields[7].split(", ") if ref],
+            subject=fields[8],
+            body=fields[9].strip(),
         )
+        if stat:
+            commit["files"] = file_stats(fields[10])
+        found.append(commit)
     return found
+
+
+def file_stats(output: str) -> list[FileStat]:
+    """Parse what `git log --numstat -z` writes after a commit.
+
+    Each file is `added TAB deleted TAB path NUL` (`-` for a binary file's counts); a moved
+    one has an empty path, then its old and new paths, each ended by NUL.
+    """
+    parts = iter(output.lstrip("\x00\n").split("\x00"))
+    stats: list[FileStat] = []
+    for entry in parts:
+        if not entry:  # after the last file's NUL
+            break
+        added, _, rest = entry.partition("\t")
+        deleted, _, path = rest.partition("\t")
+        stat = FileStat(path=path, added=_count(added), deleted=_count(deleted))
+        if not path:  # moved: its old path, then its new one
+            stat["original_path"] = next(parts, "")
+            stat["path"] = next(parts, "")
+        stats.append(stat)
+    return stats
+
+
+def _count(text: str) -> int | None:
+    return int(text) if text.isdigit() else None
 
 
 def grep_rows(output: str) -> list[tuple[str, int, str]]:

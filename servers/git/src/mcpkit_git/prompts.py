@@ -1,4 +1,4 @@
-"""mcp-git's prompts: a commit message from the staged diff, a review, a history summary.
+"""mcp-git's prompts: a commit message, a review, a history summary, a wrap-up of the work.
 
 A diff or a log is another party's writing, not instructions: the prompts hand it to the
 model as material, between markers, and say so.
@@ -82,6 +82,23 @@ def register_prompts(app: Server) -> None:
             " git_show for detail.\n\n" + material("The log", render.log(found))
         )
 
-    for name in ("commit_message", "review_changes", "summarize_history"):
+    @app.prompt(title="Wrap up the work in progress")
+    async def wrapup(ctx: Context, repos: Repositories, repo_path: RepoArg) -> str:
+        """Check the uncommitted work, group it into commits, and say what is left to do."""
+        git = await repos.open(ctx, repo_path)
+        status = await reading.status(git)
+        changes = await pages.diff(git, target="HEAD", max_bytes=MAX_PROMPT_BYTES // 2)
+        return (
+            "Wrap up the work in progress in this repository. From the status and the diff"
+            " below, point out leftovers (debug output, commented-out code, secrets, files"
+            " that should not be committed), then group the changes into commits of one"
+            " purpose each and propose, for each, its files (git_add) and its message. Run"
+            " git_add and git_commit only if asked. End with what is left to do.\n\n"
+            + material("The status", render.status(status))
+            + "\n\n"
+            + material("The diff against HEAD", render.page(changes))
+        )
+
+    for name in ("commit_message", "review_changes", "summarize_history", "wrapup"):
         app.complete(prompt=name, argument="repo_path")(complete_repository)
     app.complete(prompt="review_changes", argument="target")(complete_ref)

@@ -113,6 +113,12 @@ def register_read_tools(app: Server) -> None:
             str | None, Param(description="A revision or range such as main..HEAD")
         ] = None,
         paths: Paths = None,
+        follow: Annotated[
+            bool, Param(description="Follow one file (paths names it) across renames")
+        ] = False,
+        stat: Annotated[
+            bool, Param(description="List the files each commit changed, lines +/-")
+        ] = False,
     ) -> reading.Log:
         """Show the commit logs, newest first, a page at a time."""
         git = await repos.open(ctx, repo_path)
@@ -126,6 +132,8 @@ def register_read_tools(app: Server) -> None:
             grep=grep,
             revision_range=revision_range,
             paths=paths,
+            follow=follow,
+            stat=stat,
             tick=progress(ctx),
         )
 
@@ -251,12 +259,15 @@ def register_more_read_tools(app: Server) -> None:
         repo_path: RepoPath,
         revision: str | None = None,
         paths: Paths = None,
+        pattern: Annotated[
+            str | None, Param(description="Glob on the whole path: *.py, src/*/test_*.py")
+        ] = None,
         max_files: Annotated[int, Param(ge=1, le=100_000)] = 10_000,
     ) -> Files:
-        """List the files git tracks (in the index, or at a revision)."""
+        """List the files git tracks (in the index, or at a revision), matching a glob."""
         git = await repos.open(ctx, repo_path)
         files, truncated = await reading.ls_files(
-            git, revision=revision, paths=paths, max_files=max_files
+            git, revision=revision, paths=paths, pattern=pattern, max_files=max_files
         )
         return Files(files=files, truncated=truncated)
 

@@ -6,6 +6,7 @@ value. Logs never show signatures.
 
 import secrets
 from collections.abc import Sequence
+from fnmatch import fnmatchcase
 
 from typing_extensions import TypedDict
 
@@ -84,9 +85,18 @@ async def log(
     grep: str | None = None,
     revision_range: str | None = None,
     paths: Sequence[str] | None = None,
+    follow: bool = False,
+    stat: bool = False,
     tick: Tick | None = None,
 ) -> Log:
-    """Return commits, newest first (one more is read to know whether a next page exists)."""
+    """Return commits, newest first (one more is read to know whether a next page exists).
+
+    `follow`: the history of one file (`paths` names it) across moves; `stat`: the files
+    each commit changed, with lines added and deleted.
+
+    Raises:
+        GitError: `follow` without exactly one path, a bad revision range, or git failed.
+    """
     args = [
         "log",
         "--no-show-signature",
@@ -95,6 +105,12 @@ async def log(
         f"--max-count={max_count + 1}",
         f"--skip={skip}",
     ]
+    if follow:
+        if len(paths or ()) != 1:
+            raise GitError("follow follows one file: give exactly one path in paths.")
+        args.append("--follow")
+    if stat:
+        args += ["--numstat", "-z"]
     if start_timestamp is not None:
         args.append(f"--since={plain(start_timestamp, 'start_timestamp')}")
     if end_timestamp is not None:
@@ -106,7 +122,9 @@ async def log(
     revisions = await _range(git, revision_range)
     args += ["--end-of-options", *revisions, "--", *git.paths(paths)[1:]]
     result = await git.run(args, on_output=tick)
-    read = parse.commits(result.stdout, token)  # a record cut by the cap is left out
+    read = parse.commits(result.stdout, token, stat=stat)  # a record cut by the cap is left out
+    if stat and result.truncated:
+        read = read[:-1]  # its files may be cut short
     if result.truncated and not read:  # paging on would ask for the same commit again
         raise GitError(
             f"The commit after the first {skip} is larger than the output cap: skip past it"
@@ -287,11 +305,14 @@ async def ls_files(
     *,
     revision: str | None = None,
     paths: Sequence[str] | None = None,
+    pattern: str | None = None,
     max_files: int = 10_000,
 ) -> tuple[list[str], bool]:
     """Return tracked files (in the index, or at `revision`) and whether more were left out.
 
-    At most `max_files` are read: a million names would fill the output cap and memory.
+    `pattern` keeps the names it matches as a whole (`fnmatch`: `*` crosses folders); the
+    paths stay literal, as everywhere. At most `max_files` are returned, and without a
+    pattern no more are read: a million names would fill the output cap and memory.
     """
     checked = git.paths(paths)[1:]
     if revision is not None:  # ls-tree takes no `--`: its paths follow --end-of-options
@@ -299,8 +320,10 @@ async def ls_files(
         args = ["ls-tree", "-r", "-z", "--name-only", "--end-of-options", tree, *checked]
     else:
         args = ["ls-files", "-z", "--cached", "--", *checked]
-    result = await git.run(args, max_bytes=max_files * FILE_NAME_BYTES)
+    result = await git.run(args, max_bytes=None if pattern else max_files * FILE_NAME_BYTES)
     names = [name for name in _whole(result, "\x00").split("\x00") if name]
+    if pattern is not None:
+        names = [name for name in names if fnmatchcase(name, pattern)]
     return names[:max_files], result.truncated or len(names) > max_files
 
 

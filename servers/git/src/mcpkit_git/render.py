@@ -43,11 +43,19 @@ def log(value: Any) -> str:
         f"Commit: {c['hash']}\nAuthor: {c['author_name']} <{c['author_email']}>\n"
         f"Date: {c['author_date']}\nMessage: {c['subject']}"
         + (f"\n\n{c['body']}" if c["body"] else "")
+        + "".join(f"\n  {_file_stat(f)}" for f in c.get("files", ()))
         for c in value["commits"]
     ]
     if value["next_skip"] is not None:
         blocks.append(f"[more: continue with skip={value['next_skip']}]")
     return "\n\n".join(blocks) or "(no commits)"
+
+
+def _file_stat(stat: Any) -> str:
+    """Render a file a commit changed: `+added -deleted path` (binary: `binary path`)."""
+    counts = "binary" if stat["added"] is None else f"+{stat['added']} -{stat['deleted']}"
+    moved = f"{stat['original_path']} -> " if "original_path" in stat else ""
+    return f"{counts} {moved}{stat['path']}"
 
 
 def branches(value: Any) -> str:
