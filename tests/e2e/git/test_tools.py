@@ -112,6 +112,7 @@ async def test_every_tool_once(gits: GitServers, era: Era, jail: Path) -> None:
         ("git_merge_base", {"a": "HEAD", "b": "HEAD~1"}),
         ("git_add", {"files": ["a.txt"]}),
         ("git_commit", {"message": "more"}),
+        ("git_commit", {"message": "b alone", "files": ["b.txt"], "allow_empty": True}),
         ("git_create_branch", {"branch_name": "side"}),
         ("git_create_branch", {"branch_name": "gone"}),
         ("git_delete_branch", {"branch_name": "gone"}),

@@ -112,6 +112,7 @@ async def call_everything(
         ("git_fetch", {}),
         ("git_pull", {"branch": "main"}),
         ("git_push", {"branch": "main", "force_with_lease": True}),
+        ("git_commit", {"message": "one file", "files": ["a.txt"], "allow_empty": True}),
     ]
     results: dict[str, dict[str, Any]] = {}
     for index, (tool, arguments) in enumerate(calls):

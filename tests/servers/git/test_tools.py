@@ -595,3 +595,27 @@ async def test_a_commit_of_nothing_says_why_it_failed(repos: Repos) -> None:
         )
     assert result["isError"] is True
     assert "nothing to commit" in text_of(result)
+
+
+async def test_a_commit_of_some_files_leaves_the_rest_staged(repos: Repos) -> None:
+    (repos.repo / "a.txt").write_text("staged, not committed\n")
+    git(repos.repo, "add", "a.txt")
+    (repos.repo / "b.txt").write_text("committed alone\n")
+    (repos.repo / "new.txt").write_text("never added\n")
+    path = str(repos.repo)
+    async with repos.serve() as client:
+        some = await client.call_tool(
+            "git_commit", {"repo_path": path, "message": "b only", "files": ["b.txt"]}
+        )
+        unknown = await client.call_tool(
+            "git_commit", {"repo_path": path, "message": "new", "files": ["new.txt"]}
+        )
+        outside = await client.call_tool(
+            "git_commit", {"repo_path": path, "message": "out", "files": ["../x.txt"]}
+        )
+    assert not some.get("isError"), text_of(some)
+    assert git(repos.repo, "show", "--name-only", "--format=", "HEAD").split() == ["b.txt"]
+    assert git(repos.repo, "diff", "--cached", "--name-only").split() == ["a.txt"]
+    assert unknown["isError"] is True  # stage a new file with git_add first
+    assert outside["isError"] is True
+    assert git(repos.repo, "log", "--format=%s").split("\n")[:2] == ["b only", "second"]

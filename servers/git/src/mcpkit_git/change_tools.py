@@ -54,8 +54,12 @@ def register_change_tools(app: Server, tiers: Tiers) -> None:
             bool, Param(description="Replace the last commit (needs --allow-history-rewrite)")
         ] = False,
         allow_empty: bool = False,
+        files: Annotated[
+            list[str] | None,
+            Param(description="Commit only these tracked files; the rest stays staged"),
+        ] = None,
     ) -> changing.Done:
-        """Record the staged changes as a new commit with the message."""
+        """Record the staged changes (or only `files`) as a new commit with the message."""
         git = await writable(repos, ctx, repo_path)
         replacing = None
         if amend:
@@ -66,7 +70,9 @@ def register_change_tools(app: Server, tiers: Tiers) -> None:
                 raise ToolError("There is no commit to amend yet")
             # Named by commit: a commit made since is asked about again, never amended away.
             await confirm(ctx, f"Replace the last commit ({replacing[:12]}) of {git.repo.path}?")
-        return await changing.commit(git, message, replacing=replacing, allow_empty=allow_empty)
+        return await changing.commit(
+            git, message, replacing=replacing, allow_empty=allow_empty, files=files
+        )
 
     @app.tool(
         title="Stage files", annotations=annotations(destructive=False, idempotent=True), text=text

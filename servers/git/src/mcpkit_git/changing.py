@@ -45,12 +45,21 @@ async def add(git: Git, files: Sequence[str], *, update: bool = False) -> Done:
 
 
 async def commit(
-    git: Git, message: str, *, replacing: str | None = None, allow_empty: bool = False
+    git: Git,
+    message: str,
+    *,
+    replacing: str | None = None,
+    allow_empty: bool = False,
+    files: Sequence[str] | None = None,
 ) -> Done:
     """Commit the index with `message`; `replacing`: amend the last commit, still that one.
 
+    `files`: commit only these (tracked) files, as they are in the work tree; what else is
+    staged stays staged (`git commit --only`).
+
     Raises:
-        GitError: the message is empty, or HEAD is no longer `replacing`.
+        GitError: the message is empty, HEAD is no longer `replacing`, or a file is not
+            one git knows.
     """
     if not message.strip():
         raise GitError("message must not be empty")
@@ -60,6 +69,8 @@ async def commit(
         args.append("--amend")
     if allow_empty:
         args.append("--allow-empty")
+    if files:
+        args += ["--only", *git.paths(files)]
     result = await git.run(args, finish=True)
     return await done(git, result.text.split("\n")[0] if result.text else "Committed")
 
