@@ -118,6 +118,7 @@ async def test_every_tool_once(gits: GitServers, era: Era, jail: Path) -> None:
         ("git_delete_branch", {"branch_name": "gone"}),
         ("git_checkout", {"branch_name": "side"}),
         ("git_rebase", {"upstream": "main"}),
+        ("git_merge", {"revision": "main"}),
         ("git_tag", {"action": "create", "name": "v1"}),
         ("git_restore", {"paths": ["a.txt"], "staged": True}),
         ("git_stash", {"action": "list"}),

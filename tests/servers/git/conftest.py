@@ -62,6 +62,14 @@ def make_repo(path: Path) -> Path:
     return path
 
 
+def branch_with(repo: Path, branch: str, start: str, name: str, text: str) -> None:
+    """Make `branch` at `start` in `repo`, with one commit (named as it) writing `text` to
+    the tracked file `name`; `branch` stays checked out."""
+    git(repo, "checkout", "-q", "-b", branch, start)
+    (repo / name).write_text(text)
+    git(repo, "commit", "-q", "-am", branch)
+
+
 def make_secret_repo(path: Path, secret: str) -> Path:
     """Make a repository at `path` whose last commit adds secret.txt holding `secret`."""
     repo = make_repo(path)

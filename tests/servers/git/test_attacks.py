@@ -14,7 +14,7 @@ import pytest
 
 from mcpkit_git import jail
 from mcpkit_git.access import Tiers
-from servers.git.conftest import CANARY, Repos, git, make_repo, text_of
+from servers.git.conftest import CANARY, Repos, branch_with, git, make_repo, text_of
 
 VECTORS = (
     "core.fsmonitor",
@@ -138,6 +138,37 @@ async def test_every_tool_on_an_armed_repository_runs_nothing(repos: Repos, tmp_
         f"{k}: {v}" for k, v in failed.items()
     )  # the tools work: the vectors are disarmed, not merely refused
     assert "hostile" not in git(repos.repo, "log", "--format=%s", "-1")  # reset --hard ran
+
+
+async def test_a_merge_in_an_armed_repository_runs_no_driver_nor_hook(
+    repos: Repos, tmp_path: Path
+) -> None:
+    # a.txt's attributes name the repository's merge driver (and filter). A fast-forward
+    # runs neither; a three-way merge of a.txt fails, the driver switched off, and leaves
+    # the branch and files as they were.
+    repo = repos.repo
+    branch_with(repo, "left", "main", "a.txt", "alpha\nbeta\nleft\n")
+    branch_with(repo, "top", "main", "a.txt", "top\nalpha\nbeta\n")
+    git(repo, "checkout", "-q", "main")
+    (repo / ".gitattributes").write_text("*.txt diff=evil filter=evil merge=evil\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-q", "-m", "attributes")  # before the repository is armed
+    arm(repo, repos.marker, tmp_path / "remote.git")
+    (repo / "a.txt").write_text("alpha\nbeta\n")  # arm's local changes, undone
+    (repo / "c.txt").unlink()
+    path = str(repo)
+    async with repos.serve() as client:
+        joined = await client.call_tool("git_merge", {"repo_path": path, "revision": "top"})
+        at = git(repo, "rev-parse", "HEAD")
+        driven = await client.call_tool("git_merge", {"repo_path": path, "revision": "left"})
+        status = await client.call_tool("git_status", {"repo_path": path})
+    assert not repos.marker.exists(), repos.marker.read_text()
+    assert not joined.get("isError"), text_of(joined)
+    assert driven["isError"] is True
+    assert git(repo, "rev-parse", "HEAD") == at
+    assert (repo / "a.txt").read_text() == "top\nalpha\nbeta\n"
+    assert status["structuredContent"]["conflicted"] == []
+    assert not (repo / ".git" / "MERGE_HEAD").exists()
 
 
 async def test_a_signed_commit_with_signature_display_runs_no_gpg(repos: Repos) -> None:

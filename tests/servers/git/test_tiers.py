@@ -9,7 +9,7 @@ from httpapp.mcphttp import call, request, serving
 from mcpkit.testing import RPCError, ServerRequestHandler
 from mcpkit_git.access import Tiers
 from mcpkit_git.server import build_server
-from servers.git.conftest import Repos, git, text_of
+from servers.git.conftest import Repos, branch_with, git, text_of
 
 READ_TOOLS = {
     "git_status",
@@ -32,6 +32,7 @@ LOCAL_TOOLS = {
     "git_create_branch",
     "git_delete_branch",
     "git_checkout",
+    "git_merge",
     "git_restore",
     "git_stash",
     "git_tag",
@@ -333,3 +334,67 @@ async def test_a_branch_is_deleted_as_asked_and_its_commits_kept_unless_allowed(
     assert not forced.get("isError"), text_of(forced)
     assert f"Delete branch 'unmerged' (at {unmerged}) in {repos.repo}?" in asked
     assert git(repos.repo, "branch", "--format=%(refname:short)").split() == ["main", "moving"]
+
+
+async def test_a_merge_joins_a_branch_or_stops_on_conflicts_and_is_given_up_when_asked(
+    repos: Repos,
+) -> None:
+    asked: list[str] = []
+
+    async def accept(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params["message"])
+        return {"action": "accept", "content": {"confirm": True}}
+
+    repo, path = repos.repo, str(repos.repo)
+    branch_with(repo, "ahead", "main", "b.txt", "bravo\nfrom ahead\n")
+    branch_with(repo, "clash", "main", "b.txt", "bravo\nfrom clash\n")
+    git(repo, "checkout", "-q", "main")
+    (repo / "a.txt").write_text("a local change the merge leaves alone\n")
+    handlers: dict[str, ServerRequestHandler] = {"elicitation/create": accept}
+    async with repos.serve(handlers=handlers) as client:
+
+        async def merge(**arguments: Any) -> dict[str, Any]:
+            return await client.call_tool("git_merge", {"repo_path": path, **arguments})
+
+        forward = await merge(revision="ahead")
+        refused = await merge(revision="clash", fast_forward="only")
+        stopped = await merge(revision="clash", message="join clash")
+        status = (await client.call_tool("git_status", {"repo_path": path}))["structuredContent"]
+        given_up = await merge(action="abort")
+        again = await merge(action="abort")
+        option = await merge(revision="--output=/tmp/x")
+    assert not forward.get("isError"), text_of(forward)
+    assert "Fast-forward" in text_of(forward)
+    assert git(repo, "rev-parse", "main") == git(repo, "rev-parse", "ahead")
+    assert refused["isError"] is True
+    assert not stopped.get("isError"), text_of(stopped)
+    assert "stopped part way" in text_of(stopped)
+    assert "Conflicts: b.txt" in text_of(stopped)
+    assert status["conflicted"] == ["b.txt"]
+    assert not given_up.get("isError"), text_of(given_up)
+    assert asked == [
+        f"Give up the merge under way in {repo}, putting the branch and the merged files"
+        f" back as they were at {git(repo, 'rev-parse', '--short=12', 'HEAD').strip()}?"
+    ]
+    assert (repo / "b.txt").read_text() == "bravo\nfrom ahead\n"
+    assert (repo / "a.txt").read_text() == "a local change the merge leaves alone\n"
+    assert "No merge is under way" in text_of(again)
+    assert option["isError"] is True
+    assert git(repo, "rev-parse", "main") == git(repo, "rev-parse", "ahead")
+
+
+async def test_a_merge_commit_takes_the_message_given(repos: Repos) -> None:
+    repo, path = repos.repo, str(repos.repo)
+    git(repo, "checkout", "-q", "-b", "side")
+    (repo / "c.txt").write_text("charlie\n")
+    git(repo, "add", "c.txt")
+    git(repo, "commit", "-q", "-m", "side")
+    git(repo, "checkout", "-q", "main")
+    async with repos.serve() as client:
+        merged = await client.call_tool(
+            "git_merge",
+            {"repo_path": path, "revision": "side", "fast_forward": "never", "message": "join"},
+        )
+    assert not merged.get("isError"), text_of(merged)
+    assert git(repo, "log", "-1", "--format=%s %p").split()[0] == "join"
+    assert len(git(repo, "log", "-1", "--format=%p").split()) == 2  # a merge commit

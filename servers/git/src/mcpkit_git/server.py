@@ -3,8 +3,9 @@
 `build_server` declares the server: its lifespan provides the `Repositories` (the jail,
 the hardened git runner, the tiers), which handlers get by annotation; `GitError`, the
 work's one error, is declared once. The read-only tools register from `read_tools`;
-the changing ones, by tier, from `change_tools` (none with `--read-only`). The guards
-live in `runner` (how git is run), `jail` (which repository) and `repo` (each value).
+the changing ones, by tier, from `change_tools` and `merge_tool` (none with `--read-only`).
+The guards live in `runner` (how git is run), `jail` (which repository) and `repo` (each
+value).
 """
 
 from collections.abc import AsyncGenerator, Sequence
@@ -17,6 +18,7 @@ from . import __version__
 from .access import Repositories, Tiers
 from .change_tools import register_change_tools
 from .errors import GitError
+from .merge_tool import register_merge_tool
 from .prompts import register_prompts
 from .read_tools import register_read_tools
 from .resources import register_resources
@@ -26,8 +28,8 @@ INSTRUCTIONS = (
     "Git repositories (git_list_repositories names them; every tool takes repo_path)."
     " Look with git_status, git_diff_unstaged, git_diff_staged, git_diff, git_log, git_show,"
     " git_blame, git_grep, git_ls_files; change, where the operator allows it, with git_add,"
-    " git_commit, git_reset, git_create_branch, git_delete_branch, git_checkout, git_restore,"
-    " git_stash, git_tag."
+    " git_commit, git_reset, git_create_branch, git_delete_branch, git_checkout, git_merge,"
+    " git_restore, git_stash, git_tag."
 )
 
 
@@ -61,6 +63,7 @@ def build_server(
     register_read_tools(app)
     if not chosen.read_only:
         register_change_tools(app, chosen)
+        register_merge_tool(app)
     register_resources(app)
     register_prompts(app)
     return app
