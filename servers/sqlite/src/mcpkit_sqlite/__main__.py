@@ -8,7 +8,6 @@ from typing import get_args
 from mcpkit import Server, cli, envargs, oplog
 
 from . import __version__
-from .canned import load_queries
 from .catalog import Limits, RootsMode
 from .config import parse_databases
 from .database import threads_left
@@ -116,7 +115,11 @@ def configured_server(args: argparse.Namespace) -> Server:
         database._replace(max_growth=args.max_growth << 20)
         for database in parse_databases(args.databases, write=args.write, create=args.create)
     )
-    queries = load_queries(args.queries, databases) if args.queries else ()
+    queries = ()
+    if args.queries:
+        from .canned import load_queries  # only then: the start-up of the others is measured
+
+        queries = load_queries(args.queries, databases)
     return oplog.describe(
         build_server(databases, Limits(seconds=args.timeout), args.roots, queries),
         [f"{d.name}={d.path} ({'read-write' if d.writable else 'read-only'})" for d in databases],

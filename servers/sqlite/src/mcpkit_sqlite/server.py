@@ -11,14 +11,13 @@ and `database`.
 
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import anyio
 
 from mcpkit import Server
 
 from . import __version__
-from .canned import CannedQuery
-from .canned_tools import register_canned_queries
 from .catalog import Catalog, Limits, RootsMode, opened
 from .config import DatabaseSpec
 from .errors import SqliteError
@@ -32,6 +31,9 @@ from .resources import (
     register_watches,
 )
 from .schema_tools import register_schema_tools
+
+if TYPE_CHECKING:  # canned queries are imported only where given: start-up is measured
+    from .canned import CannedQuery
 
 INSTRUCTIONS = (
     "SQLite databases (database_info names them). Look with list_tables and describe_table,"
@@ -48,7 +50,7 @@ def build_server(
     specs: Sequence[DatabaseSpec],
     limits: Limits = DEFAULT_LIMITS,
     roots: RootsMode = "narrow",
-    queries: Sequence[CannedQuery] = (),
+    queries: Sequence["CannedQuery"] = (),
 ) -> Server:
     """Return the mcp-sqlite server of the databases `specs` (see `catalog` for `roots`).
 
@@ -79,5 +81,8 @@ def build_server(
     register_watches(app)
     register_completions(app)
     register_prompts(app)
-    register_canned_queries(app, queries, {spec.name for spec in specs if spec.writable})
+    if queries:
+        from .canned_tools import register_canned_queries  # see TYPE_CHECKING above
+
+        register_canned_queries(app, queries, {spec.name for spec in specs if spec.writable})
     return app
