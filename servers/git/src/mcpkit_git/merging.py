@@ -13,7 +13,7 @@ from typing import Literal
 
 from .changing import Done, done
 from .errors import GitError
-from .pages import DIFF_OPTIONS
+from .pages import conflicted
 from .repo import Git
 
 FastForward = Literal["allow", "only", "never"]
@@ -43,8 +43,8 @@ async def start(git: Git, revision: str, *, message: str | None, fast_forward: F
         raise GitError(f"{exc}. {_stopped(git)}" if under_way(git) else str(exc)) from None
     said = "\n".join(part for part in (result.text, result.error) if part).strip()
     if under_way(git):
-        listed = await git.run(["diff", *DIFF_OPTIONS, "--name-only", "--diff-filter=U", "-z"])
-        return await done(git, f"{said}\n{_stopped(git)} Conflicts: {', '.join(listed.fields)}")
+        conflicts = ", ".join(await conflicted(git))
+        return await done(git, f"{said}\n{_stopped(git)} Conflicts: {conflicts}")
     if result.status != 0:
         raise GitError(said or "git merge failed")
     return await done(git, said or "Merged")

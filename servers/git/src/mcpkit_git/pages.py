@@ -107,3 +107,8 @@ async def show(
     if stat_only:
         args.append("--stat")
     return await page(git, [*args, "--end-of-options", commit], offset, max_bytes)
+
+
+async def conflicted(git: Git) -> list[str]:
+    """Return the files whose conflicts stopped a merge or a rebase (unmerged in the index)."""
+    return (await git.run(["diff", *DIFF_OPTIONS, "--name-only", "--diff-filter=U", "-z"])).fields

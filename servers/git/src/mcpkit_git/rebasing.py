@@ -18,7 +18,7 @@ from typing_extensions import TypedDict
 
 from .changing import head, still
 from .errors import GitError
-from .pages import DIFF_OPTIONS
+from .pages import conflicted
 from .process import Result
 from .repo import Git
 
@@ -159,13 +159,12 @@ async def outcome(git: Git, result: Result) -> Rebased:
         if result.status != 0:
             raise GitError(said or "git rebase failed")
         return Rebased(message=said or "Rebased", head=now, stopped=False, conflicts=[])
-    listed = await git.run(["diff", *DIFF_OPTIONS, "--name-only", "--diff-filter=U", "-z"])
     advice = (
         "The rebase stopped. Resolve the conflicts, stage the files with git_add, then call"
         " git_rebase with action 'continue'; or 'skip' this commit, or 'abort' to go back."
     )
     return Rebased(
-        message=f"{said}\n{advice}".strip(), head=now, stopped=True, conflicts=listed.fields
+        message=f"{said}\n{advice}".strip(), head=now, stopped=True, conflicts=await conflicted(git)
     )
 
 
