@@ -119,6 +119,8 @@ async def test_every_tool_once(gits: GitServers, era: Era, jail: Path) -> None:
         ("git_checkout", {"branch_name": "side"}),
         ("git_rebase", {"upstream": "main"}),
         ("git_merge", {"revision": "main"}),
+        ("git_revert", {"revision": "HEAD~1"}),  # "more" (HEAD is "b alone", empty)
+        ("git_cherry_pick", {"revision": "HEAD~2", "record_origin": True}),  # "more" again
         ("git_tag", {"action": "create", "name": "v1"}),
         ("git_restore", {"paths": ["a.txt"], "staged": True}),
         ("git_stash", {"action": "list"}),

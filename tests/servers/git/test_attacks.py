@@ -99,6 +99,8 @@ async def call_everything(
         ("git_diff_staged", {}),
         ("git_commit", {"message": "hostile"}),
         ("git_commit", {"message": "amended", "amend": True}),
+        ("git_revert", {"revision": "HEAD"}),
+        ("git_cherry_pick", {"revision": "HEAD~1", "record_origin": True}),
         ("git_create_branch", {"branch_name": "side"}),
         ("git_checkout", {"branch_name": "side"}),
         ("git_checkout", {"branch_name": "main"}),

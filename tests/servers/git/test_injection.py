@@ -48,6 +48,8 @@ ARGUMENTS: list[tuple[str, str, dict[str, Any]]] = [
     ("git_create_branch", "base_branch", {"branch_name": "ok"}),
     ("git_delete_branch", "branch_name", {}),
     ("git_merge", "revision", {}),
+    ("git_cherry_pick", "revision", {}),
+    ("git_revert", "revision", {}),
     ("git_checkout", "branch_name", {}),
     ("git_checkout", "start_point", {"branch_name": "ok2", "create": True}),
     ("git_reset", "target", {"mode": "soft"}),

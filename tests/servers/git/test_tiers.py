@@ -33,6 +33,8 @@ LOCAL_TOOLS = {
     "git_delete_branch",
     "git_checkout",
     "git_merge",
+    "git_cherry_pick",
+    "git_revert",
     "git_restore",
     "git_stash",
     "git_tag",

@@ -3,7 +3,7 @@
 `build_server` declares the server: its lifespan provides the `Repositories` (the jail,
 the hardened git runner, the tiers), which handlers get by annotation; `GitError`, the
 work's one error, is declared once. The read-only tools register from `read_tools`;
-the changing ones, by tier, from `change_tools` and `merge_tool` (none with `--read-only`).
+the changing ones, by tier, from `change_tools` and `merge_tools` (none with `--read-only`).
 The guards live in `runner` (how git is run), `jail` (which repository) and `repo` (each
 value).
 """
@@ -18,7 +18,7 @@ from . import __version__
 from .access import Repositories, Tiers
 from .change_tools import register_change_tools
 from .errors import GitError
-from .merge_tool import register_merge_tool
+from .merge_tools import register_merge_tools
 from .prompts import register_prompts
 from .read_tools import register_read_tools
 from .resources import register_resources
@@ -29,7 +29,7 @@ INSTRUCTIONS = (
     " Look with git_status, git_diff_unstaged, git_diff_staged, git_diff, git_log, git_show,"
     " git_blame, git_grep, git_ls_files; change, where the operator allows it, with git_add,"
     " git_commit, git_reset, git_create_branch, git_delete_branch, git_checkout, git_merge,"
-    " git_restore, git_stash, git_tag."
+    " git_cherry_pick, git_revert, git_restore, git_stash, git_tag."
 )
 
 
@@ -63,7 +63,7 @@ def build_server(
     register_read_tools(app)
     if not chosen.read_only:
         register_change_tools(app, chosen)
-        register_merge_tool(app)
+        register_merge_tools(app)
     register_resources(app)
     register_prompts(app)
     return app
