@@ -95,6 +95,7 @@ async def call_everything(
         ("git_grep", {"pattern": "alpha", "revision": "HEAD"}),
         ("git_ls_files", {}),
         ("git_branch", {"branch_type": "all"}),
+        ("git_reflog", {"max_count": 5}),
         ("git_add", {"files": ["a.txt", "c.txt"]}),
         ("git_diff_staged", {}),
         ("git_commit", {"message": "hostile"}),

@@ -44,6 +44,7 @@ ARGUMENTS: list[tuple[str, str, dict[str, Any]]] = [
     ("git_grep", "revision", {"pattern": "alpha"}),
     ("git_merge_base", "a", {"b": "HEAD"}),
     ("git_merge_base", "b", {"a": "HEAD"}),
+    ("git_reflog", "ref", {}),
     ("git_create_branch", "branch_name", {}),
     ("git_create_branch", "base_branch", {"branch_name": "ok"}),
     ("git_delete_branch", "branch_name", {}),

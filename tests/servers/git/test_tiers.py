@@ -23,6 +23,7 @@ READ_TOOLS = {
     "git_grep",
     "git_ls_files",
     "git_merge_base",
+    "git_reflog",
     "git_list_repositories",
 }
 LOCAL_TOOLS = {

@@ -619,3 +619,38 @@ async def test_a_commit_of_some_files_leaves_the_rest_staged(repos: Repos) -> No
     assert unknown["isError"] is True  # stage a new file with git_add first
     assert outside["isError"] is True
     assert git(repos.repo, "log", "--format=%s").split("\n")[:2] == ["b only", "second"]
+
+
+async def test_the_reflog_leads_back_to_a_commit_a_reset_left_behind(repos: Repos) -> None:
+    repo, path = repos.repo, str(repos.repo)
+    (repo / "a.txt").write_text("alpha\nlost work\n")
+    git(repo, "commit", "-q", "-am", "lost work")
+    lost = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    async with repos.serve() as client:
+
+        async def reflog(**arguments: Any) -> dict[str, Any]:
+            return await client.call_tool("git_reflog", {"repo_path": path, **arguments})
+
+        first = await reflog(max_count=2)
+        rest = await reflog(max_count=2, skip=2)
+        of_main = await reflog(ref="main")
+        recovered = await client.call_tool(
+            "git_create_branch",
+            {"repo_path": path, "branch_name": "found", "base_branch": "HEAD@{1}"},
+        )
+        missing = await reflog(ref="nope")
+    page = first["structuredContent"]
+    assert [e["selector"] for e in page["entries"]] == ["HEAD@{0}", "HEAD@{1}"]
+    assert page["entries"][0]["action"] == "reset: moving to HEAD~1"
+    assert page["entries"][1]["commit"] == lost
+    assert page["entries"][1]["subject"] == "lost work"
+    assert page["next_skip"] == 2
+    assert f"HEAD@{{1}} {lost[:12]} commit: lost work" in text_of(first)
+    later = rest["structuredContent"]
+    assert [e["selector"] for e in later["entries"]] == ["HEAD@{2}", "HEAD@{3}"]
+    assert later["next_skip"] is None
+    assert of_main["structuredContent"]["entries"][0]["selector"] == "main@{0}"
+    assert not recovered.get("isError"), text_of(recovered)
+    assert git(repo, "rev-parse", "found").strip() == lost
+    assert missing["isError"] is True

@@ -1,11 +1,14 @@
 """Git's machine formats as typed values: status (porcelain v2 -z), log records, grep rows."""
 
+from collections.abc import Iterator, Sequence
 from typing import NotRequired
 
 from typing_extensions import TypedDict
 
 LOG_FIELDS = ("%H", "%P", "%an", "%ae", "%aI", "%cn", "%cI", "%D", "%s", "%b")
 """What `git log` shows of a commit, in `Commit`'s order; never a %G (signature) format."""
+REFLOG_FIELDS = ("%gd", "%H", "%gs", "%s", "%cI")
+"""What `git log -g` shows of a reflog entry, in `ReflogEntry`'s order."""
 
 STATES = {
     "M": "modified",
@@ -66,6 +69,16 @@ class Commit(TypedDict):
     subject: str
     body: str
     files: NotRequired[list[FileStat]]
+
+
+class ReflogEntry(TypedDict):
+    """One move of a ref, newest first: `selector` (HEAD@{2}) names the commit it was at."""
+
+    selector: str
+    commit: str
+    action: str  # what moved it: "commit: fix", "reset: moving to HEAD~1", "checkout: ..."
+    subject: str
+    committer_date: str
 
 
 def status(output: bytes, *, truncated: bool = False) -> Status:
@@ -136,24 +149,32 @@ def _entry(result: Status, xy: str, path: str, original: str | None) -> None:
         result["unstaged"].append(Change(path=path, state=STATES[xy[1]], original_path=original))
 
 
-def log_format(token: str) -> str:
-    """Return the `git log --format` that `commits` reads: fields and commits split by `token`.
+def log_format(token: str, fields: Sequence[str] = LOG_FIELDS) -> str:
+    """Return the `git log --format` that `records` reads: `fields`, each record split by `token`.
 
     The token must be new for each command: a message or a name can hold any text, and one
-    holding the separators it knew in advance added commits that do not exist. Each commit
+    holding the separators it knew in advance added commits that do not exist. Each record
     begins with its separator and its last field ends with one, so that what `--numstat`
     writes after a commit is its own.
     """
-    return f"%x1e{token}" + f"%x1f{token}".join(LOG_FIELDS) + f"%x1f{token}"
+    return f"%x1e{token}" + f"%x1f{token}".join(fields) + f"%x1f{token}"
+
+
+def records(output: bytes, token: str, count: int) -> Iterator[list[str]]:
+    """Yield the `count` fields (and what follows the last) of each `log_format` record.
+
+    A record cut by the output cap is left out.
+    """
+    for record in output.decode("utf-8", "replace").split(f"\x1e{token}")[1:]:
+        fields = record.split(f"\x1f{token}")
+        if len(fields) == count + 1:
+            yield fields
 
 
 def commits(output: bytes, token: str, *, stat: bool = False) -> list[Commit]:
     """Parse `git log --format=log_format(token)` output (`stat`: with `--numstat -z`)."""
     found: list[Commit] = []
-    for record in output.decode("utf-8", "replace").split(f"\x1e{token}")[1:]:
-        fields = record.split(f"\x1f{token}")
-        if len(fields) != len(LOG_FIELDS) + 1:
-            continue  # a record cut by the output cap
+    for fields in records(output, token, len(LOG_FIELDS)):
         commit = Commit(
             hash=fields[0],
             parents=fields[1].split(),
@@ -170,6 +191,14 @@ def commits(output: bytes, token: str, *, stat: bool = False) -> list[Commit]:
             commit["files"] = file_stats(fields[10])
         found.append(commit)
     return found
+
+
+def reflog(output: bytes, token: str) -> list[ReflogEntry]:
+    """Parse `git log -g --format=log_format(token, REFLOG_FIELDS)` output."""
+    return [
+        ReflogEntry(selector=f[0], commit=f[1], action=f[2], subject=f[3], committer_date=f[4])
+        for f in records(output, token, len(REFLOG_FIELDS))
+    ]
 
 
 def file_stats(output: str) -> list[FileStat]:

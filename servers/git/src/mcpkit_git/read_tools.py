@@ -271,6 +271,23 @@ def register_more_read_tools(app: Server) -> None:
         )
         return Files(files=files, truncated=truncated)
 
+    @app.tool(title="Reflog", annotations=READ, text=render.reflog)
+    async def git_reflog(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        ref: Annotated[str, Param(description="HEAD, or a branch such as main")] = "HEAD",
+        max_count: Annotated[int, Param(ge=1, le=10_000)] = 20,
+        skip: Annotated[int, Param(ge=0, le=GIT_INT, description="Entries to skip")] = 0,
+    ) -> reading.Reflog:
+        """Show where HEAD (or a branch) has pointed, newest first: commits, resets, checkouts.
+
+        Each entry's selector (HEAD@{2}) is a revision other tools take: the way back to
+        a commit a reset or rebase left behind.
+        """
+        git = await repos.open(ctx, repo_path)
+        return await reading.reflog(git, ref, max_count=max_count, skip=skip)
+
     @app.tool(title="Common ancestor", annotations=READ, text=render.merge_base)
     async def git_merge_base(
         ctx: Context, repos: Repositories, repo_path: RepoPath, a: str, b: str

@@ -23,6 +23,14 @@ class Log(TypedDict):
     next_skip: int | None
 
 
+class Reflog(TypedDict):
+    """Where a ref has been, newest first, and where the next page starts."""
+
+    ref: str
+    entries: list[parse.ReflogEntry]
+    next_skip: int | None
+
+
 class Branches(TypedDict):
     """Branch names, and the one checked out (None: detached, none, or not among them)."""
 
@@ -147,6 +155,23 @@ async def _range(git: Git, revision_range: str | None) -> list[str]:
             ]
             return [f"{checked[0]}{dots}{checked[1]}"]
     return [await git.revision(revision_range)]
+
+
+async def reflog(git: Git, ref: str = "HEAD", *, max_count: int = 20, skip: int = 0) -> Reflog:
+    """Return the commits `ref` pointed at, newest first, as its reflog records them.
+
+    Raises:
+        GitError: `ref` is not a plain value or names no ref git knows.
+    """
+    token = secrets.token_hex(8)
+    format_ = parse.log_format(token, parse.REFLOG_FIELDS)
+    args = ["log", "--walk-reflogs", "--no-show-signature", "--no-color", f"--format={format_}"]
+    args += [f"--max-count={max_count + 1}", f"--skip={skip}"]
+    result = await git.run([*args, "--end-of-options", plain(ref, "ref"), "--"])
+    read = parse.reflog(result.stdout, token)
+    found = read[:max_count]
+    more = result.truncated or len(read) > max_count
+    return Reflog(ref=ref, entries=found, next_skip=skip + len(found) if more else None)
 
 
 async def branches(

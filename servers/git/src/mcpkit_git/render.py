@@ -58,6 +58,14 @@ def _file_stat(stat: Any) -> str:
     return f"{counts} {moved}{stat['path']}"
 
 
+def reflog(value: Any) -> str:
+    """Render reflog entries one a line: selector, short commit, what moved the ref."""
+    lines = [f"{e['selector']} {e['commit'][:12]} {e['action']}" for e in value["entries"]]
+    if value["next_skip"] is not None:
+        lines.append(f"[more: continue with skip={value['next_skip']}]")
+    return "\n".join(lines) or f"(no reflog entries for {value['ref']})"
+
+
 def branches(value: Any) -> str:
     """Render branch names, marking the current one."""
     lines = [f"{'*' if name == value['current'] else ' '} {name}" for name in value["branches"]]
