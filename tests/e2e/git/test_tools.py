@@ -111,6 +111,7 @@ async def test_every_tool_once(gits: GitServers, era: Era, jail: Path) -> None:
         ("git_ls_files", {"pattern": "*.txt"}),
         ("git_merge_base", {"a": "HEAD", "b": "HEAD~1"}),
         ("git_reflog", {"max_count": 3}),
+        ("git_remote", {}),
         ("git_add", {"files": ["a.txt"]}),
         ("git_commit", {"message": "more"}),
         ("git_commit", {"message": "b alone", "files": ["b.txt"], "allow_empty": True}),

@@ -96,6 +96,7 @@ async def call_everything(
         ("git_ls_files", {}),
         ("git_branch", {"branch_type": "all"}),
         ("git_reflog", {"max_count": 5}),
+        ("git_remote", {}),
         ("git_add", {"files": ["a.txt", "c.txt"]}),
         ("git_diff_staged", {}),
         ("git_commit", {"message": "hostile"}),

@@ -5,6 +5,7 @@ from typing import Any
 
 from mcpkit.testing import ServerRequestHandler
 from mcpkit_git.access import Tiers
+from mcpkit_git.remote_list import redacted
 from servers.git.conftest import Repos, git, make_secret_repo, text_of
 
 REMOTE = Tiers(remote=True)
@@ -180,3 +181,49 @@ async def test_a_remote_on_this_machine_outside_the_jail_is_refused(repos: Repos
         assert result["isError"] is True
         assert "a path outside" in text_of(result)
     assert "secret" not in git(repos.repo, "log", "--all", "--format=%s")
+
+
+async def test_remotes_are_listed_with_their_credentials_hidden(repos: Repos) -> None:
+    repo = repos.repo
+    remote, _ = with_remote(repos)
+    secrets = ("s3cret-password", "ghp_tokenAsUserName", "glpat-rewritten")
+    git(repo, "remote", "add", "upstream", f"https://alice:{secrets[0]}@example.com/up.git")
+    git(repo, "remote", "set-url", "--push", "upstream", "ssh://git@example.com/up.git")
+    git(repo, "remote", "add", "tokened", f"https://{secrets[1]}@example.com/t.git")
+    git(repo, "config", f"url.https://oauth2:{secrets[2]}@gitlab.example/.insteadOf", "gl:")
+    git(repo, "remote", "add", "short", "gl:group/project.git")
+    git(repo, "remote", "add", "scp", "git@example.com:owner/repo.git")
+    git(repo, "config", "remote.broken.url", "https://example.com/a\nevil\thttps://fake")
+    async with repos.serve() as client:  # read-only information: every tier lists it
+        listed = await client.call_tool("git_remote", {"repo_path": str(repo)})
+    assert not listed.get("isError"), text_of(listed)
+    found = {r["name"]: r for r in listed["structuredContent"]["remotes"]}
+    assert list(found) == ["broken", "origin", "scp", "short", "tokened", "upstream"]
+    assert found["origin"]["fetch_urls"] == found["origin"]["push_urls"] == [str(remote)]
+    assert found["upstream"]["fetch_urls"] == ["https://***@example.com/up.git"]
+    assert found["upstream"]["push_urls"] == ["ssh://git@example.com/up.git"]
+    assert found["tokened"]["fetch_urls"] == ["https://***@example.com/t.git"]
+    assert found["short"]["fetch_urls"] == ["https://***@gitlab.example/group/project.git"]
+    assert found["scp"]["push_urls"] == ["git@example.com:owner/repo.git"]
+    assert "line break" in (found["broken"]["problem"] or "")
+    assert found["broken"]["fetch_urls"] == []
+    assert "upstream\thttps://***@example.com/up.git (fetch)" in text_of(listed)
+    assert "fake" not in text_of(listed)
+    for secret in secrets:
+        assert secret not in str(listed)
+
+
+def test_only_the_credentials_of_a_url_are_hidden() -> None:
+    cases = {
+        "https://user:pw@host/path": "https://***@host/path",
+        "HTTPS://token@host": "HTTPS://***@host",
+        "https://u:p@ss@host/x": "https://***@host/x",  # an @ the password should escape
+        "https://host/path@with-at": "https://host/path@with-at",
+        "ssh://git@host:22/repo.git": "ssh://git@host:22/repo.git",
+        "ssh://git:pw@host/repo.git": "ssh://***@host/repo.git",
+        "git://anon@host/repo": "git://***@host/repo",
+        "git@host:owner/repo.git": "git@host:owner/repo.git",
+        "/srv/git/repo.git": "/srv/git/repo.git",
+        "file:///srv/git/repo.git": "file:///srv/git/repo.git",
+    }
+    assert {url: redacted(url) for url in cases} == cases

@@ -24,6 +24,7 @@ READ_TOOLS = {
     "git_ls_files",
     "git_merge_base",
     "git_reflog",
+    "git_remote",
     "git_list_repositories",
 }
 LOCAL_TOOLS = {

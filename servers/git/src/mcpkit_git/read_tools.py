@@ -10,8 +10,9 @@ from typing_extensions import TypedDict
 
 from mcpkit import Context, Param, Server, ToolAnnotations
 
-from . import pages, parse, reading, render
+from . import pages, parse, reading, remote_list, render
 from .access import Repositories, progress
+from .remote_list import Remotes
 
 READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -287,6 +288,12 @@ def register_more_read_tools(app: Server) -> None:
         """
         git = await repos.open(ctx, repo_path)
         return await reading.reflog(git, ref, max_count=max_count, skip=skip)
+
+    @app.tool(title="List remotes", annotations=READ, text=render.remotes)
+    async def git_remote(ctx: Context, repos: Repositories, repo_path: RepoPath) -> Remotes:
+        """List the remotes and the URLs a fetch reads and a push writes (credentials hidden)."""
+        git = await repos.open(ctx, repo_path)
+        return await remote_list.listed(git)
 
     @app.tool(title="Common ancestor", annotations=READ, text=render.merge_base)
     async def git_merge_base(

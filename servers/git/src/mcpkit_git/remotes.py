@@ -82,7 +82,7 @@ async def checked_remote(git: Git, remote: str) -> bool:
         )
     await check_network_settings(git, remote)
     paths: list[str] = []
-    for url in await _urls(git, remote):
+    for url in [*await urls(git, remote, push=False), *await urls(git, remote, push=True)]:
         if "::" in url:
             raise GitError(f"Remote {remote!r} is {url}, a remote helper: refused")
         path = local_path(url, git.repo.path)
@@ -112,8 +112,8 @@ def _first_outside(paths: list[str], place: str) -> str | None:
     return next((path for path in paths if not is_below(os.path.realpath(path), place)), None)
 
 
-async def _urls(git: Git, remote: str) -> list[str]:
-    """Return the URLs git fetches from and pushes to for `remote`, as git rewrites them.
+async def urls(git: Git, remote: str, *, push: bool) -> list[str]:
+    """Return the URLs git fetches from (pushes to, if `push`) for `remote`, as git rewrites them.
 
     Read as bytes, so that a name that is not UTF-8 is the name git uses.
 
@@ -121,15 +121,12 @@ async def _urls(git: Git, remote: str) -> list[str]:
         GitError: a URL holds a line break: git's list of them, a line each, would show
             `.` and the rest where git uses `./.<LF>`, a link to anywhere.
     """
-    for key in ("url", "pushurl"):
+    for key in ("pushurl", "url") if push else ("url",):
         if any("\n" in url for url in await git.config_values(f"remote.{remote}.{key}")):
             raise GitError(f"Remote {remote!r} has a URL that holds a line break: refused")
-    urls: list[str] = []
-    for push in (False, True):
-        args = ["remote", "get-url", "--all", *(["--push"] if push else []), remote]
-        lines = (await git.run(args)).stdout.split(b"\n")
-        urls += [os.fsdecode(line) for line in lines if line]
-    return urls
+    args = ["remote", "get-url", "--all", *(["--push"] if push else []), remote]
+    lines = (await git.run(args)).stdout.split(b"\n")
+    return [os.fsdecode(line) for line in lines if line]
 
 
 def described_in_old_files(common_dir: str, remote: str) -> str | None:

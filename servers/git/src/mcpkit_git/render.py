@@ -66,6 +66,19 @@ def reflog(value: Any) -> str:
     return "\n".join(lines) or f"(no reflog entries for {value['ref']})"
 
 
+def remotes(value: Any) -> str:
+    """Render remotes as `git remote -v` does: a line per URL, fetch then push."""
+    lines: list[str] = []
+    for remote in value["remotes"]:
+        if remote["problem"] is not None:
+            lines.append(f"{remote['name']}\t({remote['problem']})")
+        lines += [f"{remote['name']}\t{url} (fetch)" for url in remote["fetch_urls"]]
+        lines += [f"{remote['name']}\t{url} (push)" for url in remote["push_urls"]]
+    if value["truncated"]:
+        lines.append("[cut: the first remotes by name only]")
+    return "\n".join(lines) or "(no remotes)"
+
+
 def branches(value: Any) -> str:
     """Render branch names, marking the current one."""
     lines = [f"{'*' if name == value['current'] else ' '} {name}" for name in value["branches"]]
