@@ -40,7 +40,9 @@ async def test_every_reading_tool(webs: WebServers, era: Era, site: Site) -> Non
             await call("extract_structured", {"url": site.url("/"), "fields": {"items": "li.item"}})
         )
         robots = structured(await call("check_robots", {"url": site.url("/b")}))
-        many = structured(await call("fetch_many", {"urls": [site.url("/a"), site.url("/b")]}))
+        many = structured(
+            await call("fetch_many", {"urls": [site.url("/a"), site.url("/b")], "selector": "p"})
+        )
         mapped = structured(await call("map_site", {"url": site.url("/"), "use_sitemap": False}))
         crawled = await call("crawl", {"url": site.url("/"), "delay_ms": 0})
         searched = structured(await call("web_search", {"query": "a"}))
@@ -50,6 +52,8 @@ async def test_every_reading_tool(webs: WebServers, era: Era, site: Site) -> Non
     assert fields["fields"] == {"items": ["one", "two"]}
     assert (robots["allowed"], robots["rule"]) == (False, "Disallow: /b")
     assert [page["ok"] for page in many["pages"]] == [True, False]
+    first = many["pages"][0]
+    assert (first["content"].count("page a"), first["truncated"]) == (1, False)
     assert mapped["urls"] == [site.url("/a"), site.url("/b")]
     links = [block for block in crawled.content if isinstance(block, types.ResourceLink)]
     assert [str(block.uri) for block in links] == [

@@ -162,3 +162,25 @@ async def test_at_most_two_pages_are_parsed_at_once(
         result = await client.call_tool("fetch_many", {"urls": urls, "concurrency": 8})
     assert all(page["ok"] for page in result["structuredContent"]["pages"])
     assert max(running) == parsing.AT_ONCE
+
+
+async def test_fetch_many_keeps_what_a_selector_matches_and_says_what_it_cut(site: Site) -> None:
+    site.page("/a", "<main><p class=keep>kept alpha</p><p>dropped alpha</p></main>")
+    site.page("/b", "<main><p class=keep>kept bravo " + "long " * 400 + "</p></main>")
+    site.page("/c", "<main><p>nothing to keep</p></main>")
+    urls = [site.url(p) for p in ("/a", "/b", "/c")]
+    async with serve() as client:
+        result = await client.call_tool(
+            "fetch_many", {"urls": urls, "selector": ".keep", "max_length": 500}
+        )
+        whole = await client.call_tool("fetch_many", {"urls": urls[:1]})
+    a, b, c = result["structuredContent"]["pages"]
+    assert "kept alpha" in a["content"]
+    assert "dropped alpha" not in a["content"]
+    assert a["truncated"] is False
+    assert b["ok"] is True
+    assert b["truncated"] is True
+    assert "kept bravo" in b["content"]
+    assert c["ok"] is False
+    assert "matches nothing" in c["error"]
+    assert "dropped alpha" in whole["structuredContent"]["pages"][0]["content"]

@@ -13,7 +13,7 @@ from . import inspect
 from .content import Format, decode
 from .errors import WebError, shown
 from .fetcher import Fetched
-from .page_tools import READ_WEB, FormatArg, Timeout, Url, loaded, readable
+from .page_tools import READ_WEB, FormatArg, Selector, Timeout, Url, loaded, readable
 from .pages import framed
 from .parsing import parsed
 from .robots import robots_url
@@ -65,13 +65,18 @@ class RobotsAnswer(TypedDict):
 
 
 class ManyPage(TypedDict):
-    """One page of `fetch_many`: its text (cut to max_length) or why it failed."""
+    """One page of `fetch_many`: its text (cut to max_length) or why it failed.
+
+    `truncated`: the text goes on; fetch with start_index=max_length reads on (the body is
+    cached, so it costs no download).
+    """
 
     url: str
     ok: bool
     status: int
     title: str
     content: str
+    truncated: bool
     error: str
 
 
@@ -200,12 +205,14 @@ def register_site_tools(app: Server) -> None:
             int, Param(description="Characters per page.", ge=1, le=100_000)
         ] = 5000,
         format: FormatArg = "markdown",
+        selector: Selector = None,
         concurrency: Annotated[int, Param(ge=1, le=8)] = 4,
         timeout: Timeout = None,
     ) -> ManyPages:
         """Fetch several pages at once, each as its main content cut to max_length.
 
-        Progress is reported per page; a failed page says why and the others still come.
+        With a selector, each page keeps only the elements it matches. Progress is reported
+        per page; a failed page says why and the others still come.
         """
         results: list[ManyPage | None] = [None] * len(urls)
         limiter = anyio.CapacityLimiter(concurrency)
@@ -214,7 +221,9 @@ def register_site_tools(app: Server) -> None:
         async def one(index: int, url: str) -> None:
             nonlocal done
             async with limiter:
-                results[index] = await _one_page(ctx, web, url, max_length, format, timeout)
+                results[index] = await _one_page(
+                    ctx, web, url, max_length, format, selector, timeout
+                )
             done += 1
             await ctx.progress(done, len(urls), f"fetched {url}")
 
@@ -225,13 +234,21 @@ def register_site_tools(app: Server) -> None:
 
 
 async def _one_page(
-    ctx: Context, web: Web, url: str, max_length: int, format: Format, timeout: float | None
+    ctx: Context,
+    web: Web,
+    url: str,
+    max_length: int,
+    format: Format,
+    selector: str | None,
+    timeout: float | None,
 ) -> ManyPage:
     try:
         async with loaded(ctx, web, url, timeout) as page:
-            found = await readable(page, format=format)
+            found = await readable(page, format=format, selector=selector)
     except WebError as exc:
-        return ManyPage(url=url, ok=False, status=0, title="", content="", error=str(exc))
+        return ManyPage(
+            url=url, ok=False, status=0, title="", content="", truncated=False, error=str(exc)
+        )
     text = found.text if found.kind != "image" else f"(an image, {found.mime})"
     return ManyPage(
         url=url,
@@ -239,5 +256,6 @@ async def _one_page(
         status=page.status,
         title=found.title,
         content=framed(text[:max_length], page.url),
+        truncated=len(text) > max_length,
         error="",
     )
