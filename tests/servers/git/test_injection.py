@@ -48,6 +48,8 @@ ARGUMENTS: list[tuple[str, str, dict[str, Any]]] = [
     ("git_create_branch", "branch_name", {}),
     ("git_create_branch", "base_branch", {"branch_name": "ok"}),
     ("git_delete_branch", "branch_name", {}),
+    ("git_rename_branch", "branch_name", {"new_name": "ok3"}),
+    ("git_rename_branch", "new_name", {"branch_name": "main"}),
     ("git_merge", "revision", {}),
     ("git_cherry_pick", "revision", {}),
     ("git_revert", "revision", {}),

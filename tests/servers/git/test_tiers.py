@@ -33,6 +33,7 @@ LOCAL_TOOLS = {
     "git_reset",
     "git_create_branch",
     "git_delete_branch",
+    "git_rename_branch",
     "git_checkout",
     "git_merge",
     "git_cherry_pick",

@@ -654,3 +654,28 @@ async def test_the_reflog_leads_back_to_a_commit_a_reset_left_behind(repos: Repo
     assert not recovered.get("isError"), text_of(recovered)
     assert git(repo, "rev-parse", "found").strip() == lost
     assert missing["isError"] is True
+
+
+async def test_a_branch_is_renamed_with_its_upstream_and_never_over_another(repos: Repos) -> None:
+    repo, path = repos.repo, str(repos.repo)
+    git(repo, "branch", "other")
+    git(repo, "config", "branch.main.remote", ".")
+    git(repo, "config", "branch.main.merge", "refs/heads/other")
+    async with repos.serve() as client:
+
+        async def rename(branch_name: str, new_name: str) -> dict[str, Any]:
+            arguments = {"repo_path": path, "branch_name": branch_name, "new_name": new_name}
+            return await client.call_tool("git_rename_branch", arguments)
+
+        renamed = await rename("main", "trunk")
+        status = (await client.call_tool("git_status", {"repo_path": path}))["structuredContent"]
+        taken = await rename("trunk", "other")
+        invalid = await rename("trunk", "bad..name")
+        missing = await rename("nope", "fine")
+    assert not renamed.get("isError"), text_of(renamed)
+    assert "Renamed branch 'main' to 'trunk'" in text_of(renamed)
+    assert (status["branch"], status["upstream"]) == ("trunk", "other")
+    assert "already exists" in text_of(taken)
+    assert "not a valid name" in text_of(invalid)
+    assert missing["isError"] is True
+    assert git(repo, "branch", "--format=%(refname:short)").split() == ["other", "trunk"]

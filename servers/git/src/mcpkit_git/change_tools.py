@@ -1,10 +1,10 @@
-"""mcp-git's tools that change a repository, by tier.
+"""mcp-git's tools that change a repository, by tier (branches and merges: their own modules).
 
 The default tier changes the local repository (stage, commit, branch, switch, restore,
 stash, tag); `history_rewrite` adds hard resets, amending, rebasing and deleting an
-unmerged branch; `remote` adds
-fetch, pull and push. None is listed with `--read-only`. A destructive change asks the user first
-when the client can show a form (ask, then change: a retry never does the work twice).
+unmerged branch; `remote` adds fetch, pull and push. None is listed with `--read-only`.
+A destructive change asks the user first when the client can show a form (ask, then
+change: a retry never does the work twice).
 """
 
 from collections.abc import Sequence
@@ -153,34 +153,8 @@ def register_change_tools(app: Server, tiers: Tiers) -> None:
 
 
 def register_more_tools(app: Server, tiers: Tiers) -> None:
-    """Register git_delete_branch, git_restore, git_stash and git_tag (the default tier)."""
+    """Register git_restore, git_stash and git_tag (the default tier)."""
     text = render.done
-
-    @app.tool(
-        title="Delete a branch",
-        annotations=annotations(destructive=True, idempotent=False),
-        text=text,
-    )
-    async def git_delete_branch(
-        ctx: Context,
-        repos: Repositories,
-        repo_path: RepoPath,
-        branch_name: str,
-        force: Annotated[
-            bool,
-            Param(description="Even if its commits are merged nowhere (--allow-history-rewrite)"),
-        ] = False,
-    ) -> changing.Done:
-        """Delete a local branch: unless `force`, one whose commits its upstream or HEAD has."""
-        git = await writable(repos, ctx, repo_path)
-        if force and not tiers.history_rewrite:
-            raise ToolError(
-                "force loses the commits no other branch has: the operator did not allow"
-                " history rewrite. Merge the branch first, or delete it without force."
-            )
-        name, at = await changing.branch_at(git, branch_name)  # named by commit, as tags
-        await confirm(ctx, f"Delete branch {name!r} (at {at[:12]}) in {git.repo.path}?")
-        return await changing.delete_branch(git, name, force=force, deleting=at)
 
     @app.tool(
         title="Restore files", annotations=annotations(destructive=True, idempotent=True), text=text

@@ -140,6 +140,18 @@ async def delete_branch(git: Git, branch_name: str, *, force: bool, deleting: st
     return await done(git, f"Deleted branch '{name}' (was {deleting[:12]})")
 
 
+async def rename_branch(git: Git, branch_name: str, new_name: str) -> Done:
+    """Rename a local branch; its settings (upstream) and reflog go with it.
+
+    Raises:
+        GitError: no such branch, or the new name is not a valid name or is a branch's.
+    """
+    name, at = await branch_at(git, branch_name)
+    new = await git.ref_name(new_name, what="new_name")
+    await git.run(["branch", "--move", "--end-of-options", name, new])  # never --force
+    return await done(git, f"Renamed branch '{name}' to '{new}' (at {at[:12]})")
+
+
 SWITCH = ("switch", "--quiet", "--no-guess", "--no-overwrite-ignore")
 """Quiet: its report of local changes would run git in each submodule, which
 `submodule.<name>.ignore` can ask for whatever `diff.ignoreSubmodules` says. An ignored

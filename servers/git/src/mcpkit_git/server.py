@@ -3,9 +3,9 @@
 `build_server` declares the server: its lifespan provides the `Repositories` (the jail,
 the hardened git runner, the tiers), which handlers get by annotation; `GitError`, the
 work's one error, is declared once. The read-only tools register from `read_tools`;
-the changing ones, by tier, from `change_tools` and `merge_tools` (none with `--read-only`).
-The guards live in `runner` (how git is run), `jail` (which repository) and `repo` (each
-value).
+the changing ones, by tier, from `change_tools`, `branch_tools` and `merge_tools` (none
+with `--read-only`). The guards live in `runner` (how git is run), `jail` (which
+repository) and `repo` (each value).
 """
 
 from collections.abc import AsyncGenerator, Sequence
@@ -16,6 +16,7 @@ from mcpkit.places import RootsMode
 
 from . import __version__
 from .access import Repositories, Tiers
+from .branch_tools import register_branch_tools
 from .change_tools import register_change_tools
 from .errors import GitError
 from .merge_tools import register_merge_tools
@@ -29,7 +30,8 @@ INSTRUCTIONS = (
     " Look with git_status, git_diff_unstaged, git_diff_staged, git_diff, git_log, git_show,"
     " git_blame, git_grep, git_ls_files, git_reflog, git_remote; change, where the operator"
     " allows it, with git_add, git_commit, git_reset, git_create_branch, git_delete_branch,"
-    " git_checkout, git_merge, git_cherry_pick, git_revert, git_restore, git_stash, git_tag."
+    " git_rename_branch, git_checkout, git_merge, git_cherry_pick, git_revert, git_restore,"
+    " git_stash, git_tag."
 )
 
 
@@ -63,6 +65,7 @@ def build_server(
     register_read_tools(app)
     if not chosen.read_only:
         register_change_tools(app, chosen)
+        register_branch_tools(app, chosen)
         register_merge_tools(app)
     register_resources(app)
     register_prompts(app)
