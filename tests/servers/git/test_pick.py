@@ -68,19 +68,22 @@ async def test_a_conflicted_pick_is_concluded_with_git_commit_or_given_up_when_a
             return await client.call_tool(tool, {"repo_path": path, **arguments})
 
         stopped = await call("git_cherry_pick", revision="clash")
-        status = (await call("git_status"))["structuredContent"]
+        shown = await call("git_status")
+        status = shown["structuredContent"]
         (repo / "b.txt").write_text("bravo\nfrom both\n")
         await call("git_add", files=["b.txt"])
         concluded = await call("git_commit", message="clash, resolved")
         again = await call("git_cherry_pick", revision="other")
         not_a_revert = await call("git_revert", action="abort")
         given_up = await call("git_cherry_pick", action="abort")
+        after = (await call("git_status"))["structuredContent"]
         nothing = await call("git_cherry_pick", action="abort")
     assert not stopped.get("isError"), text_of(stopped)
     assert "stopped part way" in text_of(stopped)
     assert "Conflicts: b.txt" in text_of(stopped)
     assert "git_cherry_pick action 'abort'" in text_of(stopped)
-    assert status["conflicted"] == ["b.txt"]
+    assert (status["conflicted"], status["in_progress"]) == (["b.txt"], "cherry-pick")
+    assert "A cherry-pick is under way" in text_of(shown)
     assert not concluded.get("isError"), text_of(concluded)
     assert subjects(repos, 2) == ["clash, resolved", "main's own"]
     assert "Conflicts: b.txt" in text_of(again)
@@ -94,6 +97,7 @@ async def test_a_conflicted_pick_is_concluded_with_git_commit_or_given_up_when_a
     ]
     assert (repo / "b.txt").read_text() == "bravo\nfrom both\n"
     assert not (repo / ".git" / "CHERRY_PICK_HEAD").exists()
+    assert after["in_progress"] is None
     assert "No cherry-pick is under way" in text_of(nothing)
 
 

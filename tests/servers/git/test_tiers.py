@@ -375,7 +375,7 @@ async def test_a_merge_joins_a_branch_or_stops_on_conflicts_and_is_given_up_when
     assert not stopped.get("isError"), text_of(stopped)
     assert "stopped part way" in text_of(stopped)
     assert "Conflicts: b.txt" in text_of(stopped)
-    assert status["conflicted"] == ["b.txt"]
+    assert (status["conflicted"], status["in_progress"]) == (["b.txt"], "merge")
     assert not given_up.get("isError"), text_of(given_up)
     assert asked == [
         f"Give up the merge under way in {repo}, putting the branch and the merged files"

@@ -53,6 +53,7 @@ CHERRY_PICK = Operation(
     "cherry-pick", ("cherry-pick",), "CHERRY_PICK_HEAD", "git_cherry_pick", "picked files"
 )
 REVERT = Operation("revert", ("revert", "--no-edit"), "REVERT_HEAD", "git_revert", "reverted files")
+BY_COMMAND = {operation.command: operation for operation in (MERGE, CHERRY_PICK, REVERT)}
 
 
 async def merge(git: Git, revision: str, *, message: str | None, fast_forward: FastForward) -> Done:
@@ -136,6 +137,11 @@ async def abort(git: Git, operation: Operation) -> Done:
     return await done(
         git, f"The {operation.command} was given up: the branch and its files are as before it"
     )
+
+
+def in_progress(git: Git) -> str | None:
+    """Return the merge, cherry-pick or revert under way (its git command), if one is."""
+    return next((op.command for op in BY_COMMAND.values() if under_way(git, op)), None)
 
 
 def under_way(git: Git, operation: Operation) -> bool:

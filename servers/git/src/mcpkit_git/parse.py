@@ -42,6 +42,7 @@ class Status(TypedDict):
     untracked: list[str]
     conflicted: list[str]
     rebasing: bool  # a rebase stopped part way: HEAD is detached until it goes on
+    in_progress: str | None  # a merge, cherry-pick or revert stopped part way (conflicts)
     clean: bool
     truncated: bool  # git's output passed the cap: the lists stop short
 
@@ -94,6 +95,7 @@ def status(output: bytes, *, truncated: bool = False) -> Status:
         untracked=[],
         conflicted=[],
         rebasing=False,
+        in_progress=None,
         clean=True,
         truncated=truncated,
     )

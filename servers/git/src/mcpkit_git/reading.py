@@ -10,7 +10,7 @@ from fnmatch import fnmatchcase
 
 from typing_extensions import TypedDict
 
-from . import parse, reach, rebasing
+from . import merging, parse, reach, rebasing
 from .errors import GitError
 from .process import Result, Tick
 from .repo import Git, plain
@@ -79,6 +79,7 @@ async def status(git: Git) -> parse.Status:
     result = await git.run([*args, "--ignore-submodules=all"])  # see pages.DIFF_OPTIONS
     found = parse.status(result.stdout, truncated=result.truncated)
     found["rebasing"] = rebasing.under_way(git.repo.git_dir)
+    found["in_progress"] = merging.in_progress(git)
     return found
 
 

@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from .merging import BY_COMMAND
+
 
 def status(value: Any) -> str:
     """Render a status like a short `git status`."""
@@ -10,6 +12,12 @@ def status(value: Any) -> str:
     lines.append(f"On branch {branch}")
     if value["rebasing"]:
         lines.append("A rebase is under way: git_rebase goes on ('continue', 'skip' or 'abort')")
+    if value["in_progress"]:
+        tool = BY_COMMAND[value["in_progress"]].tool
+        lines.append(
+            f"A {value['in_progress']} is under way: resolve the conflicts, git_add, then"
+            f" git_commit concludes it ({tool} with action 'abort' gives it up)"
+        )
     if value["upstream"]:
         lines.append(
             f"Upstream {value['upstream']}: ahead {value['ahead']}, behind {value['behind']}"
