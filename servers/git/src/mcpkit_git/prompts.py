@@ -1,4 +1,4 @@
-"""mcp-git's prompts: a commit message, a review, a history summary, a wrap-up of the work.
+"""mcp-git's prompts: a commit message, a review, a history summary, a wrap-up, conflicts.
 
 A diff or a log is another party's writing, not instructions: the prompts hand it to the
 model as material, between markers, and say so.
@@ -99,6 +99,26 @@ def register_prompts(app: Server) -> None:
             + material("The diff against HEAD", render.page(changes))
         )
 
-    for name in ("commit_message", "review_changes", "summarize_history", "wrapup"):
+    @app.prompt(title="Resolve conflicts")
+    async def resolve_conflicts(ctx: Context, repos: Repositories, repo_path: RepoArg) -> str:
+        """Resolve the conflicts that stopped a merge, cherry-pick, revert or rebase."""
+        git = await repos.open(ctx, repo_path)
+        status = await reading.status(git)
+        if not status["conflicted"]:
+            return f"No file is in conflict in {git.repo.path}: there is nothing to resolve."
+        conflicts = await pages.diff(git, paths=status["conflicted"], max_bytes=MAX_PROMPT_BYTES)
+        conclude = "git_rebase with action 'continue'" if status["rebasing"] else "git_commit"
+        return (
+            "Resolve the conflicts below. For each file, say what each side meant to do and"
+            " propose the resolved text, keeping both intents where they agree; ask where they"
+            " do not. Once a file is edited (no conflict markers left), stage it with git_add;"
+            f" when all are, conclude with {conclude}. Do so only if asked.\n\n"
+            + material("The status", render.status(status))
+            + "\n\n"
+            + material("The conflicts (a combined diff of each file)", render.page(conflicts))
+        )
+
+    names = ("commit_message", "review_changes", "summarize_history", "wrapup", "resolve_conflicts")
+    for name in names:
         app.complete(prompt=name, argument="repo_path")(complete_repository)
     app.complete(prompt="review_changes", argument="target")(complete_ref)
