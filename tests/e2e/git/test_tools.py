@@ -104,6 +104,7 @@ async def test_every_tool_once(gits: GitServers, era: Era, jail: Path) -> None:
         ("git_diff", {"target": "HEAD~1"}),
         ("git_log", {}),
         ("git_log", {"paths": ["a.txt"], "follow": True, "stat": True}),
+        ("git_log", {"all_branches": True, "first_parent": True}),
         ("git_show", {"revision": "HEAD", "path": "b.txt"}),
         ("git_branch", {"branch_type": "all"}),
         ("git_blame", {"path": "a.txt"}),

@@ -120,6 +120,12 @@ def register_read_tools(app: Server) -> None:
         stat: Annotated[
             bool, Param(description="List the files each commit changed, lines +/-")
         ] = False,
+        all_branches: Annotated[
+            bool, Param(description="Commits of every branch and tag, not HEAD's alone")
+        ] = False,
+        first_parent: Annotated[
+            bool, Param(description="The mainline only: a merge's side commits left out")
+        ] = False,
     ) -> reading.Log:
         """Show the commit logs, newest first, a page at a time."""
         git = await repos.open(ctx, repo_path)
@@ -132,6 +138,8 @@ def register_read_tools(app: Server) -> None:
             author=author,
             grep=grep,
             revision_range=revision_range,
+            all_branches=all_branches,
+            first_parent=first_parent,
             paths=paths,
             follow=follow,
             stat=stat,

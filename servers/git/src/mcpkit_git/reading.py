@@ -93,6 +93,8 @@ async def log(
     author: str | None = None,
     grep: str | None = None,
     revision_range: str | None = None,
+    all_branches: bool = False,
+    first_parent: bool = False,
     paths: Sequence[str] | None = None,
     follow: bool = False,
     stat: bool = False,
@@ -101,10 +103,13 @@ async def log(
     """Return commits, newest first (one more is read to know whether a next page exists).
 
     `follow`: the history of one file (`paths` names it) across moves; `stat`: the files
-    each commit changed, with lines added and deleted.
+    each commit changed, with lines added and deleted; `all_branches`: the commits of
+    every branch and tag (local and remote), not HEAD's alone; `first_parent`: a merge's
+    first parent only (the mainline).
 
     Raises:
-        GitError: `follow` without exactly one path, a bad revision range, or git failed.
+        GitError: `follow` without exactly one path, a bad revision range or one given
+            with `all_branches`, or git failed.
     """
     args = [
         "log",
@@ -128,8 +133,10 @@ async def log(
         args.append(f"--author={plain(author, 'author')}")
     if grep is not None:
         args += ["--fixed-strings", f"--grep={plain(grep, 'grep')}"]
-    revisions = await _range(git, revision_range)
-    args += ["--end-of-options", *revisions, "--", *git.paths(paths)[1:]]
+    if first_parent:
+        args.append("--first-parent")
+    args += await _revisions(git, revision_range, all_branches=all_branches)
+    args += ["--", *git.paths(paths)[1:]]
     result = await git.run(args, on_output=tick)
     read = parse.commits(result.stdout, token, stat=stat)  # a record cut by the cap is left out
     if stat and result.truncated:
@@ -142,6 +149,19 @@ async def log(
     found = read[:max_count]
     more = result.truncated or len(read) > max_count
     return Log(commits=found, next_skip=skip + len(found) if more else None)
+
+
+async def _revisions(git: Git, revision_range: str | None, *, all_branches: bool) -> list[str]:
+    """Return the arguments that choose a log's commits (after its options).
+
+    Raises:
+        GitError: a bad revision range, or one given with `all_branches`.
+    """
+    if not all_branches:
+        return ["--end-of-options", *await _range(git, revision_range)]
+    if revision_range is not None:
+        raise GitError("all_branches takes every branch: give no revision_range with it.")
+    return ["--branches", "--tags", "--remotes", "--end-of-options"]
 
 
 async def _range(git: Git, revision_range: str | None) -> list[str]:
