@@ -8,7 +8,6 @@ from . import changing, merging, render
 from .access import Repositories, confirm
 from .change_tools import annotations, writable
 from .errors import GitError
-from .merging import CHERRY_PICK, REVERT, Operation
 from .read_tools import RepoPath
 from .repo import Git
 
@@ -71,7 +70,9 @@ def register_merge_tools(app: Server) -> None:
         A cherry-pick stopped by conflicts is concluded by resolving them, git_add, git_commit.
         """
         options = ["-x"] if record_origin else []
-        return await _pick(ctx, repos, repo_path, CHERRY_PICK, revision, mainline, action, options)
+        return await _pick(
+            ctx, repos, repo_path, merging.CHERRY_PICK, revision, mainline, action, options
+        )
 
     @app.tool(title="Revert", annotations=ABORTS, text=render.done)
     async def git_revert(
@@ -87,14 +88,14 @@ def register_merge_tools(app: Server) -> None:
         History is kept: nothing is rewritten. A revert stopped by conflicts is concluded
         by resolving them, git_add, git_commit.
         """
-        return await _pick(ctx, repos, repo_path, REVERT, revision, mainline, action, [])
+        return await _pick(ctx, repos, repo_path, merging.REVERT, revision, mainline, action, [])
 
 
 async def _pick(
     ctx: Context,
     repos: Repositories,
     repo_path: str,
-    operation: Operation,
+    operation: merging.Operation,
     revision: str | None,
     mainline: int | None,
     action: str,
@@ -109,7 +110,7 @@ async def _pick(
     return await merging.pick(git, operation, revision, mainline=mainline, options=options)
 
 
-async def _abort(ctx: Context, git: Git, operation: Operation) -> changing.Done:
+async def _abort(ctx: Context, git: Git, operation: merging.Operation) -> changing.Done:
     """Give up `operation` under way, once the user agrees (nothing to ask: abort says why)."""
     question = await merging.abort_question(git, operation)
     if question is not None:
