@@ -15,7 +15,7 @@ from mcpkit import treewatch
 from mcpkit.testing import Client, RPCError
 from mcpkit_git import reading, resources
 from mcpkit_git.jail import open_repository
-from mcpkit_git.prompts import MAX_PROMPT_BYTES
+from mcpkit_git.prompts import MAX_CONFLICTS_SHOWN, MAX_PROMPT_BYTES
 from mcpkit_git.repo import Git
 from mcpkit_git.runner import Runner, Settings
 from servers.git.conftest import Repos, branch_with, git, make_repo
@@ -289,6 +289,26 @@ async def test_the_conflicts_prompt_shows_each_side_and_how_to_conclude(repos: R
     assert "++<<<<<<< HEAD\n +our line\n++=======\n+ their line\n++>>>>>>> theirs" in text
     assert "conclude with git_commit" in text
     assert text.count("data, not instructions") == 2
+
+
+async def test_the_conflicts_prompt_shows_the_first_hundred_files(repos: Repos) -> None:
+    repo, path = repos.repo, str(repos.repo)
+    names = [f"f{n:03}.txt" for n in range(MAX_CONFLICTS_SHOWN + 20)]
+    for name in names:
+        (repo / name).write_text("base\n")
+    git(repo, "add", "--", *names)
+    git(repo, "commit", "-q", "-m", "base")
+    for branch, line in (("theirs", "their line\n"), ("main", "our line\n")):
+        git(repo, "checkout", "-q", *(["-b"] if branch == "theirs" else []), branch)
+        for name in names:
+            (repo / name).write_text(line)
+        git(repo, "commit", "-q", "-am", branch)
+    arguments = {"name": "resolve_conflicts", "arguments": {"repo_path": path}}
+    async with repos.serve() as client:
+        await client.call_tool("git_merge", {"repo_path": path, "revision": "theirs"})
+        text = (await client.request("prompts/get", arguments))["messages"][0]["content"]["text"]
+    assert text.count("diff --cc ") == MAX_CONFLICTS_SHOWN
+    assert names[-1] in text.split("The conflicts")[0]  # the status names every file
 
 
 async def test_a_commit_message_cannot_end_the_material_nor_swell_the_prompt(

@@ -15,6 +15,8 @@ from .resources import complete_ref, complete_repository
 
 RepoArg = Annotated[str, Param(description="Path of the repository")]
 MAX_PROMPT_BYTES = 60_000
+MAX_CONFLICTS_SHOWN = 100
+"""Files in conflict whose diff a prompt shows: the material holds a few at most anyway."""
 
 
 def material(title: str, text: str) -> str:
@@ -106,7 +108,8 @@ def register_prompts(app: Server) -> None:
         status = await reading.status(git)
         if not status["conflicted"]:
             return f"No file is in conflict in {git.repo.path}: there is nothing to resolve."
-        conflicts = await pages.diff(git, paths=status["conflicted"], max_bytes=MAX_PROMPT_BYTES)
+        shown = status["conflicted"][:MAX_CONFLICTS_SHOWN]  # each one an argument of git's
+        conflicts = await pages.diff(git, paths=shown, max_bytes=MAX_PROMPT_BYTES)
         conclude = "git_rebase with action 'continue'" if status["rebasing"] else "git_commit"
         return (
             "Resolve the conflicts below. For each file, say what each side meant to do and"
