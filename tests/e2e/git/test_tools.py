@@ -120,6 +120,8 @@ async def test_every_tool_once(gits: GitServers, era: Era, jail: Path) -> None:
         ("git_create_branch", {"branch_name": "gone"}),
         ("git_rename_branch", {"branch_name": "gone", "new_name": "going"}),
         ("git_delete_branch", {"branch_name": "going"}),
+        ("git_worktree", {"action": "add", "path": "wt", "branch": "going-on", "create": True}),
+        ("git_worktree", {"action": "remove", "path": "wt"}),
         ("git_checkout", {"branch_name": "side"}),
         ("git_rebase", {"upstream": "main"}),
         ("git_merge", {"revision": "main"}),

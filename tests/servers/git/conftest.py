@@ -79,6 +79,16 @@ def make_secret_repo(path: Path, secret: str) -> Path:
     return repo
 
 
+def accepting(asked: list[str]) -> dict[str, ServerRequestHandler]:
+    """Handlers that accept every question, noting it in `asked`."""
+
+    async def accept(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params["message"])
+        return {"action": "accept", "content": {"confirm": True}}
+
+    return {"elicitation/create": accept}
+
+
 def text_of(result: dict[str, Any]) -> str:
     """The text block of a tool result."""
     return result["content"][0]["text"]

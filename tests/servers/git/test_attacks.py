@@ -108,6 +108,8 @@ async def call_everything(
         ("git_checkout", {"branch_name": "main"}),
         ("git_rename_branch", {"branch_name": "side", "new_name": "renamed"}),
         ("git_delete_branch", {"branch_name": "renamed"}),
+        ("git_worktree", {"action": "add", "path": "wt", "branch": "wt", "create": True}),
+        ("git_worktree", {"action": "remove", "path": "wt", "force": True}),
         ("git_tag", {"action": "create", "name": "v1", "message": "tagged"}),
         ("git_stash", {"action": "list"}),
         ("git_restore", {"paths": ["a.txt"], "source": "HEAD~1"}),

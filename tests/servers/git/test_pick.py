@@ -2,23 +2,12 @@
 
 from typing import Any
 
-from mcpkit.testing import ServerRequestHandler
-from servers.git.conftest import Repos, branch_with, git, text_of
+from servers.git.conftest import Repos, accepting, branch_with, git, text_of
 
 
 def subjects(repos: Repos, count: int) -> list[str]:
     """The subjects of the last `count` commits on the current branch, newest first."""
     return git(repos.repo, "log", f"-{count}", "--format=%s").splitlines()
-
-
-def accepting(asked: list[str]) -> dict[str, ServerRequestHandler]:
-    """Handlers that accept every question, noting it in `asked`."""
-
-    async def accept(params: dict[str, Any]) -> dict[str, Any]:
-        asked.append(params["message"])
-        return {"action": "accept", "content": {"confirm": True}}
-
-    return {"elicitation/create": accept}
 
 
 async def test_a_commit_is_picked_from_another_branch_and_another_undone(repos: Repos) -> None:

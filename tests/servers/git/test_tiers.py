@@ -34,6 +34,7 @@ LOCAL_TOOLS = {
     "git_create_branch",
     "git_delete_branch",
     "git_rename_branch",
+    "git_worktree",
     "git_checkout",
     "git_merge",
     "git_cherry_pick",

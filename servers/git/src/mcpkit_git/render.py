@@ -74,6 +74,19 @@ def reflog(value: Any) -> str:
     return "\n".join(lines) or f"(no reflog entries for {value['ref']})"
 
 
+def worktrees(value: Any) -> str:
+    """Render work trees one a line: folder, commit, branch, as `git worktree list` does."""
+    lines = [value["message"]] if value["message"] else []
+    for tree in value["worktrees"]:
+        where = f"[{tree['branch']}]" if tree["branch"] else "(detached HEAD)"
+        flags = [flag for flag in ("main", "locked", "prunable") if tree[flag]]
+        commit = (tree["commit"] or "")[:12]
+        lines.append(" ".join([tree["path"], commit, where, *flags]))
+    if value["truncated"]:
+        lines.append("[cut: the first work trees only]")
+    return "\n".join(lines)
+
+
 def remotes(value: Any) -> str:
     """Render remotes as `git remote -v` does: a line per URL, fetch then push."""
     lines: list[str] = []
