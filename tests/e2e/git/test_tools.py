@@ -129,6 +129,7 @@ async def test_every_tool_once(gits: GitServers, era: Era, jail: Path) -> None:
         ("git_cherry_pick", {"revision": "HEAD~2", "record_origin": True}),  # "more" again
         ("git_tag", {"action": "create", "name": "v1"}),
         ("git_restore", {"paths": ["a.txt"], "staged": True}),
+        ("git_clean", {"dry_run": True}),
         ("git_stash", {"action": "list"}),
         ("git_reset", {"mode": "soft", "target": "HEAD~1"}),
         ("git_fetch", {}),

@@ -120,6 +120,7 @@ async def call_everything(
         ("git_pull", {"branch": "main"}),
         ("git_push", {"branch": "main", "force_with_lease": True}),
         ("git_commit", {"message": "one file", "files": ["a.txt"], "allow_empty": True}),
+        ("git_clean", {"directories": True}),
     ]
     results: dict[str, dict[str, Any]] = {}
     for index, (tool, arguments) in enumerate(calls):

@@ -40,6 +40,7 @@ LOCAL_TOOLS = {
     "git_cherry_pick",
     "git_revert",
     "git_restore",
+    "git_clean",
     "git_stash",
     "git_tag",
 }

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from mcpkit import Context, Param, Server, ToolAnnotations, ToolError
 
-from . import changing, rebasing, remotes, render
+from . import changing, cleaning, rebasing, remotes, render
 from .access import Repositories, Tiers, confirm, progress
 from .read_tools import Paths, RepoPath
 from .repo import Git
@@ -153,7 +153,7 @@ def register_change_tools(app: Server, tiers: Tiers) -> None:
 
 
 def register_more_tools(app: Server, tiers: Tiers) -> None:
-    """Register git_restore, git_stash and git_tag (the default tier)."""
+    """Register git_restore, git_clean, git_stash and git_tag (the default tier)."""
     text = render.done
 
     @app.tool(
@@ -179,6 +179,30 @@ def register_more_tools(app: Server, tiers: Tiers) -> None:
             files = f"{', '.join(checked[1:])} in {git.repo.path}"
             await confirm(ctx, f"Discard changes to {files}{origin}?")
         return await changing.restore(git, paths, staged=staged, source=source)
+
+    @app.tool(
+        title="Delete untracked files",
+        annotations=annotations(destructive=True, idempotent=True),
+        text=render.cleaned,
+    )
+    async def git_clean(
+        ctx: Context,
+        repos: Repositories,
+        repo_path: RepoPath,
+        paths: Paths = None,
+        directories: Annotated[bool, Param(description="Untracked folders too, whole")] = False,
+        ignored: Annotated[
+            bool, Param(description="Ignored files too (build output, but also .env)")
+        ] = False,
+        dry_run: Annotated[bool, Param(description="Only list what would go")] = False,
+    ) -> cleaning.Cleaned:
+        """Delete untracked files for good (asking the user first, naming them)."""
+        git = await writable(repos, ctx, repo_path)
+        names = await cleaning.untracked(git, paths, directories=directories, ignored=ignored)
+        if dry_run or not names:
+            return cleaning.Cleaned(removed=names, dry_run=dry_run)
+        await confirm(ctx, cleaning.question(git, names))
+        return await cleaning.clean(git, names, ignored=ignored)
 
     @app.tool(
         title="Stash changes",

@@ -87,6 +87,14 @@ def worktrees(value: Any) -> str:
     return "\n".join(lines)
 
 
+def cleaned(value: Any) -> str:
+    """Render what a clean deleted, or would delete, one name a line."""
+    if not value["removed"]:
+        return "Nothing untracked to delete"
+    head = "Would delete" if value["dry_run"] else "Deleted"
+    return "\n".join([f"{head}:", *value["removed"]])
+
+
 def remotes(value: Any) -> str:
     """Render remotes as `git remote -v` does: a line per URL, fetch then push."""
     lines: list[str] = []

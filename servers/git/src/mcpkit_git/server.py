@@ -31,7 +31,7 @@ INSTRUCTIONS = (
     " git_blame, git_grep, git_ls_files, git_reflog, git_remote; change, where the operator"
     " allows it, with git_add, git_commit, git_reset, git_create_branch, git_delete_branch,"
     " git_rename_branch, git_worktree, git_checkout, git_merge, git_cherry_pick, git_revert,"
-    " git_restore, git_stash, git_tag."
+    " git_restore, git_clean, git_stash, git_tag."
 )
 
 
