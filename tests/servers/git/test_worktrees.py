@@ -1,4 +1,4 @@
-"""git_worktree: work trees added and removed in the place only, whatever the repository records."""
+"""git_worktree: work trees added in the repository, removed in the place, whatever it records."""
 
 import os
 from typing import Any
@@ -8,14 +8,14 @@ from servers.git.conftest import Repos, accepting, git, text_of
 
 async def test_a_work_tree_is_added_used_and_removed_when_asked(repos: Repos) -> None:
     repo, path = repos.repo, str(repos.repo)
-    task = repos.folder / "repo-task"
+    task = repo / ".worktrees" / "task"
     asked: list[str] = []
     async with repos.serve(handlers=accepting(asked)) as client:
 
         async def worktree(**arguments: Any) -> dict[str, Any]:
             return await client.call_tool("git_worktree", {"repo_path": path, **arguments})
 
-        added = await worktree(action="add", path="../repo-task", branch="task", create=True)
+        added = await worktree(action="add", path=".worktrees/task", branch="task", create=True)
         status = await client.call_tool("git_status", {"repo_path": str(task)})
         (task / "a.txt").write_text("changed in the task\n")
         kept = await worktree(action="remove", path=str(task))
@@ -51,22 +51,24 @@ async def test_an_existing_branch_is_checked_out_once_and_names_are_checked(repo
             arguments = {"repo_path": path, "action": "add", **arguments}
             return await client.call_tool("git_worktree", arguments)
 
-        other = await add(path="../other", branch="other")
-        twice = await add(path="../twice", branch="other")
-        missing = await add(path="../missing", branch="nope")
-        misplaced = await add(path="../late", branch="other", start_point="HEAD~1")
-        unnamed = await add(path="../unnamed")
+        other = await add(path="trees/other", branch="other")
+        twice = await add(path="trees/twice", branch="other")
+        missing = await add(path="trees/missing", branch="nope")
+        misplaced = await add(path="trees/late", branch="other", start_point="HEAD~1")
+        unnamed = await add(path="trees/unnamed")
     assert not other.get("isError"), text_of(other)
-    assert (repos.folder / "other" / "b.txt").read_text() == "bravo\n"
+    assert (repos.repo / "trees" / "other" / "b.txt").read_text() == "bravo\n"
     assert "already checked out" in text_of(twice) or "already used" in text_of(twice)
     assert "'refs/heads/nope' names no commit" in text_of(missing)
     assert "start_point is where a new branch starts" in text_of(misplaced)
     assert "Name the branch" in text_of(unnamed)
-    assert sorted(os.listdir(repos.folder)) == ["other", "repo"]
+    assert os.listdir(repos.repo / "trees") == ["other"]
 
 
-async def test_a_new_work_tree_stays_in_the_place(repos: Repos) -> None:
-    (repos.folder / "link").symlink_to(repos.outside)
+async def test_a_new_work_tree_stays_in_the_repository_and_out_of_git_directories(
+    repos: Repos,
+) -> None:
+    (repos.repo / "link").symlink_to(repos.outside)
     before = repos.outside_listing()
     path = str(repos.repo)
     async with repos.serve() as client:
@@ -78,15 +80,22 @@ async def test_a_new_work_tree_stays_in_the_place(repos: Repos) -> None:
         results = {
             "outside": await add(str(repos.outside / "wt")),
             "climbing": await add("../../outside/wt"),
-            "through a link": await add("../link/wt"),
+            "elsewhere in the place": await add("../.bashrc.d"),
+            "through a link": await add("link/wt"),
             "existing": await add("a.txt"),
             "git directory": await add(".git/wt"),
+            "a git directory of its own": await add("sub/.git"),
+            "one in another case": await add("sub/.GIT/x"),
         }
     for why, result in results.items():
         assert result["isError"] is True, why
-    assert "outside" in text_of(results["through a link"])
+    assert "not inside the repository" in text_of(results["elsewhere in the place"])
+    assert "not inside the repository" in text_of(results["through a link"])
     assert "exists" in text_of(results["existing"])
-    assert "inside the git directory" in text_of(results["git directory"])
+    for why in ("git directory", "a git directory of its own", "one in another case"):
+        assert "a part named .git" in text_of(results[why]), why
+    assert sorted(os.listdir(repos.folder)) == ["repo"]
+    assert not (repos.repo / "sub").exists()
     assert repos.outside_listing() == before
     assert git(repos.repo, "worktree", "list").count("\n") == 1
     assert git(repos.repo, "branch", "--list", "x") == ""

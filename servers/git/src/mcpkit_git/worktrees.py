@@ -2,13 +2,17 @@
 
 A linked work tree is a folder of its own with a branch checked out, sharing the
 repository's commits: a second task in progress beside the first. The folder is the
-model's to name, so it is held to the jail like any path: a new one must lie in the
-repository's place, reached through no link that leads out, outside any git directory,
-and not exist yet; one removed (its folder deleted) must lie in the place too, whatever
-the repository's records of its work trees say (a hostile repository's may name any
-folder). Git checks the branch out under the inert settings of every command (no hook,
-no filter of the repository's runs). Each new work tree is a repository the other tools
-take (`repo_path`).
+model's to name, and it fills the folder with files of its choosing (a branch it
+committed), so a new one lies inside the repository's own work tree, where checkouts
+already write (`.worktrees/task`): not elsewhere in the place, where a folder such as
+`~/.bashrc.d` would be read by other programs. No part of its path may be named `.git`: a
+work tree there would be a git directory of the model's making (its `config` a command
+the user's own git runs). It is reached through no link that leads out, and must not
+exist yet. One removed (its folder deleted) must lie in the place, whatever the
+repository's records of its work trees say (a hostile repository's may name any folder).
+Git checks the branch out under the inert settings of every command (no hook, no filter
+of the repository's runs). Each new work tree is a repository the other tools take
+(`repo_path`); until it is ignored, the main work tree's status lists it as untracked.
 """
 
 import os
@@ -150,17 +154,26 @@ def new_folder(git: Git, path: str) -> str:
     """Return the absolute folder `path` names (relative: to the work tree) for a new work tree.
 
     Raises:
-        GitError: it holds a NUL or a line break, exists, lies outside the place (by `..`
-            or a link among the folders that exist), or inside a git directory.
+        GitError: it holds a NUL or a line break, exists, lies outside the repository's
+            work tree (by `..` or a link among the folders that exist), or has a part
+            named `.git`.
     """
     folder = _absolute(git, path)
+    top = git.repo.path
+    inside = os.path.relpath(folder, top)
+    if any(part.lower() == ".git" for part in inside.split(os.sep)):
+        raise GitError(f"{folder} has a part named .git: a work tree there is refused")
     if os.path.lexists(folder):
         raise GitError(f"{folder} exists: a new work tree needs a folder that does not")
     existing = folder
     while not os.path.lexists(existing):  # git makes the folders that are missing
         existing = os.path.dirname(existing)
     real = os.path.join(os.path.realpath(existing), os.path.relpath(folder, existing))
-    _check_in_place(git, folder, real)
+    if not (is_below(folder, top) and is_below(real, top)):
+        raise GitError(
+            f"{folder} is not inside the repository {top}: a new work tree goes in a folder"
+            " of its own there, such as .worktrees/NAME"
+        )
     return folder
 
 
