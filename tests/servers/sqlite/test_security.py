@@ -173,6 +173,25 @@ async def test_a_query_that_never_ends_is_stopped_by_its_budget(files: Files) ->
     assert took < 2.0
 
 
+async def test_a_like_pattern_that_would_hold_a_step_for_minutes_is_refused(
+    files: Files,
+) -> None:
+    # One step compares the pattern with each position of the text: no budget stops it.
+    pattern = "'%' || printf('%.*c', {n}, 'a') || 'b%'"
+    async with files.serve() as client:
+
+        async def like(n: int, operator: str = "LIKE") -> dict[str, Any]:
+            sql = f"SELECT name {operator} {pattern.format(n=n)} FROM items LIMIT 1"
+            return await client.call_tool("read_query", {"query": sql})
+
+        allowed = await like(997)  # and '%', 'b%': 1,000 characters
+        refused = await like(998)
+        globbed = await like(998, "GLOB")
+    assert not allowed.get("isError"), text_of(allowed)
+    assert "A LIKE or GLOB pattern may hold 1,000 characters at most" in text_of(refused)
+    assert "A LIKE or GLOB pattern may hold 1,000 characters at most" in text_of(globbed)
+
+
 async def test_a_huge_result_is_cut_and_says_so(files: Files) -> None:
     cartesian = "SELECT a.id, b.id, c.id FROM items a, items b, items c"  # a million rows
     async with files.serve(limits=Limits(max_result_bytes=50_000)) as client:

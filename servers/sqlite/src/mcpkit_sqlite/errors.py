@@ -2,7 +2,7 @@
 
 import sqlite3
 
-from .guard import HEAP_LIMIT, Budget
+from .guard import HEAP_LIMIT, LIMITS, Budget
 from .temporary import WATCH
 
 BAD_VALUES = (MemoryError, OverflowError, UnicodeError)
@@ -56,6 +56,21 @@ def _bad_value(error: BaseException) -> str | None:
     return None
 
 
+BY_MESSAGE = {
+    "interrupted": "The query was cancelled.",
+    "database is locked": (
+        "Another process holds the database's lock (it is writing): nothing was changed."
+        " Try again in a moment."
+    ),
+    "LIKE or GLOB pattern too complex": (
+        f"A LIKE or GLOB pattern may hold {LIMITS[sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH]:,}"
+        " characters at most (a longer one could hold the database for minutes): use a"
+        " shorter pattern. Nothing was changed."
+    ),
+}
+"""What SQLite's messages that say too little mean for the model."""
+
+
 def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
     """Return what a sqlite3 error means for the model, and what to do next."""
     bad_value = _bad_value(error)
@@ -71,8 +86,8 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
     message = str(error)
     if budget.timed_out:
         return out_of_time(budget)
-    if message == "interrupted":
-        return "The query was cancelled."
+    if message in BY_MESSAGE:
+        return BY_MESSAGE[message]
     if message.startswith("access to") and message.endswith("is prohibited"):  # see guard
         return f"Not authorized: {message}; sqlite_stmt shows other sessions' statements."
     # VACUUM is refused by the authorizer; in the server's transaction SQLite says so first.
@@ -92,11 +107,6 @@ def explain(error: BaseException, budget: Budget, *, writes: bool) -> str:
         )
     if isinstance(error, sqlite3.ProgrammingError) and "one statement" in message:
         return "Send one statement per call (a second one after ';' is refused)."
-    if message == "database is locked":
-        return (
-            "Another process holds the database's lock (it is writing): nothing was changed."
-            " Try again in a moment."
-        )
     by_code = _by_code(getattr(error, "sqlite_errorcode", None))
     if by_code is not None:
         return by_code
