@@ -44,6 +44,7 @@ async def test_a_clean_deletes_what_the_question_named_and_nothing_made_meanwhil
         cleaned = await clean()
     assert listed["structuredContent"] == {
         "removed": [".gitignore", "scratch.txt"],
+        "kept": [],
         "dry_run": True,
     }
     assert everything["structuredContent"]["removed"] == [
@@ -57,6 +58,7 @@ async def test_a_clean_deletes_what_the_question_named_and_nothing_made_meanwhil
     assert asked == [f"Delete for good 2 untracked in {repo}: .gitignore, scratch.txt?"]
     assert cleaned["structuredContent"] == {
         "removed": [".gitignore", "scratch.txt"],
+        "kept": [],
         "dry_run": False,
     }
     assert not (repo / "scratch.txt").exists()
@@ -82,8 +84,25 @@ async def test_folders_and_ignored_files_go_only_when_asked_and_nested_repositor
     assert narrowed["structuredContent"]["removed"] == ["newdir/"]
     assert rest["structuredContent"]["removed"] == [".env", ".gitignore", "build/", "scratch.txt"]
     assert sorted(p.name for p in repo.iterdir()) == [".git", "a.txt", "b.txt", "nested"]
-    assert nothing["structuredContent"] == {"removed": [], "dry_run": False}
+    assert nothing["structuredContent"] == {"removed": [], "kept": [], "dry_run": False}
     assert text_of(nothing) == "Nothing untracked to delete"
+
+
+async def test_a_folder_holding_a_repository_deeper_down_is_said_to_be_kept(
+    repos: Repos,
+) -> None:
+    (repos.repo / "outer" / "inner").mkdir(parents=True)
+    git(repos.repo / "outer" / "inner", "init", "-q")
+    (repos.repo / "outer" / "file.txt").write_text("untracked\n")
+    async with repos.serve() as client:
+        cleaned = await client.call_tool(
+            "git_clean", {"repo_path": str(repos.repo), "directories": True}
+        )
+    assert cleaned["structuredContent"]["kept"] == ["outer/"]
+    assert cleaned["structuredContent"]["removed"] == []
+    assert "Kept (a repository inside):\nouter/" in text_of(cleaned)
+    assert not (repos.repo / "outer" / "file.txt").exists()
+    assert (repos.repo / "outer" / "inner" / ".git").is_dir()
 
 
 async def test_a_clean_of_too_many_names_is_refused_whole(repos: Repos) -> None:

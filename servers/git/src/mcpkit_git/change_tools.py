@@ -200,7 +200,7 @@ def register_more_tools(app: Server, tiers: Tiers) -> None:
         git = await writable(repos, ctx, repo_path)
         names = await cleaning.untracked(git, paths, directories=directories, ignored=ignored)
         if dry_run or not names:
-            return cleaning.Cleaned(removed=names, dry_run=dry_run)
+            return cleaning.Cleaned(removed=names, kept=[], dry_run=dry_run)
         await confirm(ctx, cleaning.question(git, names))
         return await cleaning.clean(git, names, ignored=ignored)
 

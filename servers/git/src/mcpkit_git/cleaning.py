@@ -24,9 +24,14 @@ SHOWN = 20
 
 
 class Cleaned(TypedDict):
-    """The untracked files and folders (ending in `/`) deleted, or that would be."""
+    """The untracked files and folders (ending in `/`) deleted, or that would be.
+
+    `kept`: those still there after the clean: a folder holding a repository deeper
+    down (git keeps that repository, and so the folders above it).
+    """
 
     removed: list[str]
+    kept: list[str]
     dry_run: bool
 
 
@@ -69,7 +74,12 @@ async def clean(git: Git, names: list[str], *, ignored: bool) -> Cleaned:
     if names:
         options = ["-f", "-d", *(["-x"] if ignored else [])]  # -d: a name that is a folder
         await git.run(["clean", *options, *git.paths(names)])
-    return Cleaned(removed=names, dry_run=False)
+    kept = _still_there(git, names)
+    return Cleaned(removed=[n for n in names if n not in kept], kept=kept, dry_run=False)
+
+
+def _still_there(git: Git, names: list[str]) -> list[str]:
+    return [name for name in names if os.path.lexists(os.path.join(git.repo.path, name))]
 
 
 def _nested_repository(git: Git, name: str) -> bool:

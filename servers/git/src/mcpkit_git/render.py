@@ -89,10 +89,13 @@ def worktrees(value: Any) -> str:
 
 def cleaned(value: Any) -> str:
     """Render what a clean deleted, or would delete, one name a line."""
-    if not value["removed"]:
+    if not value["removed"] and not value["kept"]:
         return "Nothing untracked to delete"
     head = "Would delete" if value["dry_run"] else "Deleted"
-    return "\n".join([f"{head}:", *value["removed"]])
+    lines = [f"{head}:", *value["removed"]] if value["removed"] else []
+    if value["kept"]:
+        lines += ["Kept (a repository inside):", *value["kept"]]
+    return "\n".join(lines)
 
 
 def remotes(value: Any) -> str:
