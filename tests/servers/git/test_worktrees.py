@@ -29,6 +29,7 @@ async def test_a_work_tree_is_added_used_and_removed_when_asked(repos: Repos) ->
         (str(task), "task", False),
     ]
     assert f"Added the work tree {task} on branch 'task'" in text_of(added)
+    assert "git_add of '.' stages it as an embedded repository" in text_of(added)
     assert status["structuredContent"]["branch"] == "task"
     assert kept["isError"] is True  # git's own: it holds changes
     assert still_there

@@ -102,7 +102,11 @@ async def add(
         await git.revision(f"refs/heads/{name}", what="branch")  # a local branch, no DWIM
         args = ["worktree", "add", "--quiet", "--", folder, name]
     await git.run(args)
-    return await listed(git, f"Added the work tree {folder} on branch '{name}'")
+    return await listed(
+        git,
+        f"Added the work tree {folder} on branch '{name}'. Ignore its folder (.gitignore or"
+        " .git/info/exclude): else git_add of '.' stages it as an embedded repository.",
+    )
 
 
 async def remove(git: Git, path: str, *, force: bool) -> Worktrees:
