@@ -6,6 +6,7 @@ And the jail's memory of checked repositories: one git process per call once che
 import os
 import stat
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -372,6 +373,30 @@ async def test_at_most_at_once_git_processes_run_together(tmp_path: Path) -> Non
         most[folder] = max(most[folder], running[folder])
         most["all"] = max(most["all"], sum(running.values()))
     assert most == {"all": AT_ONCE, **dict.fromkeys(map(str, folders), AT_ONCE_IN_ONE)}
+
+
+async def test_a_call_cancelled_before_its_turn_starts_no_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A turn free at once is taken without yielding to the event loop: the cancellation
+    # is still looked for first, or a command cancelled already would be started, then
+    # killed midway.
+    started: list[Sequence[str]] = []
+    spawn = process.start
+
+    def start(argv: Sequence[str], cwd: str, env: dict[str, str]) -> process.Child:
+        started.append(argv)
+        return spawn(argv, cwd, env)
+
+    monkeypatch.setattr(process, "start", start)
+    repo = make_repo(tmp_path / "r")
+    runner = Runner()
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await runner.run(str(repo), ["status"])
+    assert started == []
+    await runner.run(str(repo), ["status"])  # the turns were given back
+    assert len(started) == 1
 
 
 async def test_git_is_given_no_descriptor_the_server_inherited(tmp_path: Path) -> None:

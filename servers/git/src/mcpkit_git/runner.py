@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import anyio
+import anyio.lowlevel
 
 from .process import Result, Tick, communicate
 
@@ -170,6 +171,29 @@ def absolute_path(path: str) -> str:
     """
     kept = [entry for entry in path.split(os.pathsep) if os.path.isabs(entry)]
     return os.pathsep.join(kept) or SAFE_PATH
+
+
+class Turn:
+    """One of a limiter's tokens, held for an `async with` block.
+
+    Taken without a turn of the event loop when one is free: `CapacityLimiter`'s own
+    `async with` yields once for each, two more loop turns for every git command.
+    """
+
+    __slots__ = ("limiter",)
+
+    def __init__(self, limiter: anyio.CapacityLimiter) -> None:
+        self.limiter = limiter
+
+    async def __aenter__(self) -> None:
+        await anyio.lowlevel.checkpoint_if_cancelled()  # a cancelled call starts no git
+        try:
+            self.limiter.acquire_nowait()
+        except anyio.WouldBlock:
+            await self.limiter.acquire()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.limiter.release()
 
 
 @dataclass
@@ -322,7 +346,7 @@ class Runner:
             here = self._turns_in[cwd] = anyio.CapacityLimiter(AT_ONCE_IN_ONE)
         try:
             with anyio.fail_after(self.settings.timeout):
-                async with here, self._turns:
+                async with Turn(here), Turn(self._turns):
                     result = await communicate(argv, cwd, environment, cap, on_output, skip, finish)
             status = result.status
         except TimeoutError:
