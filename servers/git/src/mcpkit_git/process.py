@@ -56,6 +56,11 @@ class Result(NamedTuple):
         """Standard output decoded as UTF-8 (bytes that are not become U+FFFD)."""
         return self.stdout.decode("utf-8", "replace")
 
+    def whole(self, end: str) -> str:
+        """Return standard output decoded, up to its last `end` if the cap cut a record short."""
+        text = self.text
+        return text[: text.rfind(end) + 1] if self.truncated else text
+
     @property
     def fields(self) -> list[str]:
         """Standard output's NUL-terminated fields (`-z`), each as the bytes git uses."""

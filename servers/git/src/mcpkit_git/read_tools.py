@@ -10,7 +10,7 @@ from typing_extensions import TypedDict
 
 from mcpkit import Context, Param, Server, ToolAnnotations
 
-from . import pages, parse, reading, remote_list, render
+from . import pages, parse, reading, remote_list, render, searching
 from .access import Repositories, progress
 from .remote_list import Remotes
 
@@ -244,17 +244,21 @@ def register_more_read_tools(app: Server) -> None:
         pattern: Annotated[str, Param(min_length=1)],
         revision: Annotated[str | None, Param(description="Search this revision")] = None,
         paths: Paths = None,
+        glob: Annotated[
+            str | None, Param(description="Only files whose whole path it matches: *.py")
+        ] = None,
         is_regex: bool = False,
         ignore_case: bool = False,
         max_results: Annotated[int, Param(ge=1, le=10_000)] = 200,
-    ) -> reading.Matches:
+    ) -> searching.Matches:
         """Find lines in tracked files (or at a revision): a literal, or an extended regex."""
         git = await repos.open(ctx, repo_path)
-        return await reading.grep(
+        return await searching.grep(
             git,
             pattern,
             revision=revision,
             paths=paths,
+            glob=glob,
             is_regex=is_regex,
             ignore_case=ignore_case,
             max_results=max_results,
@@ -275,7 +279,7 @@ def register_more_read_tools(app: Server) -> None:
     ) -> Files:
         """List the files git tracks (in the index, or at a revision), matching a glob."""
         git = await repos.open(ctx, repo_path)
-        files, truncated = await reading.ls_files(
+        files, truncated = await searching.ls_files(
             git, revision=revision, paths=paths, pattern=pattern, max_files=max_files
         )
         return Files(files=files, truncated=truncated)

@@ -1,18 +1,17 @@
-"""What the read-only tools do: status, log, branches, blame, grep, files (diffs: pages.py).
+"""What the read-only tools do: status, log, branches, blame.
 
 Each takes a `Git` (one jailed repository) and checked arguments, and returns a typed
-value. Logs never show signatures.
+value. Logs never show signatures. Diffs are read in pages.py, searches in searching.py.
 """
 
 import secrets
 from collections.abc import Sequence
-from fnmatch import fnmatchcase
 
 from typing_extensions import TypedDict
 
 from . import merging, parse, reach, rebasing
 from .errors import GitError
-from .process import Result, Tick
+from .process import Tick
 from .repo import Git, plain
 
 
@@ -37,21 +36,6 @@ class Branches(TypedDict):
     branches: list[str]
     current: str | None
     truncated: bool  # more than MAX_BRANCHES, or past the output cap: the first ones only
-
-
-class Match(TypedDict):
-    """A line that matched a grep."""
-
-    path: str
-    line: int
-    text: str
-
-
-class Matches(TypedDict):
-    """Lines that matched, and whether there were more than asked for."""
-
-    matches: list[Match]
-    truncated: bool
 
 
 class BlameLine(TypedDict):
@@ -245,7 +229,7 @@ async def blame(
     if revision is not None:  # an object name: git blame 2.39 mistakes --end-of-options
         args.append(await git.revision(revision))
     result = await git.run([*args, "--", relative], on_output=tick, max_bytes=BLAME_BYTES)
-    lines = _blame_lines(_whole(result, "\n"))
+    lines = _blame_lines(result.whole("\n"))
     if result.truncated and lines:
         lines.pop()  # its rows may have been cut
     return Blame(path=relative, lines=lines, truncated=result.truncated)
@@ -291,92 +275,6 @@ MAX_BRANCHES = 10_000
 BLAME_BYTES = 1024 * 1024
 """Blame output read at once (some 15,000 lines): a 1.5-million-line file made a 23 MB
 answer; the rest is a start_line away."""
-FILE_NAME_BYTES = 1024
-"""Output read for each file name asked for (most are far shorter)."""
-GREP_BYTES_AT_FIRST = 64 * 1024
-GREP_BYTES_PER_RESULT = 2048
-"""Output read for each result asked: git grep goes on to the last match, and the 8 MiB
-that a million short matches fill took 270 MiB to read as matches, for max_results 1."""
-
-
-async def grep(
-    git: Git,
-    pattern: str,
-    *,
-    revision: str | None = None,
-    paths: Sequence[str] | None = None,
-    is_regex: bool = False,
-    ignore_case: bool = False,
-    max_results: int = 200,
-    tick: Tick | None = None,
-) -> Matches:
-    """Return lines matching `pattern` in the work tree's tracked files or at `revision`.
-
-    Raises:
-        GitError: the pattern, a path or the revision is refused, or (in the work tree) a
-            directory of the index is a symbolic link, which git grep would read through.
-    """
-    if revision is None:
-        await reach.check_linked_directories(git)
-    args = ["grep", "--no-color", "--no-textconv", "-n", "-z", "-I", "--full-name"]
-    args.append("--extended-regexp" if is_regex else "--fixed-strings")
-    if ignore_case:
-        args.append("--ignore-case")
-    args += ["-e", pattern]
-    rev = [await git.revision(revision)] if revision is not None else []
-    result = await git.run(  # the pattern follows -e; a revision is an object name
-        [*args, *rev, "--", *git.paths(paths)[1:]],
-        on_output=tick,
-        check=False,
-        max_bytes=GREP_BYTES_AT_FIRST + GREP_BYTES_PER_RESULT * max_results,
-    )
-    if result.status < 0:  # killed: a pattern over the memory limit (process.MAX_DATA)
-        raise GitError(
-            f"git grep ended on signal {-result.status}, most likely at the memory limit of"
-            " a git process: try a simpler pattern (fewer nested repetitions)."
-        )
-    if result.status not in (0, 1):
-        raise GitError(result.error or "git grep failed")
-    prefix = f"{rev[0]}:" if rev else ""
-    matches = [
-        Match(path=path.removeprefix(prefix), line=line, text=text)
-        for path, line, text in parse.grep_rows(_whole(result, "\n"))
-    ]
-    truncated = len(matches) > max_results or result.truncated
-    return Matches(matches=matches[:max_results], truncated=truncated)
-
-
-async def ls_files(
-    git: Git,
-    *,
-    revision: str | None = None,
-    paths: Sequence[str] | None = None,
-    pattern: str | None = None,
-    max_files: int = 10_000,
-) -> tuple[list[str], bool]:
-    """Return tracked files (in the index, or at `revision`) and whether more were left out.
-
-    `pattern` keeps the names it matches as a whole (`fnmatch`: `*` crosses folders); the
-    paths stay literal, as everywhere. At most `max_files` are returned, and without a
-    pattern no more are read: a million names would fill the output cap and memory.
-    """
-    checked = git.paths(paths)[1:]
-    if revision is not None:  # ls-tree takes no `--`: its paths follow --end-of-options
-        tree = await git.revision(revision)
-        args = ["ls-tree", "-r", "-z", "--name-only", "--end-of-options", tree, *checked]
-    else:
-        args = ["ls-files", "-z", "--cached", "--", *checked]
-    result = await git.run(args, max_bytes=None if pattern else max_files * FILE_NAME_BYTES)
-    names = [name for name in _whole(result, "\x00").split("\x00") if name]
-    if pattern is not None:
-        names = [name for name in names if fnmatchcase(name, pattern)]
-    return names[:max_files], result.truncated or len(names) > max_files
-
-
-def _whole(result: Result, end: str) -> str:
-    """Return the output up to its last `end`: past it, a record the output cap cut."""
-    text = result.text
-    return text[: text.rfind(end) + 1] if result.truncated else text
 
 
 async def merge_base(git: Git, a: str, b: str) -> str | None:

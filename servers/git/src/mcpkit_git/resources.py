@@ -23,7 +23,7 @@ from mcpkit import Changed, Context, Resource, Server
 from mcpkit.jsonrpc import encode
 from mcpkit.work import run
 
-from . import pages, reading
+from . import pages, reading, searching
 from .access import Repositories
 from .errors import GitError
 from .gitfiles import GitFiles
@@ -273,7 +273,7 @@ async def complete_path(
     if git is None:
         return []
     try:
-        files, _ = await reading.ls_files(
+        files, _ = await searching.ls_files(
             git, revision=arguments.get("ref") or "HEAD", max_files=100_000
         )
     except GitError:
