@@ -11,6 +11,7 @@ import codecs
 import io
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -107,8 +108,11 @@ def extract(
     format: Format = "markdown",
     selector: str | None = None,
     raw: bool = False,
+    stylesheets: Mapping[str, str] | None = None,
 ) -> Extracted:
     """Return the readable form of `body` (see the module).
+
+    `stylesheets` are those an HTML page links to, by `href` (`Fetched.stylesheets`).
 
     Raises:
         WebError: the selector is bad or matches nothing, the type cannot be shown as
@@ -122,7 +126,8 @@ def extract(
     if kind == "image":
         return Extracted("", "image", image=body, mime=media_type)
     if kind == "html" and not raw:  # its text is cleaned as the page is read
-        return html_to(decode(body, content_type), url, format=format, selector=selector)
+        html = decode(body, content_type)
+        return html_to(html, url, format=format, selector=selector, stylesheets=stylesheets)
     if kind == "pdf":
         text = pdf_text(body)
     else:
@@ -134,22 +139,35 @@ def extract(
     return Extracted(UNSEEN.sub("", text), kind)
 
 
-def html_to(html: str, url: str, *, format: Format, selector: str | None) -> Extracted:
+def html_to(
+    html: str,
+    url: str,
+    *,
+    format: Format,
+    selector: str | None,
+    stylesheets: Mapping[str, str] | None = None,
+) -> Extracted:
     """Return an HTML page's main content in `format`, with its title and links.
 
     Raises:
         WebError: the selector is not valid CSS, or matches nothing.
     """
     try:
-        return _html_to(html, url, format=format, selector=selector)
+        return _html_to(html, url, format, selector, stylesheets)
     except RecursionError as exc:
         # bs4, the renderer and html() walk the tree recursively; a hostile page nests for ever.
         raise WebError(f"{shown(url)} nests its HTML too deeply to be read") from exc
 
 
-def _html_to(html: str, url: str, *, format: Format, selector: str | None) -> Extracted:
+def _html_to(
+    html: str,
+    url: str,
+    format: Format,
+    selector: str | None,
+    stylesheets: Mapping[str, str] | None,
+) -> Extracted:
     try:
-        title, elements = main_content(html, selector)
+        title, elements = main_content(html, selector, stylesheets)
     except ValueError as exc:
         raise WebError(str(exc)) from exc
     renderer = Renderer(url, "markdown" if format == "html" else format)
@@ -232,7 +250,9 @@ def page_text(page: Fetched) -> str:
         WebError: the body is an image or cannot be shown as text.
     """
     content_type = page.headers.get("content-type", "")
-    found = extract(page.body, page.content_type, content_type, page.url)
+    found = extract(
+        page.body, page.content_type, content_type, page.url, stylesheets=page.stylesheets
+    )
     if found.kind == "image":
         raise WebError(
             f"{shown(page.url)} is an image ({found.mime}); fetch it with the fetch tool"

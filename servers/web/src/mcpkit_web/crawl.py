@@ -196,7 +196,9 @@ def _read(page: Fetched, scope: Scope | None) -> tuple[str, list[str]]:
     if scope is None:
         return _title(html), []
     return _title(html), [
-        link["url"] for link in links(html, page.url) if scope.admits(link["url"])
+        link["url"]
+        for link in links(html, page.url, stylesheets=page.stylesheets)
+        if scope.admits(link["url"])
     ]
 
 

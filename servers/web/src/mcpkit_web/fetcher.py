@@ -61,6 +61,13 @@ class Fetched:
     body: bytes
     seconds: float
     hops: tuple[str, ...] = field(default=())
+    stylesheets: Mapping[str, str] = field(default_factory=dict[str, str])
+    """The text of each stylesheet an HTML page links to, by the `href` it gives (`linked`)."""
+
+    @property
+    def size(self) -> int:
+        """The bytes of the body and the characters of the stylesheets: what it holds."""
+        return len(self.body) + sum(map(len, self.stylesheets.values()))
 
     @property
     def content_type(self) -> str:

@@ -11,7 +11,7 @@ values. Texts are therefore read only up to their caps, and a result's fields sh
 budget (`MAX_FIELDS_CHARS`).
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urlsplit
 
@@ -99,7 +99,12 @@ def same_site(url: str, other: str) -> bool:
 
 
 def links(
-    html: str, url: str, *, same_domain: bool = False, pattern: str | None = None
+    html: str,
+    url: str,
+    *,
+    same_domain: bool = False,
+    pattern: str | None = None,
+    stylesheets: Mapping[str, str] | None = None,
 ) -> list[Link]:
     """Return the page's distinct http(s) links, in page order, fragments dropped.
 
@@ -112,7 +117,7 @@ def links(
     wanted = Wildcard.of(pattern) if pattern else None  # split once, not once a link
     resolve = Resolver(url)
     texts = Texts()
-    for anchor in parse_shown(html).find_all("a"):
+    for anchor in parse_shown(html, stylesheets).find_all("a"):
         href = UNSEEN.sub("", str(anchor.get("href") or "")).strip()
         resolved = resolve(href) if href else None
         absolute = urldefrag(resolved).url if resolved else ""
@@ -127,7 +132,10 @@ def links(
 
 
 def fields(
-    html: str, selectors: dict[str, str], tick: Callable[[int], None] | None = None
+    html: str,
+    selectors: dict[str, str],
+    tick: Callable[[int], None] | None = None,
+    stylesheets: Mapping[str, str] | None = None,
 ) -> dict[str, list[str]]:
     """Return, for each field, the texts (or `@attr` values) its CSS selector matches.
 
@@ -139,7 +147,7 @@ def fields(
         WebError: a selector is not valid CSS.
         Exception: what `tick` raises (the call was cancelled).
     """
-    soup = parse_shown(html)
+    soup = parse_shown(html, stylesheets)
     for element in soup.select("script, style, template"):
         element.decompose()
     found: dict[str, list[str]] = {}

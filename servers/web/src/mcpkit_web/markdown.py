@@ -8,7 +8,7 @@ blocks, quotes and links as markdown, or the same structure as plain text.
 """
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin
@@ -55,18 +55,19 @@ def parse(html: str) -> "BeautifulSoup":
     return _soup(tame(html))
 
 
-def parse_shown(html: str) -> "BeautifulSoup":
+def parse_shown(html: str, stylesheets: Mapping[str, str] | None = None) -> "BeautifulSoup":
     """Return the page as `parse` does, without the elements hidden from a reader.
 
     What no reader sees is how a page gives a model instructions: left out of what a CSS
     selector chooses too, whatever else it keeps. An element is hidden by its attributes
-    (`hiding.is_hidden`) or by the page's stylesheets (`stylesheets.Sheet`).
+    (`hiding.is_hidden`) or by the page's stylesheets (`stylesheets.Sheet`): its `<style>`
+    elements and those it links to (`stylesheets`, by `href`).
     """
     from .stylesheets import Sheet  # its patterns compile at the first page read, not at start
 
     tamed = tame(html)
     soup = _soup(tamed)
-    sheet = Sheet.read(tamed)
+    sheet = Sheet.read(tamed, stylesheets)
     styled = bool(sheet)
     todo: list[Tag | None] = _tags(soup)  # None: the end of the element last opened
     while todo:
@@ -101,19 +102,22 @@ def _tags(parent: "Tag") -> "list[Tag | None]":
     return [child for child in reversed(parent.contents) if isinstance(child, Tag)]
 
 
-def main_content(html: str, selector: str | None = None) -> tuple[str, list[Node]]:
+def main_content(
+    html: str, selector: str | None = None, stylesheets: Mapping[str, str] | None = None
+) -> tuple[str, list[Node]]:
     """Return the page's title and the elements holding its content, boilerplate removed.
 
     Without a selector the page is read once into a small tree with boilerplate left out;
     with one, bs4 finds the matches, which are read again without what is never content.
+    `stylesheets` are those the page links to, by `href`.
 
     Raises:
         ValueError: `selector` is not valid CSS, or matches nothing.
     """
     if not selector:
-        page = read(html)
+        page = read(html, stylesheets=stylesheets)
         return page.title, [page.content_root()]
-    soup = parse_shown(html)
+    soup = parse_shown(html, stylesheets)
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     try:
         chosen = soup.select(selector)

@@ -71,6 +71,7 @@ async def readable(
         format=format,
         selector=selector,
         raw=raw,
+        stylesheets=page.stylesheets,
     )
 
 

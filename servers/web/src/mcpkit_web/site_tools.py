@@ -153,7 +153,13 @@ def register_site_tools(app: Server) -> None:
         """List a page's links (absolute URLs with their text, each once, in page order)."""
         async with loaded(ctx, web, url, timeout) as page:
             found = await parsed(
-                on_html, inspect.links, page, page.url, same_domain=same_domain, pattern=pattern
+                on_html,
+                inspect.links,
+                page,
+                page.url,
+                same_domain=same_domain,
+                pattern=pattern,
+                stylesheets=page.stylesheets,
             )
         return Links(url=page.url, links=found)
 
@@ -179,7 +185,7 @@ def register_site_tools(app: Server) -> None:
         """
         tick = Progress(ctx, "fields read", total=len(fields))  # stops it once cancelled
         async with loaded(ctx, web, url, timeout) as page:
-            found = await parsed(on_html, inspect.fields, page, fields, tick)
+            found = await parsed(on_html, inspect.fields, page, fields, tick, page.stylesheets)
         return Fields(url=page.url, fields=found)
 
     @app.tool(title="Check robots.txt", annotations=READ_WEB)

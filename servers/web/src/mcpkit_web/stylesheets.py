@@ -2,8 +2,9 @@
 
 A page that hides instructions for a model does it in a stylesheet as readily as in a
 `style` attribute (`.note { display: none }` and `<p class="note">`). `Sheet.read` reads
-every `<style>` element of a page (a linked stylesheet only if its `data:` URL holds it:
-none is fetched) and keeps the rules that set a property `hiding` reads. `Sheet.hides`
+every `<style>` element of a page and its linked stylesheets (`<link rel="stylesheet">`:
+those `linked.fetch` fetched, and those whose `data:` URL holds them), in the order of the
+page, and keeps the rules that set a property `hiding` reads. `Sheet.hides`
 says whether an element ends up hidden by them: for each property, the declaration that
 wins as in CSS (`!important`, then the `style` attribute, cascade layers, specificity,
 order) is the one that counts, so `.tab { display: none } .tab.open { display: block }`
@@ -87,15 +88,16 @@ class Sheet:
     _kept: int = 0
 
     @classmethod
-    def read(cls, html: str) -> "Sheet":
+    def read(cls, html: str, linked: Mapping[str, str] | None = None) -> "Sheet":
         """Return the rules of the page's stylesheets (those for print left out).
 
-        They are its `<style>` elements and the `<link rel="stylesheet">` whose URL is a
-        `data:` one, which holds its stylesheet (others are not fetched).
+        They are its `<style>` elements and its `<link rel="stylesheet">`: the text of
+        each is `linked`'s under the link's `href`, or what a `data:` URL holds (a link
+        neither gives is not read).
         """
         sheet = cls()
         left = MAX_STYLE_CHARS
-        for query, text in _stylesheets(html):
+        for query, text in _stylesheets(html, linked or {}):
             holds = media.holds(query)
             if holds is not False and left > 0:
                 sheet._walk(blocks(text[:left]), None, holds is True, "")
@@ -245,20 +247,46 @@ class Sheet:
         return self._order
 
 
-def _stylesheets(html: str) -> Iterator[tuple[str, str]]:
+def linked_hrefs(html: str) -> list[str]:
+    """Return the `href` of each stylesheet the page links to, in order, but `data:` URLs.
+
+    Those of stylesheets for print are left out, as `Sheet.read` leaves them.
+    """
+    return [
+        href
+        for query, href, is_link in _sources(html)
+        if is_link and href[:5].lower() != "data:" and media.holds(query) is not False
+    ]
+
+
+def _stylesheets(html: str, linked: Mapping[str, str]) -> Iterator[tuple[str, str]]:
     """Yield the page's stylesheets in order, each with its media query ("": all).
 
-    A linked one only if its URL holds it (`data:`), and it is no alternate one.
+    A linked one if `linked` holds it, or its URL does (`data:`).
+    """
+    for query, text, is_link in _sources(html):
+        if not is_link:
+            yield query, text
+        elif text in linked:
+            yield query, linked[text]
+        elif text[:5].lower() == "data:":
+            yield query, _data(text[5:])
+
+
+def _sources(html: str) -> Iterator[tuple[str, str, bool]]:
+    """Yield each stylesheet of the page in order: its media query, text or `href`, and kind.
+
+    The text is a `<style>` element's; the `href` a `<link>`'s, which then comes with True.
+    An alternate stylesheet's link is left out: a reader sees it only once they choose it.
     """
     for found in _STYLE.finditer(html):
         if found.group(3) is None:
-            yield _attribute(_MEDIA, found.group(1)), found.group(2)
+            yield _attribute(_MEDIA, found.group(1)), found.group(2), False
             continue
         attrs = found.group(3)
         rel = _attribute(_REL, attrs).lower().split()
-        href = _attribute(_HREF, attrs)
-        if "stylesheet" in rel and "alternate" not in rel and href[:5].lower() == "data:":
-            yield _attribute(_MEDIA, attrs), _data(href[5:])
+        if "stylesheet" in rel and "alternate" not in rel:
+            yield _attribute(_MEDIA, attrs), _attribute(_HREF, attrs), True
 
 
 def _attribute(pattern: re.Pattern[str], attrs: str) -> str:

@@ -12,6 +12,7 @@ every fetch; bs4 is kept for CSS selectors.
 """
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
 from html.parser import HTMLParser
@@ -159,12 +160,17 @@ class Page:
         return self.main or self.role_main or sole or self.body or self.root
 
 
-def read(html: str, *, boilerplate: bool = True) -> Page:
-    """Return the page's tree without what is never content (nor boilerplate, if asked)."""
+def read(
+    html: str, *, boilerplate: bool = True, stylesheets: Mapping[str, str] | None = None
+) -> Page:
+    """Return the page's tree without what is never content (nor boilerplate, if asked).
+
+    `stylesheets` are those the page links to, by `href` (see `Sheet.read`).
+    """
     from .stylesheets import Sheet  # its patterns compile at the first page read, not at start
 
     tamed = tame(html)
-    reader = _Reader(boilerplate, Sheet.read(tamed))
+    reader = _Reader(boilerplate, Sheet.read(tamed, stylesheets))
     reader.feed(tamed)
     reader.close()
     return reader.page

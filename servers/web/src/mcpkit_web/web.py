@@ -2,14 +2,14 @@
 
 `Web` holds the one shared HTTP client (made on the first fetch, so start-up never imports
 httpx), the operator's `Policy` and `Settings`, a bounded cache of bodies by URL (the next
-page of a long document is cut from the cached body, not downloaded again) and the robots
-files of the sites fetched. `get` answers with the page and a `Report` of what happened,
-which the server logs to the client.
+page of a long document is cut from the cached body, not downloaded again), the robots
+files of the sites fetched, and the stylesheets HTML pages link to (`linked`), fetched
+with them. `page` holds the page and a `Report` of what happened, which the server logs
+to the client.
 """
 
 import hashlib
 import time
-from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -19,16 +19,17 @@ from typing import TYPE_CHECKING
 import anyio
 
 from .addresses import Policy
+from .cache import BodyCache
 from .content import page_text
 from .errors import Refused, WebError, shown
 from .fetcher import Fetched, Hop, Settings, check_url, fetch
+from .linked import MAX_BYTES, Linked
 from .parsing import held, parsed
 from .robots import MAX_ROBOTS_BYTES, Robots, Verdict, robots_text, robots_url
 
 if TYPE_CHECKING:
     import httpx
 
-CACHE_SECONDS = 300.0
 ROBOTS_KEPT = 24 * 3600.0
 """Seconds a site's robots.txt rules are used (RFC 9309: no longer than 24 hours)."""
 ROBOTS_FAILURE_KEPT = 60.0
@@ -36,6 +37,8 @@ ROBOTS_FAILURE_KEPT = 60.0
 ROBOTS_CACHE_SITES = 256
 ROBOTS_CACHE_BYTES = 32 * 1024 * 1024
 """What the sites' rules may hold in all: 256 files of 500 kB held 1.75 GB."""
+CSS = {"accept": "text/css,*/*;q=0.1"}
+"""What a stylesheet is asked for with, as browsers ask."""
 INLINE_COST = 10_000_000
 """The most characters a verdict compares on the event loop (`Robots.cost`): 5 ms at worst."""
 
@@ -51,6 +54,7 @@ class Report:
     seconds: float
     cache_hit: bool
     robots: str
+    stylesheets: int  # the linked ones read with the page
 
     def as_log(self) -> dict[str, object]:
         """Return the report as the data of a log message."""
@@ -63,43 +67,8 @@ class Report:
             "ms": round(self.seconds * 1000, 1),
             "cache_hit": self.cache_hit,
             "robots": self.robots,
+            "stylesheets": self.stylesheets,
         }
-
-
-@dataclass
-class BodyCache:
-    """Recent responses by URL, at most `entries` and `max_bytes` of bodies, each `ttl` s."""
-
-    entries: int = 64
-    max_bytes: int = 64_000_000
-    ttl: float = CACHE_SECONDS
-    _items: OrderedDict[str, tuple[float, Fetched]] = field(
-        default_factory=OrderedDict[str, tuple[float, Fetched]]
-    )
-
-    def get(self, url: str) -> Fetched | None:
-        """Return the fresh cached response for `url`, if any."""
-        item = self._items.get(url)
-        if item is None or time.monotonic() - item[0] > self.ttl:
-            self._items.pop(url, None)
-            return None
-        self._items.move_to_end(url)
-        return item[1]
-
-    def put(self, url: str, page: Fetched) -> None:
-        """Keep `page` as the answer for `url`, dropping the oldest entries over the caps."""
-        self._items[url] = (time.monotonic(), page)
-        self._items.move_to_end(url)
-        while len(self._items) > self.entries or self.size() > self.max_bytes:
-            self._items.popitem(last=False)
-
-    def size(self) -> int:
-        """Return the bytes of the cached bodies."""
-        return sum(len(page.body) for _, page in self._items.values())
-
-    def urls(self) -> list[str]:
-        """Return the cached URLs, newest last."""
-        return [url for url, (at, _) in self._items.items() if time.monotonic() - at <= self.ttl]
 
 
 @dataclass
@@ -111,6 +80,7 @@ class Web:
     obey_robots: bool = True
     min_poll_interval: float = 60.0
     cache: BodyCache = field(default_factory=BodyCache)
+    linked: Linked = field(default_factory=Linked)
     robots: dict[str, tuple[float, Robots]] = field(default_factory=dict[str, tuple[float, Robots]])
     """Each site's rules by robots.txt URL, with the time.monotonic() until which they hold."""
     _robots_asked: dict[str, anyio.Event] = field(
@@ -198,6 +168,7 @@ class Web:
                 f"fetching {shown(url)} took longer than {seconds:g} s, robots.txt included"
             ) from None
         if cached is None:
+            page = await self.styled(page, seconds - (time.perf_counter() - started))
             self.cache.put(url, page)
         report = Report(
             url=url,
@@ -207,8 +178,37 @@ class Web:
             seconds=time.perf_counter() - started,
             cache_hit=cached is not None,
             robots=decision,
+            stylesheets=len(page.stylesheets),
         )
         return page, report
+
+    async def styled(self, page: Fetched, seconds: float) -> Fetched:
+        """Return `page` with the stylesheets it links to, if an HTML page (see `linked`).
+
+        They are fetched within `seconds`; those that fail are left out.
+        """
+        if not page.is_html or page.status >= 400:
+            return page
+        return replace(page, stylesheets=await self.linked.of(page, self._stylesheet, seconds))
+
+    async def _stylesheet(self, url: str, seconds: float) -> Fetched:
+        """Fetch the stylesheet at `url` within `seconds`, as a page is (robots.txt too).
+
+        Raises:
+            WebError: refused, disallowed, failed, or late.
+        """
+        obeyed = self.obey_robots
+        capped = replace(self.settings, max_bytes=min(self.settings.max_bytes, MAX_BYTES))
+        try:
+            with anyio.fail_after(seconds):
+                if obeyed:
+                    await self.robots_allow(url, timeout=seconds)
+                hop = partial(self.robots_allow, timeout=seconds) if obeyed else None
+                return await fetch(
+                    self.client, self.policy, capped, url, headers=CSS, before_hop=hop
+                )
+        except TimeoutError:
+            raise WebError(f"{shown(url)} took longer than {seconds:g} s") from None
 
     async def robots_allow(self, url: str, *, timeout: float | None = None) -> str:
         """Return robots.txt's decision on `url` as a report says it, if it allows it.
@@ -335,6 +335,7 @@ class PagePoller:
         page = await self.web.fetch(self.url, headers=self.validators, before_hop=hop)
         if page.status == 304 and self.last:
             return self.last
+        page = await self.web.styled(page, self.web.settings.timeout)
         self.web.cache.put(self.url, page)
         return await self._take(page)
 

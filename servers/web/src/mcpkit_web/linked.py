@@ -1,0 +1,78 @@
+"""The stylesheets a page links to, fetched with it, so that what they hide stays hidden.
+
+Most pages keep their rules in stylesheets of their own (`<link rel="stylesheet"
+href="/site.css">`), and the text a site hides with them (its `.visually-hidden` or
+`.d-none`, classes that a comment, a review or a post can be given too) reached the model
+alone, as no reader sees it. So when an HTML page is fetched, the first `MAX_LINKED`
+stylesheets it links to are fetched with it, at once, through every guard a page passes
+(robots.txt too, where it is obeyed), each within `SECONDS` and the call's own deadline,
+and read with the page's `<style>` elements (`stylesheets.Sheet`). One that fails, is
+late, is larger than `MAX_BYTES` or is not CSS (`text/css`, as browsers ask) is left out,
+and the page read without it. `@import` is not followed. Stylesheets are kept by URL for a
+while (`cache.BodyCache`), so the pages of one site fetch theirs once.
+"""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from urllib.parse import urljoin
+
+import anyio
+
+from .cache import BodyCache
+from .content import decode
+from .errors import WebError
+from .fetcher import Fetched
+from .parsing import parsed
+from .stylesheets import linked_hrefs
+
+MAX_LINKED = 8
+"""Stylesheets fetched for a page at most (a big site links some five)."""
+MAX_BYTES = 2_000_000
+"""Bytes of one stylesheet at most (a page's stylesheets are read up to 2 million characters
+in all: `stylesheets.MAX_STYLE_CHARS`)."""
+SECONDS = 5.0
+"""Seconds a stylesheet may take, within the call's own deadline."""
+CACHED = 64
+CACHED_BYTES = 16_000_000
+
+Get = Callable[[str, float], Awaitable[Fetched]]
+"""Fetches a stylesheet's URL within some seconds; raises `WebError` if it cannot."""
+
+
+@dataclass
+class Linked:
+    """Fetches the stylesheets of pages, keeping each response by URL for a while."""
+
+    cache: BodyCache = field(default_factory=partial(BodyCache, CACHED, CACHED_BYTES))
+
+    async def of(self, page: Fetched, get: Get, seconds: float) -> dict[str, str]:
+        """Return the text of each stylesheet HTML `page` links to that was had, by its `href`.
+
+        Each is fetched by `get`, given at most `seconds` (and `SECONDS`), unless cached.
+        """
+        hrefs = await parsed(_first_hrefs, page)  # a large page takes a while to search
+        found: dict[str, str] = {}
+
+        async def one(href: str) -> None:
+            url = urljoin(page.url, href.strip())
+            sheet = self.cache.get(url)
+            if sheet is None:
+                try:
+                    sheet = await get(url, min(seconds, SECONDS))
+                except WebError:
+                    return  # refused, failed or late: read without it
+                self.cache.put(url, sheet)
+            if sheet.status == 200 and sheet.content_type == "text/css":
+                found[href] = decode(sheet.body, sheet.headers.get("content-type", ""))
+
+        async with anyio.create_task_group() as tasks:
+            for href in hrefs:
+                tasks.start_soon(one, href)
+        return found
+
+
+def _first_hrefs(page: Fetched) -> list[str]:
+    """Return the first `MAX_LINKED` different stylesheet `href`s of HTML `page`."""
+    html = decode(page.body, page.headers.get("content-type", ""))
+    return list(dict.fromkeys(linked_hrefs(html)))[:MAX_LINKED]
