@@ -8,7 +8,7 @@ links).
 
 import pytest
 
-from mcpkit_web import inspect, selector, stylesheets
+from mcpkit_web import inspect, matching, stylesheets
 from mcpkit_web.content import html_to
 from mcpkit_web.css import MAX_DEPTH, Block, blocks
 from mcpkit_web.media import holds
@@ -73,7 +73,11 @@ HIDDEN = [
     (".x{display:none} @supports (foo:bar){.x{display:block}}", '<p class="x">SECRET</p>'),
     (".x{display:none} .x, .y!!{display:block}", '<p class="x">SECRET</p>'),
     (".x{display:none} @layer top{.x.x{display:block}}", '<p class="x">SECRET</p>'),
-    (".x{display:none} .a > .x{display:block}", '<div class="a"><p class="x">SECRET</p></div>'),
+    # Combinators and :checked are matched as the page's markup says (Node.js's manual).
+    (".t:checked ~ .cjs{display:none}", '<input class="t" checked><code class="cjs">SECRET'),
+    (".t:not(:checked) ~ .mjs{display:none}", '<input class="t"><i></i><code class="mjs">SECRET'),
+    ("ul > li + li{display:none}", "<ul><li>one</li><li>SECRET</li></ul>"),
+    ("[type=radio]:checked + p{display:none}", '<input type="radio" checked><p>SECRET</p>'),
 ]
 
 
@@ -102,6 +106,16 @@ SHOWN = [
     ("a.x{display:none}", '<p class="x">SEEN</p>'),
     (".a .x{display:none}", '<div class="b"><p class="x">SEEN</p></div>'),
     (".off .old + .x{display:none}", '<p class="old">old</p><p class="x">SEEN</p>'),
+    (".x{display:none} .a > .x{display:block}", '<div class="a"><p class="x">SEEN</p></div>'),
+    (".t:checked ~ .cjs{display:none}", '<input class="t"><code class="cjs">SEEN</code>'),
+    ("h2 + .s{display:none}", '<h2>Title</h2><p>.</p><p class="s">SEEN</p>'),
+    (".s ~ .x{display:none}", '<p class="x">SEEN</p><p class="s">.</p>'),
+    (".a > .x{display:none}", '<div class="a"><div><p class="x">SEEN</p></div></div>'),
+    ("li + li{display:none}", "<ul><li>SEEN</li></ul><ul><li>SEEN</li></ul>"),
+    (  # a tab of radio buttons: the one ticked shows its panel
+        ".panel{display:none} #t1:checked ~ .p1{display:block}",
+        '<input id="t1" type="radio" checked><div class="panel p1">SEEN</div>',
+    ),
     (".x{opacity:0.5;font-size:small;height:0}", '<p class="x">SEEN</p>'),
     ('.x{content:"display:none"}', '<p class="x">SEEN</p>'),
     (  # Tailwind's gradient headline: its letters are the background, clipped to them
@@ -171,12 +185,12 @@ def test_past_its_comparisons_a_page_s_sheet_hides_more_never_less(
         '<div class="a"><p class="x">in a</p><p class="x">in a</p></div><p class="x">OUTSIDE A</p>'
         '<div class="z"><p class="y">SHOWN BY Z</p></div><p>Plain.</p>',
     )
-    monkeypatch.setattr(selector, "MAX_COMPARED", 3)
+    monkeypatch.setattr(matching, "MAX_COMPARED", 3)
     for text in readings(html)[:3]:
         assert "OUTSIDE A" not in text
         assert "SHOWN BY Z" not in text
         assert "Plain." in text
-    monkeypatch.setattr(selector, "MAX_COMPARED", 2_000_000)
+    monkeypatch.setattr(matching, "MAX_COMPARED", 2_000_000)
     for text in readings(html)[:3]:
         assert "OUTSIDE A" in text
         assert "SHOWN BY Z" in text
@@ -264,7 +278,8 @@ def test_the_cascade_ranks_important_the_style_attribute_layers_specificity_orde
     ("text", "expected"),
     [
         ("div.a#b[c]", ((1, 2, 1), True)),
-        (".a > .b", ((0, 2, 0), False)),
+        (".a > .b", ((0, 2, 0), True)),
+        ("ul li + .a ~ :checked", ((0, 2, 2), True)),
         (":where(.a) .b", ((0, 1, 0), True)),
         (":not(#a, .b) p", ((1, 0, 1), True)),
         (".a:hover", ((0, 2, 0), True)),

@@ -79,7 +79,8 @@ def parse_shown(html: str, stylesheets: Mapping[str, str] | None = None) -> "Bea
             key: " ".join(value) if isinstance(value, list) else str(value)  # a class: names
             for key, value in tag.attrs.items()
         }
-        if (attrs and is_hidden(attrs)) or (styled and sheet.hides(tag.name, attrs)):
+        # The sheet is asked first: the element is a sibling of those that follow.
+        if (styled and sheet.hides(tag.name, attrs)) or (attrs and is_hidden(attrs)):
             tag.decompose()
             continue
         if styled:

@@ -15,7 +15,7 @@ A rule that may not apply (under a condition not known: `@supports`, `@container
 media query `media` cannot read; or of a selector `selector` widened) may hide an
 element but never shows one: the page is the adversary, and to hide less than it seems
 to gains it nothing. A sub-layer ranks as a layer of its own, by first appearance. Once a
-page's elements have been compared with selectors `selector.MAX_COMPARED` times, an
+page's elements have been compared with selectors `matching.MAX_COMPARED` times, an
 element is hidden, without comparing, if a rule that hides is filed under its id, one
 of its classes, attributes or its type.
 """
@@ -31,7 +31,8 @@ from urllib.parse import unquote
 from . import media
 from .css import Block, Item, blocks
 from .hiding import DRAWN_TEXT, PROPERTIES, Declaration, could_hide, declared, hides
-from .selector import Element, Lineage, Selector, parse, split
+from .matching import Element, Lineage, Selector
+from .selector import parse, split
 
 MAX_SELECTORS = 20_000
 """Selectors of rules that hide or show kept from a page; the rest are not read."""
@@ -72,8 +73,9 @@ class Sheet:
 
     A reader asks, of each element it meets in the order of the page, whether it `hides`
     it, and says when it enters (`open`, right after asking) and leaves (`close`) each
-    element that stays. A
-    sheet without a rule (false) hides nothing: it need not be asked.
+    element that stays; an element it drops without asking it `passes` (a rule may look
+    at it as the sibling of another). A sheet without a rule (false) hides nothing: it
+    need not be asked.
     """
 
     rules: dict[str, list[Rule]] = field(default_factory=dict[str, list[Rule]])
@@ -103,6 +105,10 @@ class Sheet:
                 sheet._walk(blocks(text[:left]), None, holds is True, "")
                 left -= len(text)
         sheet._prune()
+        # Elements are kept by their siblings only where a rule looks at them (+, ~, >).
+        sheet.lineage.siblings = any(
+            rule.selector.walks for filed in sheet.rules.values() for rule in filed
+        )
         return sheet
 
     def _prune(self) -> None:
@@ -139,6 +145,7 @@ class Sheet:
         rules = self.rules
         element = self._met = Element(name, attrs)
         lineage = self.lineage
+        lineage.meet(element)
         keys = (*element.keys, "*")
         if lineage.spent:  # no more comparing: any rule that hides where it applies does
             return any(key in self._hiding for key in keys)
@@ -161,6 +168,10 @@ class Sheet:
             if one.name in winners:  # the style attribute beats every rule but !important ones
                 _keep(winners, one.name, (one.important, True, 0, (0, 0, 0), 0), one.value)
         return hides([(name, value) for name, (_, value) in winners.items()])
+
+    def passes(self, name: str, attrs: Mapping[str, str]) -> None:
+        """Note an element met but not asked about (it is dropped): a sibling of those after."""
+        self.lineage.meet(Element(name, attrs))
 
     def open(self) -> None:
         """Enter the element `hides` was last asked about (it was not hidden).

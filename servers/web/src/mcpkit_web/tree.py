@@ -212,6 +212,8 @@ class _Reader(HTMLParser):
             self.title = []
         self._close_implied(tag)
         parent = self.open[-1][1]
+        if parent is not None and tag in DROPPED and self.styled:
+            self.sheet.passes(tag, values)  # still a sibling of those that follow
         if parent is None or tag in DROPPED or self._skips(tag, values):
             node = None
         else:
