@@ -197,6 +197,19 @@ def test_past_its_comparisons_a_page_s_sheet_hides_more_never_less(
         assert "in a" not in text
 
 
+def test_a_sibling_rule_compares_each_element_once_on_a_long_page() -> None:
+    # `.note ~ p` compared each of 5,000 paragraphs with all those before it: 12 million
+    # comparisons, past the page's million, and then every paragraph was hidden.
+    paragraphs = "".join(f"<p>para{n}</p>" for n in range(5_000))
+    marked = paragraphs.replace("<p>para4000</p>", '<p class="note">para4000</p>')
+    css = ".note ~ p{display:none}"
+    text = html_to(page(css, paragraphs), URL, format="text", selector=None).text
+    cut = html_to(page(css, marked), URL, format="text", selector=None).text
+    assert "para4999" in text
+    assert "para3999" in cut
+    assert "para4001" not in cut
+
+
 def test_rules_past_the_cap_are_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stylesheets, "MAX_SELECTORS", 2)
     sheet = Sheet.read("<style>.a{display:none} .b, .c, .d{display:none}</style>")
