@@ -7,6 +7,8 @@ soak runs. The site serves:
 
   /page/N   N in 0..299: an article of 1 to 120 sections (0.4 to 45 KiB), with links and an
             ETag; mcp-web keeps 64 bodies, so fetching 300 pages keeps its cache turning over
+  /style/M  M in 0..99: the stylesheet page N links to (M = N mod 100), which hides its
+            aside; mcp-web keeps 64 stylesheets, so they turn over too
   /live/N   a page whose text changes every 2 seconds, for subscriptions to notice
   /robots.txt  allows everything
 """
@@ -26,6 +28,7 @@ from typing import Any
 from soak_calls import Case, Mix, Place, Request, call, subscription
 
 PAGES = 300
+STYLES = 100
 LIVE = 10
 SECTION = (
     "<h2>Section {n}</h2><p>Paragraph {n} of page {page} explains <a href='/page/{link}'>a"
@@ -42,8 +45,10 @@ def page(number: int) -> bytes:
     )
     return (
         f"<html><head><title>Page {number}</title><meta name='description' content='page"
-        f" {number}'></head><body><nav><a href='/'>Home</a></nav><main><article>"
-        f"<h1>Page {number}</h1>{sections}</article></main><footer>f</footer></body></html>"
+        f" {number}'><link rel='stylesheet' href='/style/{number % STYLES}'></head><body>"
+        f"<nav><a href='/'>Home</a></nav><main><article><h1>Page {number}</h1>{sections}"
+        f"<p class='aside{number % STYLES}'>An aside</p></article></main><footer>f</footer>"
+        "</body></html>"
     ).encode()
 
 
@@ -57,8 +62,12 @@ class Site(BaseHTTPRequestHandler):
         """Serve a page, robots.txt, or 404; 304 when the client's ETag still holds."""
         kind, _, number = self.path.strip("/").partition("/")
         status, body, tag = 200, b"", ""
+        media_type = "text/html; charset=utf-8"
         if self.path == "/robots.txt":
             body = b"User-agent: *\nAllow: /\n"
+        elif kind == "style" and number.isdigit() and int(number) < STYLES:
+            body = f"body {{ margin: 0 }} .aside{number} {{ display: none }}".encode()
+            media_type = "text/css"
         elif kind == "page" and number.isdigit() and int(number) < PAGES:
             body, tag = page(int(number)), f'"p{number}"'
         elif kind == "live" and number.isdigit():
@@ -70,7 +79,7 @@ class Site(BaseHTTPRequestHandler):
         if tag and self.headers.get("If-None-Match") == tag:
             status, body = 304, b""
         self.send_response(status)
-        self.send_header("content-type", "text/html; charset=utf-8")
+        self.send_header("content-type", media_type)
         self.send_header("content-length", str(len(body)))
         if tag:
             self.send_header("etag", tag)
