@@ -122,6 +122,22 @@ async def test_stylesheets_pass_the_guards_a_page_passes(site: Site) -> None:
     assert site.hits("/private/site.css") == 1
 
 
+async def test_pages_read_at_once_share_the_fetch_of_their_stylesheet(site: Site) -> None:
+    # fetch_many of four pages of a site fetched its stylesheet four times at once.
+    site.routes["/site.css"] = Route(
+        b".note { display: none }", headers={"content-type": "text/css"}, trickle=0.01
+    )
+    for n in range(4):
+        site.page(f"/p{n}", linking("/site.css"))
+    urls = [site.url(f"/p{n}") for n in range(4)]
+    async with serve() as client:
+        many = await client.call_tool("fetch_many", {"urls": urls, "concurrency": 4})
+    pages = many["structuredContent"]["pages"]
+    assert [page["ok"] for page in pages] == [True] * 4
+    assert not any("SECRET" in page["content"] for page in pages)
+    assert site.hits("/site.css") == 1
+
+
 async def test_a_page_s_first_stylesheets_are_fetched_not_the_rest(site: Site) -> None:
     hrefs = [f"/s{n}.css" for n in range(linked.MAX_LINKED + 2)]
     for href in hrefs:

@@ -42,9 +42,15 @@ Get = Callable[[str, float], Awaitable[Fetched]]
 
 @dataclass
 class Linked:
-    """Fetches the stylesheets of pages, keeping each response by URL for a while."""
+    """Fetches the stylesheets of pages, keeping each response by URL for a while.
+
+    A stylesheet being fetched for one page is waited for by the others that link to it
+    (the pages of `fetch_many` and of a crawl share theirs), not fetched again.
+    """
 
     cache: BodyCache = field(default_factory=partial(BodyCache, CACHED, CACHED_BYTES))
+    _asked: dict[str, anyio.Event] = field(default_factory=dict[str, anyio.Event])
+    """The stylesheets being fetched, each with the event set when that is done."""
 
     async def of(self, page: Fetched, get: Get, seconds: float) -> dict[str, str]:
         """Return the text of each stylesheet HTML `page` links to that was had, by its `href`.
@@ -54,22 +60,38 @@ class Linked:
         hrefs = await parsed(_first_hrefs, page)  # a large page takes a while to search
         found: dict[str, str] = {}
 
+        deadline = anyio.current_time() + min(seconds, SECONDS)
+
         async def one(href: str) -> None:
-            url = urljoin(page.url, href.strip())
-            sheet = self.cache.get(url)
-            if sheet is None:
-                try:
-                    sheet = await get(url, min(seconds, SECONDS))
-                except WebError:
-                    return  # refused, failed or late: read without it
-                self.cache.put(url, sheet)
-            if sheet.status == 200 and sheet.content_type == "text/css":
-                found[href] = decode(sheet.body, sheet.headers.get("content-type", ""))
+            with anyio.move_on_after(deadline - anyio.current_time()):
+                sheet = await self._sheet(urljoin(page.url, href.strip()), get, deadline)
+                if sheet is not None and sheet.status == 200 and sheet.content_type == "text/css":
+                    found[href] = decode(sheet.body, sheet.headers.get("content-type", ""))
 
         async with anyio.create_task_group() as tasks:
             for href in hrefs:
                 tasks.start_soon(one, href)
         return found
+
+    async def _sheet(self, url: str, get: Get, deadline: float) -> Fetched | None:
+        """Return the response to `url` (cached, another page's, or fetched), None if none came.
+
+        A fetch is given until `deadline` (`anyio.current_time()`).
+        """
+        while (asked := self._asked.get(url)) is not None:
+            await asked.wait()
+        sheet = self.cache.get(url)
+        if sheet is None:
+            self._asked[url] = done = anyio.Event()
+            try:
+                sheet = await get(url, max(deadline - anyio.current_time(), 0.0))
+            except WebError:
+                return None  # refused, failed or late: the page is read without it
+            finally:
+                del self._asked[url]
+                done.set()
+            self.cache.put(url, sheet)
+        return sheet
 
 
 def _first_hrefs(page: Fetched) -> list[str]:
