@@ -24,7 +24,6 @@ from .content import decode
 from .errors import WebError
 from .fetcher import Fetched
 from .parsing import parsed
-from .stylesheets import linked_hrefs
 
 MAX_LINKED = 8
 """Stylesheets fetched for a page at most (a big site links some five)."""
@@ -96,5 +95,7 @@ class Linked:
 
 def _first_hrefs(page: Fetched) -> list[str]:
     """Return the first `MAX_LINKED` different stylesheet `href`s of HTML `page`."""
+    from .stylesheets import linked_hrefs  # its patterns compile at the first page read
+
     html = decode(page.body, page.headers.get("content-type", ""))
     return list(dict.fromkeys(linked_hrefs(html)))[:MAX_LINKED]
