@@ -5,7 +5,7 @@ each element it is asked about, inside the elements open then (`Lineage`).
 """
 
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 _NONE: frozenset[str] = frozenset()
@@ -220,36 +220,34 @@ class _Walk:
             return True
         known = self.found.get((k, depth, index))
         if known is None:
-            compound = self.selector.compounds[k - 1]
-            known = False
             combinator = self.selector.combinators[k - 1]
-            for place in self._related(combinator, compound, depth, index):
-                self.lineage.compared += 1
-                if compound.matches(self.lineage.levels[place[0]][place[1]]) and self.leads(
-                    k - 1, *place
-                ):
-                    known = True
-                    break
-            self.found[k, depth, index] = known
+            met = self._met(combinator, self.selector.compounds[k - 1], depth, index)
+            known = self.found[k, depth, index] = any(self.leads(k - 1, *at) for at in met)
         return known
 
-    def _related(
+    def _met(
         self, combinator: str, compound: Compound, depth: int, index: int
-    ) -> list[tuple[int, int]]:
-        """Return the elements `combinator` relates to the element at (depth, index).
+    ) -> Iterator[tuple[int, int]]:
+        """Yield the elements meeting `compound` that `combinator` relates to (depth, index).
 
-        Those before it (`~`) are only those that meet `compound`.
+        The nearest come first.
         """
+        lineage = self.lineage
+        if combinator == "~":  # each level knows which of its elements meet the compound
+            for before in reversed(lineage.before(depth, index, compound)):
+                yield depth, before
+            return
         if combinator == "+":
-            return [(depth, index - 1)] if index else []
-        if combinator == "~":
-            return [
-                (depth, before) for before in reversed(self.lineage.before(depth, index, compound))
-            ]
-        ancestors = range(depth - 1, -1, -1)  # the nearest first
-        if combinator == ">":
-            ancestors = ancestors[:1]
-        return [(up, len(self.lineage.levels[up]) - 1) for up in ancestors]
+            places = [(depth, index - 1)] if index else []
+        else:
+            ancestors = range(depth - 1, -1, -1)
+            if combinator == ">":
+                ancestors = ancestors[:1]
+            places = [(up, len(lineage.levels[up]) - 1) for up in ancestors]
+        for place in places:
+            lineage.compared += 1
+            if compound.matches(lineage.levels[place[0]][place[1]]):
+                yield place
 
 
 def _has(element: Element, name: str, operator: str, wanted: str) -> bool:
